@@ -1,0 +1,284 @@
+//! The agent's settings, read from the map Kafka hands `Authorizer.configure`.
+//!
+//! Every `grantforge.*` key is validated here, at configure time, so a typo or a bad value stops
+//! the broker at start with one message that names the key and the fix, instead of passing
+//! silently. Keys of later features are validated already, so a configuration written for them
+//! fails loudly rather than half-working.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Kafka's own key naming the principals that are never checked.
+pub const SUPER_USERS: &str = "super.users";
+
+/// A setting that cannot be used, with the key it concerns and what to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub key: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(key: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError { key: key.to_string(), message: message.into() }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Where the policies come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PolicySource {
+    /// Offline mode: a local GrantForge snapshot file, reloaded when it changes.
+    File(PathBuf),
+}
+
+/// The validated settings of one agent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentConfig {
+    pub source: PolicySource,
+    /// `Type:name` strings from `super.users`, compared exactly as Kafka compares them.
+    pub super_users: Vec<String>,
+    pub instance: Option<String>,
+    pub cache_dir: Option<PathBuf>,
+    pub start_timeout: Duration,
+    pub refresh_interval: Duration,
+    pub connect_timeout: Duration,
+    pub read_timeout: Duration,
+    pub decision_cache_max_entries: u64,
+    pub decision_cache_ttl: Duration,
+    pub audit_fold_window: Duration,
+    pub audit_queue_capacity: u64,
+    pub audit_spool_limit_bytes: u64,
+    pub audit_batch_size: u64,
+    pub audit_flush_interval: Duration,
+    pub snapshot_max_bytes: u64,
+    /// How often offline mode looks at the policy file for changes.
+    pub policy_file_poll_interval: Duration,
+}
+
+/// Every `grantforge.*` key the agent knows, with its default (documented in
+/// `docs/configuration.md`).
+pub const KNOWN_KEYS: &[(&str, Option<&str>)] = &[
+    ("grantforge.policy.file", None),
+    ("grantforge.server.url", None),
+    ("grantforge.token.file", None),
+    ("grantforge.instance", None),
+    ("grantforge.cache.dir", None),
+    ("grantforge.signing.key.file", None),
+    ("grantforge.ssl.ca.file", None),
+    ("grantforge.start.timeout.ms", Some("30000")),
+    ("grantforge.refresh.interval.ms", Some("30000")),
+    ("grantforge.connect.timeout.ms", Some("5000")),
+    ("grantforge.read.timeout.ms", Some("8000")),
+    ("grantforge.decision.cache.max.entries", Some("100000")),
+    ("grantforge.decision.cache.ttl.ms", Some("10000")),
+    ("grantforge.audit.fold.window.ms", Some("10000")),
+    ("grantforge.audit.queue.capacity", Some("10000")),
+    ("grantforge.audit.spool.limit.bytes", Some("67108864")),
+    ("grantforge.audit.batch.size", Some("500")),
+    ("grantforge.audit.flush.interval.ms", Some("5000")),
+    ("grantforge.native.library.path", None),
+    ("grantforge.snapshot.max.bytes", Some("67108864")),
+    ("grantforge.policy.file.poll.interval.ms", Some("1000")),
+];
+
+impl AgentConfig {
+    /// Validates the settings Kafka handed `configure` (only `grantforge.*` keys and
+    /// `super.users` are read; Kafka's other keys are Kafka's business).
+    pub fn from_settings(settings: &BTreeMap<String, String>) -> Result<AgentConfig, ConfigError> {
+        for key in settings.keys().filter(|k| k.starts_with("grantforge.")) {
+            if !KNOWN_KEYS.iter().any(|(known, _)| known == key) {
+                return Err(unknown_key(key));
+            }
+        }
+        let reader = Reader { settings };
+        let source = reader.policy_source()?;
+        Ok(AgentConfig {
+            source,
+            super_users: parse_super_users(settings.get(SUPER_USERS).map(String::as_str).unwrap_or(""))?,
+            instance: reader.instance()?,
+            cache_dir: reader.text("grantforge.cache.dir").map(PathBuf::from),
+            start_timeout: reader.millis("grantforge.start.timeout.ms", 0)?,
+            refresh_interval: reader.millis("grantforge.refresh.interval.ms", 1)?,
+            connect_timeout: reader.millis("grantforge.connect.timeout.ms", 1)?,
+            read_timeout: reader.millis("grantforge.read.timeout.ms", 1)?,
+            decision_cache_max_entries: reader.number("grantforge.decision.cache.max.entries", 0, u32::MAX as u64)?,
+            decision_cache_ttl: reader.millis("grantforge.decision.cache.ttl.ms", 0)?,
+            audit_fold_window: reader.millis("grantforge.audit.fold.window.ms", 1)?,
+            audit_queue_capacity: reader.number("grantforge.audit.queue.capacity", 1, u32::MAX as u64)?,
+            audit_spool_limit_bytes: reader.number("grantforge.audit.spool.limit.bytes", 0, u64::MAX >> 1)?,
+            audit_batch_size: reader.number("grantforge.audit.batch.size", 1, 1000)?,
+            audit_flush_interval: reader.millis("grantforge.audit.flush.interval.ms", 1)?,
+            snapshot_max_bytes: reader.number("grantforge.snapshot.max.bytes", 1, u64::MAX >> 1)?,
+            policy_file_poll_interval: reader.millis("grantforge.policy.file.poll.interval.ms", 1)?,
+        })
+    }
+}
+
+struct Reader<'a> {
+    settings: &'a BTreeMap<String, String>,
+}
+
+impl Reader<'_> {
+    fn text(&self, key: &str) -> Option<String> {
+        self.settings.get(key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+    }
+
+    fn default_of(key: &str) -> &'static str {
+        KNOWN_KEYS.iter().find(|(k, _)| *k == key).and_then(|(_, d)| *d).expect("a key with a default")
+    }
+
+    fn number(&self, key: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
+        let text = self.text(key).unwrap_or_else(|| Self::default_of(key).to_string());
+        text.parse::<u64>().ok().filter(|n| (min..=max).contains(n)).ok_or_else(|| {
+            ConfigError::new(key, format!("`{text}` is not a whole number from {min} to {max}; set it to one (default {})", Self::default_of(key)))
+        })
+    }
+
+    fn millis(&self, key: &str, min: u64) -> Result<Duration, ConfigError> {
+        self.number(key, min, i64::MAX as u64 / 1_000_000).map(Duration::from_millis)
+    }
+
+    fn policy_source(&self) -> Result<PolicySource, ConfigError> {
+        match (self.text("grantforge.policy.file"), self.text("grantforge.server.url")) {
+            (Some(_), Some(_)) => Err(ConfigError::new(
+                "grantforge.policy.file",
+                "both grantforge.policy.file (offline mode) and grantforge.server.url are set; keep only one",
+            )),
+            (Some(file), None) => Ok(PolicySource::File(PathBuf::from(file))),
+            (None, Some(_)) => Err(ConfigError::new(
+                "grantforge.server.url",
+                "this version of the agent decides from a policy file only; remove grantforge.server.url and set grantforge.policy.file to a GrantForge snapshot file",
+            )),
+            (None, None) => Err(ConfigError::new(
+                "grantforge.policy.file",
+                "no policy source is configured; set grantforge.policy.file to a GrantForge snapshot file (format 1)",
+            )),
+        }
+    }
+
+    /// 1–128 visible ASCII characters with no space, as the server's heartbeat validation demands.
+    fn instance(&self) -> Result<Option<String>, ConfigError> {
+        let Some(instance) = self.text("grantforge.instance") else { return Ok(None) };
+        let visible = instance.bytes().all(|b| b.is_ascii_graphic());
+        if instance.len() > 128 || !visible {
+            return Err(ConfigError::new(
+                "grantforge.instance",
+                format!("`{instance}` must be 1 to 128 visible ASCII characters without spaces, such as broker-1"),
+            ));
+        }
+        Ok(Some(instance))
+    }
+}
+
+/// `super.users` as Kafka reads it: `;`-separated `Type:name` entries, trimmed.
+fn parse_super_users(value: &str) -> Result<Vec<String>, ConfigError> {
+    value
+        .split(';')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| match entry.split_once(':') {
+            Some((kind, name)) if !kind.is_empty() && !name.is_empty() => Ok(entry.to_string()),
+            _ => Err(ConfigError::new(
+                SUPER_USERS,
+                format!("`{entry}` is not a principal; write entries as Type:name separated by `;`, such as User:kafka"),
+            )),
+        })
+        .collect()
+}
+
+fn unknown_key(key: &str) -> ConfigError {
+    let nearest = KNOWN_KEYS
+        .iter()
+        .map(|(known, _)| (edit_distance(key, known), *known))
+        .min()
+        .filter(|(distance, _)| *distance <= 3)
+        .map(|(_, known)| format!(" (did you mean {known}?)"))
+        .unwrap_or_default();
+    ConfigError::new(
+        key,
+        format!("is not a setting of the GrantForge agent{nearest}; fix or remove it (docs/configuration.md lists every key)"),
+    )
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn offline_mode_with_defaults() {
+        let config = AgentConfig::from_settings(&settings(&[
+            ("grantforge.policy.file", "/etc/kafka/policies.json"),
+            ("super.users", " User:admin ; User:kafka"),
+            ("broker.id", "ignored"),
+        ]))
+        .unwrap();
+        assert_eq!(config.source, PolicySource::File("/etc/kafka/policies.json".into()));
+        assert_eq!(config.super_users, vec!["User:admin", "User:kafka"]);
+        assert_eq!(config.start_timeout, Duration::from_secs(30));
+        assert_eq!(config.decision_cache_max_entries, 100_000);
+        assert_eq!(config.audit_batch_size, 500);
+    }
+
+    #[test]
+    fn a_typo_is_an_error_that_names_the_key_and_the_likely_one() {
+        let err = AgentConfig::from_settings(&settings(&[("grantforge.polcy.file", "/x")])).unwrap_err();
+        assert_eq!(err.key, "grantforge.polcy.file");
+        assert!(err.message.contains("did you mean grantforge.policy.file?"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let base = [("grantforge.policy.file", "/x")];
+        for (key, value) in [
+            ("grantforge.start.timeout.ms", "soon"),
+            ("grantforge.audit.batch.size", "1001"),
+            ("grantforge.audit.batch.size", "0"),
+            ("grantforge.instance", "has space"),
+            ("grantforge.decision.cache.ttl.ms", "-1"),
+        ] {
+            let mut s = settings(&base);
+            s.insert(key.to_string(), value.to_string());
+            let err = AgentConfig::from_settings(&s).unwrap_err();
+            assert_eq!(err.key, key, "{err}");
+        }
+        let err = AgentConfig::from_settings(&settings(&[("grantforge.policy.file", "/x"), ("super.users", "admin")])).unwrap_err();
+        assert_eq!(err.key, "super.users");
+    }
+
+    #[test]
+    fn a_policy_source_is_required_and_exactly_one() {
+        assert_eq!(AgentConfig::from_settings(&settings(&[])).unwrap_err().key, "grantforge.policy.file");
+        let both = settings(&[("grantforge.policy.file", "/x"), ("grantforge.server.url", "https://gf")]);
+        assert_eq!(AgentConfig::from_settings(&both).unwrap_err().key, "grantforge.policy.file");
+        let server = settings(&[("grantforge.server.url", "https://gf")]);
+        assert_eq!(AgentConfig::from_settings(&server).unwrap_err().key, "grantforge.server.url");
+    }
+}

@@ -1,0 +1,14 @@
+//! The GrantForge agent runtime for Kafka: configuration, policy sources, the agents shared by a
+//! JVM's authorizers, and the log queue the JVM drains.
+//!
+//! It knows the Kafka mapping (`grantforge-kafka`) and the engine, and nothing of JNI: the JNI crate
+//! decodes what the Java shim sends and calls [`registry::open`] and [`Agent`].
+
+pub mod agent;
+pub mod config;
+pub mod logging;
+pub mod registry;
+mod source;
+
+pub use agent::Agent;
+pub use config::{AgentConfig, ConfigError, PolicySource};

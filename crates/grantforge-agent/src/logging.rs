@@ -1,0 +1,184 @@
+//! Rust log records, queued for the JVM to drain.
+//!
+//! Kafka operators read one log: log4j's. Rust threads must never call into Java (no attached
+//! threads, no logging on a request thread), so every `tracing` event lands in a bounded queue
+//! and the Java shim drains it from its own daemon thread into SLF4J. When the queue is full the
+//! newest records are dropped and counted; the count is reported with the next drained record.
+//! Nothing is printed to stdout or stderr, panics included.
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Once;
+
+use parking_lot::Mutex;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Level, Metadata, Subscriber};
+
+/// At most this many records wait for the JVM; beyond it records are dropped and counted.
+const QUEUE_CAPACITY: usize = 10_000;
+
+/// One log record for SLF4J.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogRecord {
+    pub level: LogLevel,
+    /// The SLF4J logger name: the `tracing` target (`grantforge.audit` for audit lines, the Rust
+    /// module path made Java-like otherwise).
+    pub logger: String,
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Error = 1,
+    Warn = 2,
+    Info = 3,
+    Debug = 4,
+    Trace = 5,
+}
+
+impl From<&Level> for LogLevel {
+    fn from(level: &Level) -> LogLevel {
+        match *level {
+            Level::ERROR => LogLevel::Error,
+            Level::WARN => LogLevel::Warn,
+            Level::INFO => LogLevel::Info,
+            Level::DEBUG => LogLevel::Debug,
+            Level::TRACE => LogLevel::Trace,
+        }
+    }
+}
+
+static QUEUE: Mutex<VecDeque<LogRecord>> = Mutex::new(VecDeque::new());
+static DROPPED: AtomicU64 = AtomicU64::new(0);
+static INSTALL: Once = Once::new();
+
+/// Installs the queueing subscriber and the panic hook, once per process (idempotent).
+pub fn install() {
+    INSTALL.call_once(|| {
+        // Another subscriber may already be set (a test harness): then records go there.
+        let _ = tracing::subscriber::set_global_default(QueueSubscriber);
+        std::panic::set_hook(Box::new(|info| {
+            let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+            let payload = info
+                .payload()
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_string());
+            push(LogRecord {
+                level: LogLevel::Error,
+                logger: "org.devlive.grantforge.kafka.native".to_string(),
+                message: format!("internal error{location}: {payload}; the request was refused"),
+            });
+        }));
+    });
+}
+
+/// Takes every queued record; a drop count, if any, comes first as a warning.
+pub fn drain() -> Vec<LogRecord> {
+    let mut records: Vec<LogRecord> = Vec::new();
+    let dropped = DROPPED.swap(0, Ordering::Relaxed);
+    if dropped > 0 {
+        records.push(LogRecord {
+            level: LogLevel::Warn,
+            logger: "org.devlive.grantforge.kafka.native".to_string(),
+            message: format!("{dropped} log records were dropped because the JVM did not drain them in time"),
+        });
+    }
+    records.extend(QUEUE.lock().drain(..));
+    records
+}
+
+fn push(record: LogRecord) {
+    let mut queue = QUEUE.lock();
+    if queue.len() >= QUEUE_CAPACITY {
+        DROPPED.fetch_add(1, Ordering::Relaxed);
+    } else {
+        queue.push_back(record);
+    }
+}
+
+/// `grantforge_agent::source` → `org.devlive.grantforge.agent.source`, so operators configure
+/// Rust loggers like the Java ones; explicit targets such as `grantforge.audit` stay as they are.
+fn logger_name(target: &str) -> String {
+    match target.strip_prefix("grantforge_") {
+        Some(rest) => format!("org.devlive.grantforge.{}", rest.replace("::", ".")),
+        None => target.replace("::", "."),
+    }
+}
+
+/// Minimal `tracing` subscriber: events only (spans are not used), DEBUG and above.
+struct QueueSubscriber;
+
+impl Subscriber for QueueSubscriber {
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        *metadata.level() <= Level::DEBUG
+    }
+
+    fn new_span(&self, _span: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+
+    fn record(&self, _span: &Id, _values: &Record<'_>) {}
+
+    fn record_follows_from(&self, _span: &Id, _follows: &Id) {}
+
+    fn event(&self, event: &Event<'_>) {
+        let mut message = MessageVisitor::default();
+        event.record(&mut message);
+        let metadata = event.metadata();
+        push(LogRecord {
+            level: LogLevel::from(metadata.level()),
+            logger: logger_name(metadata.target()),
+            message: message.0,
+        });
+    }
+
+    fn enter(&self, _span: &Id) {}
+
+    fn exit(&self, _span: &Id) {}
+}
+
+#[derive(Default)]
+struct MessageVisitor(String);
+
+impl Visit for MessageVisitor {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            let _ = write!(self.0, "{value:?}");
+        } else {
+            let _ = write!(self.0, " {}={value:?}", field.name());
+        }
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "message" {
+            self.0.push_str(value);
+        } else {
+            let _ = write!(self.0, " {}={value}", field.name());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_targets_become_java_logger_names() {
+        assert_eq!(logger_name("grantforge_agent::source"), "org.devlive.grantforge.agent.source");
+        assert_eq!(logger_name("grantforge.audit"), "grantforge.audit");
+    }
+
+    #[test]
+    fn events_and_panics_are_queued_not_printed() {
+        install();
+        tracing::warn!(target: "grantforge.test", "hello {}", 42);
+        let _ = std::panic::catch_unwind(|| panic!("boom"));
+        let records = drain();
+        assert!(records.iter().any(|r| r.logger == "grantforge.test" && r.message == "hello 42" && r.level == LogLevel::Warn));
+        assert!(records.iter().any(|r| r.level == LogLevel::Error && r.message.contains("boom")));
+    }
+}

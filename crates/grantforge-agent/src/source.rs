@@ -1,0 +1,53 @@
+//! Offline mode: policies from a local snapshot file, reloaded when it changes.
+
+use std::fs;
+use std::io::Read;
+use std::path::Path;
+use std::time::SystemTime;
+
+use grantforge_engine::Instant;
+use grantforge_kafka::KafkaPolicies;
+
+use crate::config::ConfigError;
+
+const POLICY_FILE: &str = "grantforge.policy.file";
+
+/// What identifies one version of the file on disk, so a change is noticed without reading it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileStamp {
+    modified: Option<SystemTime>,
+    len: u64,
+}
+
+pub fn stamp(path: &Path) -> Option<FileStamp> {
+    let metadata = fs::metadata(path).ok()?;
+    Some(FileStamp { modified: metadata.modified().ok(), len: metadata.len() })
+}
+
+/// Reads and compiles the snapshot file. The error names the key, the file and what to do.
+pub fn load_policy_file(path: &Path, max_bytes: u64) -> Result<KafkaPolicies, ConfigError> {
+    let shown = path.display();
+    let metadata = fs::metadata(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ConfigError::new(POLICY_FILE, format!("the file {shown} does not exist; point grantforge.policy.file at a GrantForge snapshot file (format 1)"))
+        } else {
+            ConfigError::new(POLICY_FILE, format!("cannot read {shown}: {e}; make it readable by Kafka's account"))
+        }
+    })?;
+    if !metadata.is_file() {
+        return Err(ConfigError::new(POLICY_FILE, format!("{shown} is not a regular file; point grantforge.policy.file at a GrantForge snapshot file (format 1)")));
+    }
+    if metadata.len() > max_bytes {
+        return Err(ConfigError::new(
+            POLICY_FILE,
+            format!("{shown} has {} bytes, more than grantforge.snapshot.max.bytes ({max_bytes}); raise that limit", metadata.len()),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    fs::File::open(path)
+        .and_then(|file| file.take(max_bytes + 1).read_to_end(&mut bytes))
+        .map_err(|e| ConfigError::new(POLICY_FILE, format!("cannot read {shown}: {e}; make it readable by Kafka's account")))?;
+    KafkaPolicies::load(&bytes, Instant::now()).map_err(|e| {
+        ConfigError::new(POLICY_FILE, format!("{shown} is not a usable GrantForge snapshot: {e}; fix the file (docs/operations.md shows the format)"))
+    })
+}

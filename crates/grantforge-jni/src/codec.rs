@@ -1,0 +1,217 @@
+//! The byte layout the Java shim (`RequestEncoder.java`) writes into its per-thread direct buffer.
+//!
+//! All integers little-endian; a string is a u32 byte length followed by UTF-8 bytes.
+//!
+//! ```text
+//! request  := u8 version(=1) context u16 n action{n}
+//! context  := str principalType  str principalName  u8 addrLen(0|4|16) addr  str listener
+//!             str clientId  i16 requestType  i16 requestVersion
+//! action   := u8 operationCode  u8 resourceTypeCode  u8 patternTypeCode  u8 flags  str name
+//!             (flags: bit 0 logIfAllowed, bit 1 logIfDenied)
+//! by type  := u8 version(=1) context u8 operationCode u8 resourceTypeCode
+//! ```
+//!
+//! The buffer is untrusted input: every length is checked, and a malformed buffer is an error that
+//! refuses the whole call.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use grantforge_kafka::{Action, KafkaContext, Operation, Principal, RequestContext, ResourceType};
+
+/// The layout version; bumped with `RequestEncoder.VERSION` whenever the layout changes.
+pub const VERSION: u8 = 1;
+
+/// Kafka's `PatternType.LITERAL` code.
+const LITERAL: u8 = 3;
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct MalformedRequest(pub &'static str);
+
+impl fmt::Display for MalformedRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "malformed request from the Java shim: {}", self.0)
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], MalformedRequest> {
+        let end = self.at.checked_add(n).filter(|end| *end <= self.bytes.len()).ok_or(MalformedRequest(what))?;
+        let slice = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(slice)
+    }
+
+    fn u8(&mut self, what: &'static str) -> Result<u8, MalformedRequest> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    fn u16(&mut self, what: &'static str) -> Result<u16, MalformedRequest> {
+        Ok(u16::from_le_bytes(self.take(2, what)?.try_into().expect("2 bytes")))
+    }
+
+    fn i16(&mut self, what: &'static str) -> Result<i16, MalformedRequest> {
+        Ok(i16::from_le_bytes(self.take(2, what)?.try_into().expect("2 bytes")))
+    }
+
+    fn str(&mut self, what: &'static str) -> Result<&'a str, MalformedRequest> {
+        let len = u32::from_le_bytes(self.take(4, what)?.try_into().expect("4 bytes")) as usize;
+        std::str::from_utf8(self.take(len, what)?).map_err(|_| MalformedRequest(what))
+    }
+
+    fn address(&mut self) -> Result<Option<IpAddr>, MalformedRequest> {
+        let what = "client address";
+        match self.u8(what)? {
+            0 => Ok(None),
+            4 => {
+                let octets: [u8; 4] = self.take(4, what)?.try_into().expect("4 bytes");
+                Ok(Some(IpAddr::V4(Ipv4Addr::from(octets))))
+            }
+            16 => {
+                let octets: [u8; 16] = self.take(16, what)?.try_into().expect("16 bytes");
+                Ok(Some(IpAddr::V6(Ipv6Addr::from(octets))))
+            }
+            _ => Err(MalformedRequest(what)),
+        }
+    }
+
+    fn context(&mut self) -> Result<RequestContext, MalformedRequest> {
+        if self.u8("version")? != VERSION {
+            return Err(MalformedRequest("layout version: the JAR's Java and native parts differ"));
+        }
+        let principal_type = self.str("principal type")?.to_string();
+        let name = self.str("principal name")?.to_string();
+        let client_address = self.address()?;
+        let listener = self.str("listener")?.to_string();
+        let client_id = self.str("client id")?.to_string();
+        Ok(RequestContext {
+            principal: Principal { principal_type, name },
+            conditions: KafkaContext { client_address, listener, client_id },
+            request_type: self.i16("request type")?,
+            request_version: self.i16("request version")?,
+        })
+    }
+}
+
+/// A decoded `authorize(context, actions)` call; action names borrow from the buffer.
+pub struct AuthorizeCall<'a> {
+    pub context: RequestContext,
+    pub actions: Vec<Action<'a>>,
+}
+
+pub fn decode_authorize(bytes: &[u8]) -> Result<AuthorizeCall<'_>, MalformedRequest> {
+    let mut reader = Reader { bytes, at: 0 };
+    let context = reader.context()?;
+    let count = reader.u16("action count")?;
+    let mut actions = Vec::with_capacity(usize::from(count));
+    for _ in 0..count {
+        let operation = Operation::from_code(reader.u8("operation")?);
+        let resource_type = ResourceType::from_code(reader.u8("resource type")?);
+        let literal = reader.u8("pattern type")? == LITERAL;
+        let flags = reader.u8("flags")?;
+        let name = reader.str("resource name")?;
+        actions.push(Action {
+            operation,
+            resource_type,
+            literal,
+            name,
+            log_if_allowed: flags & 1 != 0,
+            log_if_denied: flags & 2 != 0,
+        });
+    }
+    finish(&reader)?;
+    Ok(AuthorizeCall { context, actions })
+}
+
+/// A decoded `authorizeByResourceType(context, op, resourceType)` call.
+pub fn decode_by_resource_type(
+    bytes: &[u8],
+) -> Result<(RequestContext, Option<Operation>, Option<ResourceType>), MalformedRequest> {
+    let mut reader = Reader { bytes, at: 0 };
+    let context = reader.context()?;
+    let operation = Operation::from_code(reader.u8("operation")?);
+    let resource_type = ResourceType::from_code(reader.u8("resource type")?);
+    finish(&reader)?;
+    Ok((context, operation, resource_type))
+}
+
+fn finish(reader: &Reader<'_>) -> Result<(), MalformedRequest> {
+    if reader.at == reader.bytes.len() {
+        Ok(())
+    } else {
+        Err(MalformedRequest("trailing bytes"))
+    }
+}
+
+/// Appends a string in the layout above (used for the ACL rows and log records going to Java).
+pub fn put_str(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context_bytes(out: &mut Vec<u8>) {
+        out.push(VERSION);
+        put_str(out, "User");
+        put_str(out, "alice");
+        out.extend_from_slice(&[4, 127, 0, 0, 1]);
+        put_str(out, "SASL_PLAINTEXT");
+        put_str(out, "producer-1");
+        out.extend_from_slice(&0i16.to_le_bytes());
+        out.extend_from_slice(&9i16.to_le_bytes());
+    }
+
+    #[test]
+    fn decodes_a_call_with_its_actions() {
+        let mut bytes = Vec::new();
+        context_bytes(&mut bytes);
+        bytes.extend_from_slice(&2u16.to_le_bytes());
+        bytes.extend_from_slice(&[4, 2, 3, 2]);
+        put_str(&mut bytes, "orders");
+        bytes.extend_from_slice(&[99, 2, 4, 1]);
+        put_str(&mut bytes, "pay");
+        let call = decode_authorize(&bytes).unwrap();
+        assert_eq!(call.context.principal.name, "alice");
+        assert_eq!(call.context.conditions.client_address, Some("127.0.0.1".parse().unwrap()));
+        assert_eq!(call.context.conditions.client_id, "producer-1");
+        assert_eq!(call.context.request_version, 9);
+        assert_eq!(call.actions.len(), 2);
+        let first = &call.actions[0];
+        assert_eq!((first.operation, first.resource_type, first.literal, first.name), (Some(Operation::Write), Some(ResourceType::Topic), true, "orders"));
+        assert!(!first.log_if_allowed && first.log_if_denied);
+        let second = &call.actions[1];
+        assert_eq!((second.operation, second.literal, second.log_if_allowed), (None, false, true));
+    }
+
+    #[test]
+    fn every_truncation_and_trailing_garbage_is_refused() {
+        let mut bytes = Vec::new();
+        context_bytes(&mut bytes);
+        bytes.extend_from_slice(&1u16.to_le_bytes());
+        bytes.extend_from_slice(&[4, 2, 3, 3]);
+        put_str(&mut bytes, "orders");
+        for len in 0..bytes.len() {
+            assert!(decode_authorize(&bytes[..len]).is_err(), "truncated at {len}");
+        }
+        bytes.push(0);
+        assert_eq!(decode_authorize(&bytes).err(), Some(MalformedRequest("trailing bytes")));
+    }
+
+    #[test]
+    fn invalid_utf8_and_bad_versions_are_refused() {
+        let mut bytes = vec![VERSION];
+        put_str(&mut bytes, "User");
+        bytes.extend_from_slice(&2u32.to_le_bytes());
+        bytes.extend_from_slice(&[0xff, 0xfe]);
+        assert!(decode_authorize(&bytes).is_err());
+        assert!(decode_authorize(&[VERSION + 1]).is_err());
+    }
+}

@@ -1,0 +1,352 @@
+//! JNI bridge of the GrantForge Kafka agent: the native methods of
+//! `org.devlive.grantforge.kafka.agent.NativeAgent`.
+//!
+//! This crate only translates. It decodes what the Java shim sends (see [`codec`]), calls the agent
+//! runtime, and encodes the answers as primitives or byte arrays. Every export runs inside
+//! `EnvUnowned::with_env`, which catches panics; the [`FailClosed`] policy turns any error or panic
+//! into the default return value, and every default means "refused" or "nothing": a Rust failure
+//! never reaches the JVM as an exception on a request thread, and never opens a door.
+
+pub mod codec;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use grantforge_agent::logging::{self, LogLevel};
+use grantforge_agent::{registry, Agent, AgentConfig};
+use jni::errors::ErrorPolicy;
+use jni::objects::{JByteArray, JByteBuffer, JClass};
+use jni::sys::{jboolean, jint, jlong};
+use jni::{Env, EnvUnowned};
+
+use crate::codec::{decode_authorize, decode_by_resource_type, put_str, MalformedRequest};
+
+/// Bumped whenever a native signature or the buffer layout changes; the Java shim refuses to run
+/// with a library of another ABI (a stale library on `grantforge.native.library.path`, say).
+pub const ABI_VERSION: jint = 1;
+
+/// `authorize` returns this when it wrote one byte per action into the buffer (more than 63
+/// actions); otherwise it returns a bitmask with bit i set when action i is allowed.
+const RESULTS_IN_BUFFER: jlong = -2;
+
+/// What one `open` gives the Java shim: a never-freed shell, so a call racing `close` can never
+/// touch freed memory. Closing releases the agent; the shell keeps a closed flag.
+struct Shell {
+    magic: u64,
+    agent: Arc<Agent>,
+    closed: AtomicBool,
+}
+
+const SHELL_MAGIC: u64 = 0x4752_414e_5446_4f52; // "GRANTFOR"
+
+#[derive(Debug)]
+enum BridgeError {
+    Jni(jni::errors::Error),
+    Malformed(MalformedRequest),
+    BadHandle,
+}
+
+impl fmt::Display for BridgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BridgeError::Jni(e) => write!(f, "JNI call failed: {e}"),
+            BridgeError::Malformed(e) => write!(f, "{e}"),
+            BridgeError::BadHandle => write!(f, "the native handle is not one this library gave out"),
+        }
+    }
+}
+
+impl From<jni::errors::Error> for BridgeError {
+    fn from(e: jni::errors::Error) -> Self {
+        BridgeError::Jni(e)
+    }
+}
+
+impl From<MalformedRequest> for BridgeError {
+    fn from(e: MalformedRequest) -> Self {
+        BridgeError::Malformed(e)
+    }
+}
+
+/// Errors and panics become the default return value (0, false, null: refused / nothing) plus an
+/// ERROR record for the log; the panic hook has already recorded a panic's message and location.
+struct FailClosed;
+
+impl<T: Default> ErrorPolicy<T, BridgeError> for FailClosed {
+    type Captures<'unowned_env_local: 'native_method, 'native_method> = ();
+
+    fn on_error<'unowned_env_local: 'native_method, 'native_method>(
+        _env: &mut Env<'unowned_env_local>,
+        _captures: &mut (),
+        err: BridgeError,
+    ) -> jni::errors::Result<T> {
+        tracing::error!("{err}; the request was refused");
+        Ok(T::default())
+    }
+
+    fn on_panic<'unowned_env_local: 'native_method, 'native_method>(
+        _env: &mut Env<'unowned_env_local>,
+        _captures: &mut (),
+        _payload: Box<dyn std::any::Any + Send + 'static>,
+    ) -> jni::errors::Result<T> {
+        Ok(T::default())
+    }
+}
+
+fn shell(handle: jlong) -> Result<&'static Shell, BridgeError> {
+    if handle == 0 {
+        return Err(BridgeError::BadHandle);
+    }
+    // SAFETY: non-zero handles come from `open`, which leaks a `Shell` and never frees it; the
+    // magic catches a handle of another origin as well as a raw pointer can.
+    let shell = unsafe { &*(handle as *const Shell) };
+    if shell.magic != SHELL_MAGIC {
+        return Err(BridgeError::BadHandle);
+    }
+    Ok(shell)
+}
+
+/// The bytes the shim wrote into its direct buffer.
+fn buffer_bytes<'b>(env: &Env<'_>, buffer: &'b JByteBuffer<'_>, length: jint) -> Result<&'b [u8], BridgeError> {
+    let address = env.get_direct_buffer_address(buffer)?;
+    let capacity = env.get_direct_buffer_capacity(buffer)?;
+    let length = usize::try_from(length).ok().filter(|len| *len <= capacity).ok_or(MalformedRequest("length"))?;
+    // SAFETY: a direct buffer's memory stays valid while the Java caller, blocked in this native
+    // call, holds the buffer; the shim's buffers are thread-local, so nothing writes concurrently.
+    Ok(unsafe { std::slice::from_raw_parts(address, length) })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_abiVersion<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+) -> jint {
+    env.with_env(|_env| -> Result<jint, BridgeError> {
+        logging::install();
+        Ok(ABI_VERSION)
+    })
+    .resolve::<FailClosed>()
+}
+
+/// `settings` is a sequence of (key, value) strings; the answer is `[0] + handle (i64 LE)` or
+/// `[1] + UTF-8 message` naming the key and the fix.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_open<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    settings: JByteArray<'local>,
+) -> JByteArray<'local> {
+    env.with_env(|env| -> Result<JByteArray<'local>, BridgeError> {
+        logging::install();
+        let bytes = env.convert_byte_array(&settings)?;
+        let answer = match decode_settings(&bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|s| AgentConfig::from_settings(&s).map_err(|e| e.to_string()))
+            .and_then(|config| registry::open(config).map_err(|e| e.to_string()))
+        {
+            Ok(agent) => {
+                let shell: &'static Shell =
+                    Box::leak(Box::new(Shell { magic: SHELL_MAGIC, agent, closed: AtomicBool::new(false) }));
+                let mut answer = vec![0u8];
+                answer.extend_from_slice(&(shell as *const Shell as i64).to_le_bytes());
+                answer
+            }
+            Err(message) => {
+                let mut answer = vec![1u8];
+                answer.extend_from_slice(message.as_bytes());
+                answer
+            }
+        };
+        Ok(env.byte_array_from_slice(&answer)?)
+    })
+    .resolve::<FailClosed>()
+}
+
+fn decode_settings(bytes: &[u8]) -> Result<BTreeMap<String, String>, MalformedRequest> {
+    let mut settings = BTreeMap::new();
+    let mut rest = bytes;
+    let mut next = |what: &'static str| -> Result<String, MalformedRequest> {
+        let len_bytes: [u8; 4] = rest.get(..4).ok_or(MalformedRequest(what))?.try_into().expect("4 bytes");
+        let len = u32::from_le_bytes(len_bytes) as usize;
+        let text = rest.get(4..4 + len).ok_or(MalformedRequest(what))?;
+        rest = &rest[4 + len..];
+        String::from_utf8(text.to_vec()).map_err(|_| MalformedRequest(what))
+    };
+    while !rest.is_empty() {
+        let key = next("setting key")?;
+        let value = next("setting value")?;
+        settings.insert(key, value);
+    }
+    Ok(settings)
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_authorize<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    buffer: JByteBuffer<'local>,
+    length: jint,
+) -> jlong {
+    env.with_env(|env| -> Result<jlong, BridgeError> {
+        let shell = shell(handle)?;
+        let bytes = buffer_bytes(env, &buffer, length)?;
+        let call = decode_authorize(bytes)?;
+        let mut allowed = vec![false; call.actions.len()];
+        shell.agent.authorize(&call.context, &call.actions, &mut allowed);
+        if allowed.len() <= 63 {
+            return Ok(allowed.iter().enumerate().fold(0, |mask, (i, a)| mask | (jlong::from(*a) << i)));
+        }
+        drop(call);
+        let address = env.get_direct_buffer_address(&buffer)?;
+        // SAFETY: the request took at least 9 bytes per action, so the buffer holds one byte per
+        // action; the decoded request (which borrowed the buffer) is gone.
+        let out = unsafe { std::slice::from_raw_parts_mut(address, allowed.len()) };
+        out.iter_mut().zip(&allowed).for_each(|(byte, a)| *byte = u8::from(*a));
+        Ok(RESULTS_IN_BUFFER)
+    })
+    .resolve::<FailClosed>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_authorizeByResourceType<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    buffer: JByteBuffer<'local>,
+    length: jint,
+) -> jboolean {
+    env.with_env(|env| -> Result<jboolean, BridgeError> {
+        let shell = shell(handle)?;
+        let (context, operation, resource_type) = decode_by_resource_type(buffer_bytes(env, &buffer, length)?)?;
+        Ok(shell.agent.authorize_by_resource_type(&context, operation, resource_type))
+    })
+    .resolve::<FailClosed>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_generation<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jlong {
+    env.with_env(|_env| -> Result<jlong, BridgeError> { Ok(shell(handle)?.agent.generation() as jlong) })
+        .resolve::<FailClosed>()
+}
+
+/// The ACL view: `u32 count` then per row `u8 resourceType u8 patternType str name str principal
+/// u8 operation u8 permission` (Kafka's codes; host `*`). Empty without a snapshot.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_acls<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> JByteArray<'local> {
+    env.with_env(|env| -> Result<JByteArray<'local>, BridgeError> {
+        let policies = shell(handle)?.agent.policies();
+        let rows = policies.as_ref().map_or(&[][..], |p| p.acl_rows());
+        let mut out = Vec::with_capacity(4 + rows.len() * 32);
+        out.extend_from_slice(&(rows.len() as u32).to_le_bytes());
+        for row in rows {
+            out.push(row.resource_type);
+            out.push(row.pattern_type.code());
+            put_str(&mut out, &row.name);
+            put_str(&mut out, &row.principal);
+            out.push(row.operation.code());
+            out.push(row.permission.code());
+        }
+        Ok(env.byte_array_from_slice(&out)?)
+    })
+    .resolve::<FailClosed>()
+}
+
+/// The service of the snapshot in force (UTF-8; empty without one), for messages to operators.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_serviceName<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> JByteArray<'local> {
+    env.with_env(|env| -> Result<JByteArray<'local>, BridgeError> {
+        let service = shell(handle)?.agent.policies().map(|p| p.service.clone()).unwrap_or_default();
+        Ok(env.byte_array_from_slice(service.as_bytes())?)
+    })
+    .resolve::<FailClosed>()
+}
+
+/// Blocks the calling (shim-owned, never a Kafka request) thread until a snapshot is in force.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_awaitSnapshot<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    timeout_ms: jlong,
+) -> jboolean {
+    env.with_env(|_env| -> Result<jboolean, BridgeError> {
+        let timeout = Duration::from_millis(u64::try_from(timeout_ms).unwrap_or(0));
+        Ok(shell(handle)?.agent.await_snapshot(timeout))
+    })
+    .resolve::<FailClosed>()
+}
+
+/// Queued log records: per record `u8 level(1 error..5 trace) str logger str message`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_drainLogs<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+) -> JByteArray<'local> {
+    env.with_env(|env| -> Result<JByteArray<'local>, BridgeError> {
+        let mut out = Vec::new();
+        for record in logging::drain() {
+            out.push(record.level as u8);
+            put_str(&mut out, &record.logger);
+            put_str(&mut out, &record.message);
+        }
+        Ok(env.byte_array_from_slice(&out)?)
+    })
+    .resolve::<FailClosed>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_close<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    env.with_env(|_env| -> Result<(), BridgeError> {
+        let shell = shell(handle)?;
+        if !shell.closed.swap(true, Ordering::AcqRel) {
+            registry::release(&shell.agent);
+        }
+        Ok(())
+    })
+    .resolve::<FailClosed>()
+}
+
+// Keep the log level codes in one place with the Java side (`NativeLogDrain.java`).
+const _: () = assert!(LogLevel::Error as u8 == 1 && LogLevel::Trace as u8 == 5);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip_and_truncation_is_refused() {
+        let mut bytes = Vec::new();
+        put_str(&mut bytes, "grantforge.policy.file");
+        put_str(&mut bytes, "/tmp/p.json");
+        let settings = decode_settings(&bytes).unwrap();
+        assert_eq!(settings.get("grantforge.policy.file").map(String::as_str), Some("/tmp/p.json"));
+        assert!(decode_settings(&bytes[..bytes.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn zero_and_foreign_handles_are_refused() {
+        assert!(matches!(shell(0), Err(BridgeError::BadHandle)));
+        let not_a_shell = Box::leak(Box::new([0u64; 4]));
+        assert!(matches!(shell(not_a_shell.as_ptr() as jlong), Err(BridgeError::BadHandle)));
+    }
+}

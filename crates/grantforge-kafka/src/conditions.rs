@@ -1,0 +1,240 @@
+//! The conditions the Kafka agent can evaluate, registered by evaluator name.
+//!
+//! A snapshot's definition names its conditions and the evaluator behind each; the engine maps a
+//! condition to the evaluator registered here under that evaluator name. A condition whose
+//! evaluator is missing, or whose values do not compile, follows the engine's safe direction.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use grantforge_engine::{CompiledCondition, ConditionEvaluator, Evaluators};
+
+/// What a condition may read about one request.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct KafkaContext {
+    /// The client's address; `None` when Kafka gave none (conditions on it are then unsure).
+    pub client_address: Option<IpAddr>,
+    /// The listener the request arrived on.
+    pub listener: String,
+    /// The client id the client sent (may be empty).
+    pub client_id: String,
+}
+
+/// The evaluators the Kafka agent registers: `ip-range`, `listener` and `client-id`.
+pub fn kafka_evaluators() -> Evaluators<KafkaContext> {
+    let mut evaluators = Evaluators::new();
+    evaluators.register("ip-range", Arc::new(IpRangeEvaluator));
+    evaluators.register("listener", Arc::new(ListenerEvaluator));
+    evaluators.register("client-id", Arc::new(ClientIdEvaluator));
+    evaluators
+}
+
+/// `ip-range`: holds when the client address lies in one of the values (addresses or CIDR blocks,
+/// IPv4 or IPv6). An IPv4-mapped IPv6 client address is compared as IPv4.
+struct IpRangeEvaluator;
+
+struct IpRanges(Vec<Cidr>);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Cidr {
+    network: IpAddr,
+    prefix_len: u8,
+}
+
+impl Cidr {
+    fn parse(text: &str) -> Result<Cidr, String> {
+        let text = text.trim();
+        let (address, prefix) = match text.split_once('/') {
+            Some((address, prefix)) => (address, Some(prefix)),
+            None => (text, None),
+        };
+        let network: IpAddr = address
+            .parse()
+            .map_err(|_| format!("`{text}` is not an IP address or CIDR block"))?;
+        let max = if network.is_ipv4() { 32 } else { 128 };
+        let prefix_len = match prefix {
+            None => max,
+            Some(p) => p
+                .parse::<u8>()
+                .ok()
+                .filter(|len| *len <= max)
+                .ok_or_else(|| format!("`{text}` has a prefix length that is not 0..={max}"))?,
+        };
+        Ok(Cidr { network, prefix_len })
+    }
+
+    fn contains(&self, address: IpAddr) -> bool {
+        match (self.network, canonical(address)) {
+            (IpAddr::V4(net), IpAddr::V4(addr)) => {
+                prefix_eq(&net.octets(), &addr.octets(), self.prefix_len)
+            }
+            (IpAddr::V6(net), IpAddr::V6(addr)) => {
+                prefix_eq(&net.octets(), &addr.octets(), self.prefix_len)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Kafka hands `::ffff:10.0.0.1` for IPv4 clients on a dual-stack socket: compare those as IPv4.
+fn canonical(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(address),
+        v4 => v4,
+    }
+}
+
+fn prefix_eq(a: &[u8], b: &[u8], prefix_len: u8) -> bool {
+    let full = usize::from(prefix_len / 8);
+    let rest = prefix_len % 8;
+    if a[..full] != b[..full] {
+        return false;
+    }
+    rest == 0 || {
+        let mask = 0xffu8 << (8 - rest);
+        a[full] & mask == b[full] & mask
+    }
+}
+
+impl ConditionEvaluator<KafkaContext> for IpRangeEvaluator {
+    fn compile(&self, values: &[String]) -> Result<Box<dyn CompiledCondition<KafkaContext>>, String> {
+        let ranges = values.iter().map(|v| Cidr::parse(v)).collect::<Result<Vec<_>, _>>()?;
+        Ok(Box::new(IpRanges(ranges)))
+    }
+}
+
+impl CompiledCondition<KafkaContext> for IpRanges {
+    fn holds(&self, context: &KafkaContext) -> Result<bool, String> {
+        let address = context
+            .client_address
+            .ok_or_else(|| "the request carries no client address".to_string())?;
+        Ok(self.0.iter().any(|range| range.contains(address)))
+    }
+}
+
+/// `listener`: holds when the request arrived on one of the named listeners (exact names, as in
+/// Kafka's `listeners` setting; Kafka upper-cases them).
+struct ListenerEvaluator;
+
+struct Listeners(Vec<String>);
+
+impl ConditionEvaluator<KafkaContext> for ListenerEvaluator {
+    fn compile(&self, values: &[String]) -> Result<Box<dyn CompiledCondition<KafkaContext>>, String> {
+        Ok(Box::new(Listeners(values.to_vec())))
+    }
+}
+
+impl CompiledCondition<KafkaContext> for Listeners {
+    fn holds(&self, context: &KafkaContext) -> Result<bool, String> {
+        Ok(self.0.iter().any(|name| *name == context.listener))
+    }
+}
+
+/// `client-id`: holds when the client id matches one of the wildcard patterns (`*` any run,
+/// `?` one character, whole string, as GrantForge's WILDCARD matcher).
+struct ClientIdEvaluator;
+
+struct ClientIds(Vec<String>);
+
+impl ConditionEvaluator<KafkaContext> for ClientIdEvaluator {
+    fn compile(&self, values: &[String]) -> Result<Box<dyn CompiledCondition<KafkaContext>>, String> {
+        Ok(Box::new(ClientIds(values.to_vec())))
+    }
+}
+
+impl CompiledCondition<KafkaContext> for ClientIds {
+    fn holds(&self, context: &KafkaContext) -> Result<bool, String> {
+        Ok(self.0.iter().any(|pattern| wildcard_matches(pattern, &context.client_id)))
+    }
+}
+
+/// Whole-string glob match with `*` (any run, possibly empty) and `?` (one character); no escapes.
+fn wildcard_matches(pattern: &str, value: &str) -> bool {
+    let pattern: Vec<char> = pattern.chars().collect();
+    let value: Vec<char> = value.chars().collect();
+    let (mut p, mut v) = (0, 0);
+    let mut backtrack: Option<(usize, usize)> = None;
+    while v < value.len() {
+        match pattern.get(p) {
+            Some('*') => {
+                backtrack = Some((p, v));
+                p += 1;
+            }
+            Some(&c) if c == '?' || c == value[v] => {
+                p += 1;
+                v += 1;
+            }
+            _ => match backtrack {
+                Some((star, matched)) => {
+                    p = star + 1;
+                    v = matched + 1;
+                    backtrack = Some((star, matched + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|c| *c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(address: &str) -> KafkaContext {
+        KafkaContext { client_address: Some(address.parse().unwrap()), ..Default::default() }
+    }
+
+    fn ranges(values: &[&str]) -> Box<dyn CompiledCondition<KafkaContext>> {
+        let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+        IpRangeEvaluator.compile(&values).unwrap()
+    }
+
+    #[test]
+    fn ip_ranges_match_addresses_and_cidr_blocks_of_both_families() {
+        let r = ranges(&["10.0.0.0/8", "192.168.1.7", "2001:db8::/32"]);
+        assert!(r.holds(&context("10.200.3.4")).unwrap());
+        assert!(!r.holds(&context("11.0.0.1")).unwrap());
+        assert!(r.holds(&context("192.168.1.7")).unwrap());
+        assert!(!r.holds(&context("192.168.1.8")).unwrap());
+        assert!(r.holds(&context("2001:db8:ffff::1")).unwrap());
+        assert!(!r.holds(&context("2001:db9::1")).unwrap());
+        assert!(r.holds(&context("::ffff:10.1.2.3")).unwrap(), "IPv4-mapped IPv6 is IPv4");
+        assert!(ranges(&["0.0.0.0/0"]).holds(&context("8.8.8.8")).unwrap());
+        assert!(ranges(&["10.1.2.3/31"]).holds(&context("10.1.2.2")).unwrap());
+        assert!(!ranges(&["10.1.2.3/31"]).holds(&context("10.1.2.4")).unwrap());
+    }
+
+    #[test]
+    fn bad_ip_values_do_not_compile_and_a_missing_address_is_unsure() {
+        for bad in ["10.0.0.0/33", "nonsense", "::1/129", "10.0.0.1/x"] {
+            assert!(IpRangeEvaluator.compile(&[bad.to_string()]).is_err(), "{bad}");
+        }
+        assert!(ranges(&["10.0.0.0/8"]).holds(&KafkaContext::default()).is_err());
+    }
+
+    #[test]
+    fn listeners_and_client_ids() {
+        let listeners = ListenerEvaluator.compile(&["INTERNAL".to_string()]).unwrap();
+        let on = |l: &str| KafkaContext { listener: l.into(), ..Default::default() };
+        assert!(listeners.holds(&on("INTERNAL")).unwrap());
+        assert!(!listeners.holds(&on("EXTERNAL")).unwrap());
+        let ids = ClientIdEvaluator.compile(&["etl-*".to_string(), "app-?".to_string()]).unwrap();
+        let with = |c: &str| KafkaContext { client_id: c.into(), ..Default::default() };
+        assert!(ids.holds(&with("etl-")).unwrap());
+        assert!(ids.holds(&with("etl-nightly")).unwrap());
+        assert!(ids.holds(&with("app-1")).unwrap());
+        assert!(!ids.holds(&with("app-12")).unwrap());
+        assert!(!ids.holds(&with("xetl-1")).unwrap());
+    }
+
+    #[test]
+    fn wildcards_match_whole_strings() {
+        assert!(wildcard_matches("*", ""));
+        assert!(wildcard_matches("a*b*c", "a-b-b-c"));
+        assert!(!wildcard_matches("a*b*c", "a-b-b-c-"));
+        assert!(wildcard_matches("**", "x"));
+        assert!(!wildcard_matches("?", ""));
+        assert!(wildcard_matches("é?", "éü"));
+    }
+}

@@ -1,0 +1,18 @@
+//! Kafka's view of a GrantForge snapshot.
+//!
+//! The policy engine (`grantforge-engine`) is generic over any service definition; this crate is the
+//! only place that knows Kafka: which level a `ResourceType` is, which access type an `AclOperation`
+//! is, how a `KafkaPrincipal` becomes a GrantForge subject, which conditions the agent can evaluate
+//! (`ip-range`, `listener`, `client-id`), the `authorizeByResourceType` question, and how policies
+//! are shown as ACLs. It knows nothing of JNI, HTTP or files: it turns bytes of a snapshot into a
+//! [`KafkaPolicies`] and answers questions against it.
+
+mod acl;
+mod conditions;
+mod names;
+mod policies;
+
+pub use acl::{acl_rows, AclRow, PatternType, Permission};
+pub use conditions::{kafka_evaluators, KafkaContext};
+pub use names::{Operation, ResourceType, CLUSTER_NAME};
+pub use policies::{Action, Decided, KafkaPolicies, Principal, RequestContext};

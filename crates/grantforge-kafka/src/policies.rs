@@ -1,0 +1,241 @@
+//! A snapshot of the `kafka` service type, ready to answer Kafka's questions.
+
+use std::fmt;
+
+use grantforge_engine::{AccessRequest, Instant, Outcome, PolicyEngine, Snapshot};
+
+use crate::acl::{acl_rows, AclRow};
+use crate::conditions::{kafka_evaluators, KafkaContext};
+use crate::names::{Operation, ResourceType};
+
+/// The service type this agent serves; a snapshot of any other type refuses everything.
+pub const SERVICE_TYPE: &str = "kafka";
+
+/// Kafka's `KafkaPrincipal`: type and name (`User:alice`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Principal {
+    pub principal_type: String,
+    pub name: String,
+}
+
+impl Principal {
+    /// The `Type:name` form Kafka uses in `super.users` and ACLs.
+    pub fn to_kafka_string(&self) -> String {
+        format!("{}:{}", self.principal_type, self.name)
+    }
+}
+
+/// What Kafka tells the authorizer about one request (`AuthorizableRequestContext`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RequestContext {
+    pub principal: Principal,
+    pub conditions: KafkaContext,
+    /// Kafka's API key (`ApiKeys.id`) and version, for audit.
+    pub request_type: i16,
+    pub request_version: i16,
+}
+
+/// One `Action` of `authorize(context, actions)`. Unknown Kafka codes arrive as `None` and refuse
+/// that action only.
+#[derive(Clone, Copy, Debug)]
+pub struct Action<'a> {
+    pub operation: Option<Operation>,
+    pub resource_type: Option<ResourceType>,
+    /// Brokers only ask about LITERAL patterns; anything else is refused, as Kafka's own authorizer
+    /// refuses it.
+    pub literal: bool,
+    pub name: &'a str,
+    pub log_if_allowed: bool,
+    pub log_if_denied: bool,
+}
+
+/// The answer for one action, with what the audit needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decided {
+    pub allowed: bool,
+    /// The engine's outcome; `NotDetermined` is refused (fail closed).
+    pub outcome: Outcome,
+    pub policy_id: Option<i64>,
+    /// True when the service is disabled: Kafka is unchecked and the access is not audited.
+    pub unchecked: bool,
+}
+
+impl Decided {
+    fn refused() -> Decided {
+        Decided { allowed: false, outcome: Outcome::NotDetermined, policy_id: None, unchecked: false }
+    }
+}
+
+/// Why a snapshot cannot serve Kafka.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The bytes are not a usable snapshot (names the field and the policy).
+    Snapshot(grantforge_engine::SnapshotError),
+    /// The snapshot is of another service type: the token belongs to another kind of service.
+    WrongServiceType(String),
+    /// The definition lacks a level or access type the Kafka mapping needs.
+    Definition(String),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Snapshot(e) => write!(f, "{e}"),
+            LoadError::WrongServiceType(t) => write!(
+                f,
+                "the snapshot is of service type `{t}`, not `{SERVICE_TYPE}`: the policies belong to another kind of service; use a kafka data service"
+            ),
+            LoadError::Definition(message) => write!(f, "{message}"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// A verified snapshot of a kafka data service, compiled and indexed, with its ACL view.
+pub struct KafkaPolicies {
+    pub service: String,
+    pub service_enabled: bool,
+    pub policy_version: i64,
+    /// ACCESS policies (evaluated) and others (DATA_MASK, ROW_FILTER: counted only).
+    pub access_policies: usize,
+    pub other_policies: usize,
+    engine: PolicyEngine<KafkaContext>,
+    acl_rows: Vec<AclRow>,
+}
+
+impl KafkaPolicies {
+    /// Parses and compiles snapshot bytes; `now` fixes which policies the ACL view shows.
+    pub fn load(bytes: &[u8], now: Instant) -> Result<KafkaPolicies, LoadError> {
+        let snapshot = Snapshot::parse(bytes).map_err(LoadError::Snapshot)?;
+        if snapshot.service_type != SERVICE_TYPE {
+            return Err(LoadError::WrongServiceType(snapshot.service_type));
+        }
+        check_definition(&snapshot)?;
+        let engine = PolicyEngine::build(&snapshot, &kafka_evaluators()).map_err(LoadError::Snapshot)?;
+        Ok(KafkaPolicies {
+            acl_rows: acl_rows(&snapshot, now),
+            service: snapshot.service,
+            service_enabled: snapshot.service_enabled,
+            policy_version: snapshot.policy_version,
+            access_policies: snapshot.policies.len(),
+            other_policies: snapshot.other_policies,
+            engine,
+        })
+    }
+
+    /// Decides one action (super users are the caller's business: they never reach the policies).
+    pub fn decide(&self, context: &RequestContext, action: &Action<'_>, now: Instant) -> Decided {
+        if !self.service_enabled {
+            return Decided { allowed: true, outcome: Outcome::Allowed, policy_id: None, unchecked: true };
+        }
+        let (Some(operation), Some(resource_type), true) = (action.operation, action.resource_type, action.literal)
+        else {
+            return Decided::refused();
+        };
+        let resource = [(resource_type.level(), action.name)];
+        let request = AccessRequest {
+            resource: &resource,
+            access_type: operation.access_type(),
+            user: &subject_user(&context.principal),
+            groups: &[],
+            roles: &[],
+            time: now,
+            context: &context.conditions,
+        };
+        match self.engine.evaluate(&request) {
+            Ok(decision) => Decided {
+                allowed: decision.outcome == Outcome::Allowed,
+                outcome: decision.outcome,
+                policy_id: decision.policy_id,
+                unchecked: false,
+            },
+            // A request the engine cannot place (an empty group id, say) is refused, never decided.
+            Err(_) => Decided::refused(),
+        }
+    }
+
+    /// Kafka's `authorizeByResourceType`: may the principal perform `operation` on SOME resource of
+    /// `resource_type`? Answered from the engine's index; never audited.
+    pub fn holds_on_some_resource(
+        &self,
+        context: &RequestContext,
+        operation: Operation,
+        resource_type: ResourceType,
+        now: Instant,
+    ) -> bool {
+        if !self.service_enabled {
+            return true;
+        }
+        self.engine
+            .holds_on_some_resource(
+                resource_type.level(),
+                operation.access_type(),
+                &subject_user(&context.principal),
+                &[],
+                &[],
+                now,
+                &context.conditions,
+            )
+            .unwrap_or(false)
+    }
+
+    /// The policies as ACL rows, computed when the snapshot was loaded.
+    pub fn acl_rows(&self) -> &[AclRow] {
+        &self.acl_rows
+    }
+
+    /// The compiled engine, for `explain`.
+    pub fn engine(&self) -> &PolicyEngine<KafkaContext> {
+        &self.engine
+    }
+}
+
+/// The GrantForge user for a Kafka principal. Policies name users by the principal's name, and
+/// only `User:` principals are users: another type (a custom principal builder's) must match only
+/// the public group, so it gets a name no policy can contain (a NUL-prefixed `Type:name`).
+pub fn subject_user(principal: &Principal) -> String {
+    if principal.principal_type == "User" {
+        principal.name.clone()
+    } else {
+        format!("\u{0}{}", principal.to_kafka_string())
+    }
+}
+
+/// A server that names Kafka's levels or access types differently must fail here, loudly, and not
+/// silently at decision time.
+fn check_definition(snapshot: &Snapshot) -> Result<(), LoadError> {
+    let definition = &snapshot.definition;
+    for resource_type in [
+        ResourceType::Topic,
+        ResourceType::Group,
+        ResourceType::Cluster,
+        ResourceType::TransactionalId,
+        ResourceType::DelegationToken,
+        ResourceType::User,
+    ] {
+        let level = resource_type.level();
+        match definition.resources.iter().find(|l| l.name == level) {
+            Some(l) if l.parent.is_none() => {}
+            Some(_) => {
+                return Err(LoadError::Definition(format!(
+                    "definition.resources: level `{level}` must be a root level (parent null) for Kafka; fix the kafka service type on the server (docs/kafka-service-type.json)"
+                )))
+            }
+            None => {
+                return Err(LoadError::Definition(format!(
+                    "definition.resources: the kafka service type has no level `{level}`; fix the kafka service type on the server (docs/kafka-service-type.json)"
+                )))
+            }
+        }
+    }
+    for code in 2..=14u8 {
+        let access_type = Operation::from_code(code).map(Operation::access_type).unwrap_or_default();
+        if !definition.access_types.iter().any(|a| a.name == access_type) {
+            return Err(LoadError::Definition(format!(
+                "definition.accessTypes: the kafka service type has no access type `{access_type}`; fix the kafka service type on the server (docs/kafka-service-type.json)"
+            )));
+        }
+    }
+    Ok(())
+}

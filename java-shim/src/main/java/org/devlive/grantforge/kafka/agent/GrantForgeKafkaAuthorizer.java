@@ -1,0 +1,210 @@
+package org.devlive.grantforge.kafka.agent;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.kafka.common.Endpoint;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.errors.PolicyViolationException;
+import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.server.authorizer.AclCreateResult;
+import org.apache.kafka.server.authorizer.AclDeleteResult;
+import org.apache.kafka.server.authorizer.Action;
+import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
+import org.apache.kafka.server.authorizer.AuthorizationResult;
+import org.apache.kafka.server.authorizer.Authorizer;
+import org.apache.kafka.server.authorizer.AuthorizerServerInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Kafka's {@link Authorizer} answered from GrantForge policies. This class only adapts Kafka's API:
+ * every decision, the snapshot, the ACL view and the agent's lifecycle live in the native library,
+ * reached through {@link NativeAgent} with one JNI call per Kafka call. A node that is broker and
+ * controller creates two instances; they share one native agent.
+ */
+public class GrantForgeKafkaAuthorizer implements Authorizer {
+    private static final Logger LOG = LoggerFactory.getLogger(GrantForgeKafkaAuthorizer.class);
+    private static final String START_TIMEOUT_KEY = "grantforge.start.timeout.ms";
+    private static final long DEFAULT_START_TIMEOUT_MS = 30_000L;
+
+    private volatile long handle;
+    private long startTimeoutMs = DEFAULT_START_TIMEOUT_MS;
+    private AclView aclView;
+
+    @Override
+    public void configure(Map<String, ?> configs) {
+        Map<String, String> settings = agentSettings(configs);
+        try {
+            NativeLibraryLoader.load(settings.get(NativeLibraryLoader.PATH_KEY));
+        } catch (ConfigException e) {
+            LOG.error("GrantForge agent cannot start: {}", e.getMessage());
+            throw e;
+        }
+        NativeLogDrain.start();
+        byte[] answer = NativeAgent.open(encode(settings));
+        NativeLogDrain.drainNow();
+        if (answer == null || answer.length == 0) {
+            throw refuseToStart("the native agent failed to open; see the previous log lines");
+        }
+        if (answer[0] != 0) {
+            throw refuseToStart(new String(answer, 1, answer.length - 1, StandardCharsets.UTF_8));
+        }
+        handle = ByteBuffer.wrap(answer, 1, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
+        aclView = new AclView(handle);
+        if (settings.containsKey(START_TIMEOUT_KEY)) {
+            startTimeoutMs = Long.parseLong(settings.get(START_TIMEOUT_KEY).trim());
+        }
+    }
+
+    private static ConfigException refuseToStart(String message) {
+        LOG.error("GrantForge agent cannot start: {}", message);
+        return new ConfigException(message);
+    }
+
+    /** The keys the agent reads: its own and Kafka's {@code super.users}. */
+    private static Map<String, String> agentSettings(Map<String, ?> configs) {
+        Map<String, String> settings = new TreeMap<String, String>();
+        for (Map.Entry<String, ?> entry : configs.entrySet()) {
+            String key = entry.getKey();
+            if (entry.getValue() != null && (key.startsWith("grantforge.") || key.equals("super.users"))) {
+                settings.put(key, String.valueOf(entry.getValue()));
+            }
+        }
+        return settings;
+    }
+
+    private static byte[] encode(Map<String, String> settings) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (Map.Entry<String, String> entry : settings.entrySet()) {
+            Wire.writeString(out, entry.getKey());
+            Wire.writeString(out, entry.getValue());
+        }
+        return out.toByteArray();
+    }
+
+    /**
+     * The controllers' listeners (early start) open at once; the others once the first snapshot is
+     * in force or {@code grantforge.start.timeout.ms} has passed. The futures never fail: until a
+     * snapshot exists every request but the super users' is refused.
+     */
+    @Override
+    public Map<Endpoint, ? extends CompletionStage<Void>> start(AuthorizerServerInfo serverInfo) {
+        Collection<String> early = serverInfo.earlyStartListeners();
+        final CompletableFuture<Void> firstSnapshot = new CompletableFuture<Void>();
+        Map<Endpoint, CompletableFuture<Void>> futures = new HashMap<Endpoint, CompletableFuture<Void>>();
+        for (Endpoint endpoint : serverInfo.endpoints()) {
+            String listener = endpoint.listenerName().orElse("");
+            futures.put(endpoint, early.contains(listener) ? CompletableFuture.<Void>completedFuture(null) : firstSnapshot);
+        }
+        final long agentHandle = handle;
+        final long timeoutMs = startTimeoutMs;
+        Thread waiter = new Thread(new Runnable() {
+            @Override
+            public void run() {
+                if (!NativeAgent.awaitSnapshot(agentHandle, timeoutMs)) {
+                    LOG.warn("GrantForge agent has no policy snapshot after {} ms ({}); listeners open now and refuse "
+                        + "every request but the super users' until one arrives", timeoutMs, START_TIMEOUT_KEY);
+                }
+                firstSnapshot.complete(null);
+            }
+        }, "grantforge-start");
+        waiter.setDaemon(true);
+        waiter.start();
+        return futures;
+    }
+
+    @Override
+    public List<AuthorizationResult> authorize(AuthorizableRequestContext requestContext, List<Action> actions) {
+        int count = actions.size();
+        RequestEncoder encoder = RequestEncoder.forThisThread();
+        int length = encoder.encodeAuthorize(requestContext, actions);
+        long answer = NativeAgent.authorize(handle, encoder.buffer(), length);
+        List<AuthorizationResult> results = new ArrayList<AuthorizationResult>(count);
+        for (int i = 0; i < count; i++) {
+            boolean allowed = answer == NativeAgent.RESULTS_IN_BUFFER
+                ? encoder.buffer().get(i) == 1
+                : i < 63 && (answer >= 0) && ((answer >>> i) & 1L) == 1L;
+            results.add(allowed ? AuthorizationResult.ALLOWED : AuthorizationResult.DENIED);
+        }
+        return results;
+    }
+
+    /**
+     * Whether the principal may perform {@code op} on some resource of the type (asked for
+     * idempotent producers): answered from the policies' index in one call, never by scanning ACLs.
+     */
+    @Override
+    public AuthorizationResult authorizeByResourceType(AuthorizableRequestContext requestContext, AclOperation op,
+                                                       ResourceType resourceType) {
+        if (op == AclOperation.ANY || op == AclOperation.UNKNOWN) {
+            throw new IllegalArgumentException("Must specify a non-filter operation type, not " + op);
+        }
+        if (resourceType == ResourceType.ANY || resourceType == ResourceType.UNKNOWN) {
+            throw new IllegalArgumentException("Must specify a non-filter resource type, not " + resourceType);
+        }
+        RequestEncoder encoder = RequestEncoder.forThisThread();
+        int length = encoder.encodeByResourceType(requestContext, op, resourceType);
+        return NativeAgent.authorizeByResourceType(handle, encoder.buffer(), length)
+            ? AuthorizationResult.ALLOWED : AuthorizationResult.DENIED;
+    }
+
+    @Override
+    public List<? extends CompletionStage<AclCreateResult>> createAcls(AuthorizableRequestContext requestContext,
+                                                                      List<AclBinding> aclBindings) {
+        List<CompletableFuture<AclCreateResult>> results = new ArrayList<CompletableFuture<AclCreateResult>>();
+        for (int i = 0; i < aclBindings.size(); i++) {
+            results.add(CompletableFuture.completedFuture(new AclCreateResult(aclsArePolicies())));
+        }
+        return results;
+    }
+
+    @Override
+    public List<? extends CompletionStage<AclDeleteResult>> deleteAcls(AuthorizableRequestContext requestContext,
+                                                                      List<AclBindingFilter> aclBindingFilters) {
+        List<CompletableFuture<AclDeleteResult>> results = new ArrayList<CompletableFuture<AclDeleteResult>>();
+        for (int i = 0; i < aclBindingFilters.size(); i++) {
+            results.add(CompletableFuture.completedFuture(new AclDeleteResult(aclsArePolicies())));
+        }
+        return results;
+    }
+
+    private PolicyViolationException aclsArePolicies() {
+        byte[] service = NativeAgent.serviceName(handle);
+        String name = service == null || service.length == 0 ? "(no snapshot yet)" : new String(service, StandardCharsets.UTF_8);
+        return new PolicyViolationException("ACLs of this cluster are GrantForge policies of service " + name
+            + "; change them in GrantForge");
+    }
+
+    @Override
+    public Iterable<AclBinding> acls(AclBindingFilter filter) {
+        return aclView == null ? Collections.<AclBinding>emptyList() : aclView.matching(filter);
+    }
+
+    @Override
+    public int aclCount() {
+        return aclView == null ? 0 : aclView.bindings().size();
+    }
+
+    @Override
+    public void close() {
+        long closing = handle;
+        if (closing != 0) {
+            NativeAgent.close(closing);
+            NativeLogDrain.drainNow();
+        }
+    }
+}

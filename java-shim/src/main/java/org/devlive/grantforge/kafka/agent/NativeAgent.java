@@ -1,0 +1,42 @@
+package org.devlive.grantforge.kafka.agent;
+
+import java.nio.ByteBuffer;
+
+/**
+ * The native methods of the agent's Rust library. Every method is static and takes or returns
+ * primitives, direct buffers or byte arrays, so a call costs one JNI crossing and no Java objects
+ * are made in Rust. Defaults mean "refused" or "nothing": on any native error or panic
+ * {@link #authorize} returns 0 (every action refused) and the byte-array methods return null.
+ */
+final class NativeAgent {
+    /** Must equal {@code ABI_VERSION} of the library: the buffer layout and these signatures. */
+    static final int ABI_VERSION = 1;
+
+    /** {@link #authorize} wrote one byte per action into the buffer instead of a bit mask. */
+    static final long RESULTS_IN_BUFFER = -2L;
+
+    private NativeAgent() {
+    }
+
+    static native int abiVersion();
+
+    /** Settings as (key, value) strings; answer {@code [0] + handle} or {@code [1] + message}. */
+    static native byte[] open(byte[] settings);
+
+    static native long authorize(long handle, ByteBuffer request, int length);
+
+    static native boolean authorizeByResourceType(long handle, ByteBuffer request, int length);
+
+    /** Changes whenever another snapshot is applied. */
+    static native long generation(long handle);
+
+    static native byte[] acls(long handle);
+
+    static native byte[] serviceName(long handle);
+
+    static native boolean awaitSnapshot(long handle, long timeoutMs);
+
+    static native byte[] drainLogs();
+
+    static native void close(long handle);
+}

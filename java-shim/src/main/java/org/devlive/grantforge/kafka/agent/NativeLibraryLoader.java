@@ -1,0 +1,97 @@
+package org.devlive.grantforge.kafka.agent;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
+import java.util.Locale;
+import org.apache.kafka.common.config.ConfigException;
+
+/**
+ * Loads the agent's native library once per class loader: from {@code grantforge.native.library.path}
+ * when set (no fallback: an operator who names a file means that file), otherwise from the JAR,
+ * copied to a unique temporary file that is deleted right after loading. Every failure names its
+ * cause and the key that fixes it; the broker then refuses to start rather than run unchecked.
+ */
+final class NativeLibraryLoader {
+    static final String PATH_KEY = "grantforge.native.library.path";
+    private static final String LIBRARY = "libgrantforge_kafka_jni.so";
+
+    private static boolean loaded;
+
+    private NativeLibraryLoader() {
+    }
+
+    static synchronized void load(String explicitPath) {
+        if (loaded) {
+            return;
+        }
+        if (explicitPath != null && !explicitPath.trim().isEmpty()) {
+            loadFile(new File(explicitPath.trim()), PATH_KEY + " names " + explicitPath.trim());
+        } else {
+            loadBundled();
+        }
+        int abi = NativeAgent.abiVersion();
+        if (abi != NativeAgent.ABI_VERSION) {
+            throw new ConfigException(PATH_KEY + ": the native library speaks ABI " + abi + " but this JAR needs "
+                + NativeAgent.ABI_VERSION + "; use the library of the same agent version (or unset " + PATH_KEY + ")");
+        }
+        loaded = true;
+    }
+
+    private static void loadBundled() {
+        String platform = platform();
+        String resource = "native/" + platform + "/" + LIBRARY;
+        InputStream in = NativeLibraryLoader.class.getResourceAsStream(resource);
+        if (in == null) {
+            throw new ConfigException(PATH_KEY + ": this agent JAR has no native library for " + platform
+                + " (it ships linux-x86_64); build one for this platform and set " + PATH_KEY + " to it");
+        }
+        File tmpDir = new File(System.getProperty("java.io.tmpdir"));
+        File copy;
+        try {
+            copy = File.createTempFile("grantforge-kafka-" + AgentVersion.VERSION + "-", ".so", tmpDir);
+            try {
+                Files.copy(in, copy.toPath(), StandardCopyOption.REPLACE_EXISTING);
+            } finally {
+                in.close();
+            }
+        } catch (IOException e) {
+            throw new ConfigException(PATH_KEY + ": cannot copy the native library to " + tmpDir + " (" + e.getMessage()
+                + "); make java.io.tmpdir writable or set " + PATH_KEY + " to an extracted copy");
+        }
+        try {
+            loadFile(copy, "the native library was copied to " + tmpDir);
+        } finally {
+            // The mapping outlives the file on Linux: nothing is left behind in the temp directory.
+            if (!copy.delete()) {
+                copy.deleteOnExit();
+            }
+        }
+    }
+
+    private static void loadFile(File file, String origin) {
+        try {
+            System.load(file.getAbsolutePath());
+        } catch (UnsatisfiedLinkError e) {
+            String message = String.valueOf(e.getMessage());
+            String lower = message.toLowerCase(Locale.ROOT);
+            if (lower.contains("failed to map segment") || lower.contains("operation not permitted")) {
+                throw new ConfigException(PATH_KEY + ": " + origin + ", which does not allow executing it (mounted noexec?): "
+                    + message + "; set " + PATH_KEY + " to a copy on an executable file system, or point -Djava.io.tmpdir there");
+            }
+            throw new ConfigException(PATH_KEY + ": cannot load the native library (" + origin + "): " + message
+                + "; set " + PATH_KEY + " to the library of this agent version built for this host");
+        }
+    }
+
+    private static String platform() {
+        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+        String osName = os.startsWith("linux") ? "linux" : os.startsWith("mac") ? "osx" : os.replace(' ', '_');
+        String archName = arch.equals("amd64") || arch.equals("x86_64") ? "x86_64"
+            : arch.equals("aarch64") || arch.equals("arm64") ? "aarch_64" : arch;
+        return osName + "-" + archName;
+    }
+}

@@ -1,0 +1,61 @@
+package org.devlive.grantforge.kafka.agent;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Moves the native library's log records into SLF4J (and so into Kafka's log4j output) from a
+ * daemon thread of its own: Rust threads never call into Java, and request threads never log.
+ */
+final class NativeLogDrain {
+    private static final long INTERVAL_MS = 200;
+    private static Thread thread;
+
+    private NativeLogDrain() {
+    }
+
+    /** Starts the drain thread once per class loader. */
+    static synchronized void start() {
+        if (thread != null) {
+            return;
+        }
+        thread = new Thread(new Runnable() {
+            @Override
+            public void run() {
+                while (!Thread.currentThread().isInterrupted()) {
+                    try {
+                        Thread.sleep(INTERVAL_MS);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    drainNow();
+                }
+            }
+        }, "grantforge-log-drain");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** Logs every queued record now (also called right after configure and close). */
+    static synchronized void drainNow() {
+        byte[] records = NativeAgent.drainLogs();
+        if (records == null) {
+            return;
+        }
+        ByteBuffer in = ByteBuffer.wrap(records).order(ByteOrder.LITTLE_ENDIAN);
+        while (in.hasRemaining()) {
+            int level = in.get();
+            Logger logger = LoggerFactory.getLogger(Wire.readString(in));
+            String message = Wire.readString(in);
+            switch (level) {
+                case 1: logger.error(message); break;
+                case 2: logger.warn(message); break;
+                case 3: logger.info(message); break;
+                case 4: logger.debug(message); break;
+                default: logger.trace(message); break;
+            }
+        }
+    }
+}

@@ -1,0 +1,27 @@
+package org.devlive.grantforge.kafka.agent;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/** Strings as the native library writes and reads them: u32 little-endian length, UTF-8 bytes. */
+final class Wire {
+    private Wire() {
+    }
+
+    static String readString(ByteBuffer in) {
+        byte[] bytes = new byte[in.getInt()];
+        in.get(bytes);
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    static void writeString(ByteArrayOutputStream out, String value) {
+        byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
+        int n = bytes.length;
+        out.write(n);
+        out.write(n >>> 8);
+        out.write(n >>> 16);
+        out.write(n >>> 24);
+        out.write(bytes, 0, n);
+    }
+}

@@ -1,0 +1,215 @@
+package org.devlive.grantforge.kafka.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.acl.AccessControlEntryFilter;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.errors.PolicyViolationException;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourcePatternFilter;
+import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.server.authorizer.AclCreateResult;
+import org.apache.kafka.server.authorizer.Action;
+import org.apache.kafka.server.authorizer.AuthorizationResult;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The shim against the real native library and the e2e snapshot fixture: what Kafka would call,
+ * without a broker (the integration tests add the broker).
+ */
+class GrantForgeKafkaAuthorizerTest {
+    private static final Path FIXTURE = Paths.get(System.getProperty("grantforge.fixtures", "../tests/fixtures"),
+        "snapshots", "e2e.json");
+
+    @TempDir
+    Path tmp;
+
+    private final List<GrantForgeKafkaAuthorizer> opened = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() {
+        opened.forEach(GrantForgeKafkaAuthorizer::close);
+    }
+
+    private GrantForgeKafkaAuthorizer authorizer(Map<String, Object> extra) throws IOException {
+        Path policies = tmp.resolve("policies.json");
+        if (!Files.exists(policies)) {
+            Files.copy(FIXTURE, policies);
+        }
+        Map<String, Object> configs = new HashMap<>();
+        configs.put("grantforge.policy.file", policies.toString());
+        configs.put("super.users", "User:admin");
+        configs.put("node.id", 1);
+        configs.putAll(extra);
+        GrantForgeKafkaAuthorizer authorizer = new GrantForgeKafkaAuthorizer();
+        authorizer.configure(configs);
+        opened.add(authorizer);
+        return authorizer;
+    }
+
+    private static Action action(AclOperation op, ResourceType type, String name) {
+        return new Action(op, new ResourcePattern(type, name, PatternType.LITERAL), 1, true, true);
+    }
+
+    @Test
+    void decidesFromThePolicies() throws IOException {
+        GrantForgeKafkaAuthorizer authorizer = authorizer(Collections.emptyMap());
+        List<Action> actions = List.of(
+            action(AclOperation.WRITE, ResourceType.TOPIC, "orders"),
+            action(AclOperation.READ, ResourceType.TOPIC, "orders-eu"),
+            action(AclOperation.DESCRIBE, ResourceType.TOPIC, "payments"),
+            action(AclOperation.READ, ResourceType.GROUP, "alice-1"),
+            action(AclOperation.READ, ResourceType.GROUP, "bob-1"));
+        assertEquals(List.of(AuthorizationResult.ALLOWED, AuthorizationResult.ALLOWED, AuthorizationResult.DENIED,
+                AuthorizationResult.ALLOWED, AuthorizationResult.DENIED),
+            authorizer.authorize(TestContexts.user("alice"), actions));
+        assertEquals(List.of(AuthorizationResult.DENIED, AuthorizationResult.DENIED, AuthorizationResult.ALLOWED,
+                AuthorizationResult.DENIED, AuthorizationResult.DENIED),
+            authorizer.authorize(TestContexts.user("bob"), actions));
+        assertEquals(Collections.nCopies(5, AuthorizationResult.ALLOWED),
+            authorizer.authorize(TestContexts.user("admin"), actions), "super users may do everything");
+        assertEquals(List.of(AuthorizationResult.DENIED),
+            authorizer.authorize(TestContexts.of("Group", "alice", "127.0.0.1"), actions.subList(0, 1)),
+            "a principal of another type is not the user alice");
+    }
+
+    @Test
+    void manyActionsInOneCall() throws IOException {
+        GrantForgeKafkaAuthorizer authorizer = authorizer(Collections.emptyMap());
+        List<Action> actions = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            actions.add(action(i % 2 == 0 ? AclOperation.READ : AclOperation.DELETE, ResourceType.TOPIC, "orders"));
+        }
+        List<AuthorizationResult> results = authorizer.authorize(TestContexts.user("alice"), actions);
+        for (int i = 0; i < 200; i++) {
+            assertEquals(i % 2 == 0 ? AuthorizationResult.ALLOWED : AuthorizationResult.DENIED, results.get(i), "action " + i);
+        }
+    }
+
+    @Test
+    void idempotentProducersNeedWriteOnSomeTopic() throws IOException {
+        GrantForgeKafkaAuthorizer authorizer = authorizer(Collections.emptyMap());
+        assertEquals(AuthorizationResult.ALLOWED,
+            authorizer.authorizeByResourceType(TestContexts.user("alice"), AclOperation.WRITE, ResourceType.TOPIC));
+        assertEquals(AuthorizationResult.DENIED,
+            authorizer.authorizeByResourceType(TestContexts.user("bob"), AclOperation.WRITE, ResourceType.TOPIC));
+        assertEquals(AuthorizationResult.ALLOWED,
+            authorizer.authorizeByResourceType(TestContexts.user("admin"), AclOperation.WRITE, ResourceType.TOPIC));
+        assertThrows(IllegalArgumentException.class,
+            () -> authorizer.authorizeByResourceType(TestContexts.user("alice"), AclOperation.ANY, ResourceType.TOPIC));
+    }
+
+    @Test
+    void policiesShowAsAclsAndAclsCannotBeChanged() throws Exception {
+        GrantForgeKafkaAuthorizer authorizer = authorizer(Collections.emptyMap());
+        List<AclBinding> all = new ArrayList<>();
+        authorizer.acls(AclBindingFilter.ANY).forEach(all::add);
+        assertTrue(all.contains(binding(ResourceType.TOPIC, "orders", PatternType.PREFIXED, "Role:analyst",
+            AclOperation.READ, AclPermissionType.ALLOW)), all.toString());
+        assertTrue(all.contains(binding(ResourceType.TOPIC, "*", PatternType.LITERAL, "User:*",
+            AclOperation.DESCRIBE, AclPermissionType.ALLOW)), all.toString());
+        assertTrue(all.contains(binding(ResourceType.TOPIC, "payments", PatternType.LITERAL, "User:alice",
+            AclOperation.WRITE, AclPermissionType.DENY)), all.toString());
+        assertEquals(all.size(), authorizer.aclCount());
+
+        AclBindingFilter ordersMatch = new AclBindingFilter(
+            new ResourcePatternFilter(ResourceType.TOPIC, "orders", PatternType.MATCH), AccessControlEntryFilter.ANY);
+        List<AclBinding> matching = new ArrayList<>();
+        authorizer.acls(ordersMatch).forEach(matching::add);
+        assertTrue(matching.stream().allMatch(b -> b.pattern().name().equals("orders") || b.pattern().name().equals("*")));
+        assertTrue(matching.stream().anyMatch(b -> b.pattern().patternType() == PatternType.PREFIXED));
+        assertFalse(matching.stream().anyMatch(b -> b.pattern().name().equals("payments")));
+
+        List<? extends CompletionStage<AclCreateResult>> created = authorizer.createAcls(TestContexts.user("admin"),
+            List.of(all.get(0)));
+        AclCreateResult result = created.get(0).toCompletableFuture().get(1, TimeUnit.SECONDS);
+        assertTrue(result.exception().isPresent());
+        assertTrue(result.exception().get() instanceof PolicyViolationException);
+        assertTrue(result.exception().get().getMessage().contains("GrantForge policies of service kafka-demo"),
+            result.exception().get().getMessage());
+        assertTrue(authorizer.deleteAcls(TestContexts.user("admin"), List.of(AclBindingFilter.ANY)).get(0)
+            .toCompletableFuture().get(1, TimeUnit.SECONDS).exception().isPresent());
+    }
+
+    private static AclBinding binding(ResourceType type, String name, PatternType patternType, String principal,
+                                      AclOperation op, AclPermissionType permission) {
+        return new AclBinding(new ResourcePattern(type, name, patternType),
+            new org.apache.kafka.common.acl.AccessControlEntry(principal, "*", op, permission));
+    }
+
+    @Test
+    void brokerAndControllerShareOneAgentAndCloseInAnyOrder() throws IOException {
+        GrantForgeKafkaAuthorizer broker = authorizer(Collections.emptyMap());
+        GrantForgeKafkaAuthorizer controller = authorizer(Collections.emptyMap());
+        List<Action> write = List.of(action(AclOperation.WRITE, ResourceType.TOPIC, "orders"));
+        broker.close();
+        opened.remove(broker);
+        assertEquals(List.of(AuthorizationResult.ALLOWED), controller.authorize(TestContexts.user("alice"), write),
+            "closing one authorizer leaves the other working");
+        Map<String, Object> other = new HashMap<>();
+        other.put("super.users", "User:someone-else");
+        ConfigException e = assertThrows(ConfigException.class, () -> authorizer(other));
+        assertTrue(e.getMessage().contains("different"), e.getMessage());
+    }
+
+    @Test
+    void aChangedPolicyFileAppliesAndABadOneKeepsTheLastGood() throws Exception {
+        Map<String, Object> fastPoll = new HashMap<>();
+        fastPoll.put("grantforge.policy.file.poll.interval.ms", "50");
+        GrantForgeKafkaAuthorizer authorizer = authorizer(fastPoll);
+        Path policies = tmp.resolve("policies.json");
+        List<Action> bobWrites = List.of(action(AclOperation.WRITE, ResourceType.TOPIC, "orders"));
+        assertEquals(List.of(AuthorizationResult.DENIED), authorizer.authorize(TestContexts.user("bob"), bobWrites));
+
+        Files.write(policies, "{not json".getBytes(StandardCharsets.UTF_8));
+        Thread.sleep(300);
+        assertEquals(List.of(AuthorizationResult.ALLOWED),
+            authorizer.authorize(TestContexts.user("alice"), bobWrites), "the last good snapshot stays in force");
+
+        String allowBob = new String(Files.readAllBytes(FIXTURE), StandardCharsets.UTF_8)
+            .replace("\"users\":[\"alice\"],\"groups\":[],\"roles\":[],\"accessTypes\":[\"read\",\"write\"]",
+                "\"users\":[\"alice\",\"bob\"],\"groups\":[],\"roles\":[],\"accessTypes\":[\"read\",\"write\"]")
+            .replace("\"policyVersion\":1", "\"policyVersion\":2");
+        Files.write(policies, allowBob.getBytes(StandardCharsets.UTF_8));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (authorizer.authorize(TestContexts.user("bob"), bobWrites).get(0) != AuthorizationResult.ALLOWED) {
+            assertTrue(System.nanoTime() < deadline, "the changed policy file was not applied");
+            Thread.sleep(20);
+        }
+    }
+
+    @Test
+    void badSettingsStopTheBrokerWithTheKeyNamed() {
+        Map<String, Object> typo = new HashMap<>();
+        typo.put("grantforge.polcy.file", "/x");
+        ConfigException e = assertThrows(ConfigException.class, () -> authorizer(typo));
+        assertTrue(e.getMessage().contains("grantforge.polcy.file"), e.getMessage());
+
+        Map<String, Object> missing = new HashMap<>();
+        missing.put("grantforge.policy.file", tmp.resolve("nope.json").toString());
+        e = assertThrows(ConfigException.class, () -> authorizer(missing));
+        assertTrue(e.getMessage().contains("grantforge.policy.file") && e.getMessage().contains("nope.json"), e.getMessage());
+    }
+}
