@@ -14,6 +14,7 @@
 //! The buffer is untrusted input: every length is checked, and a malformed buffer is an error that
 //! refuses the whole call.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -148,6 +149,18 @@ fn finish(reader: &Reader<'_>) -> Result<(), MalformedRequest> {
     }
 }
 
+/// The settings `configure` received: a sequence of (key, value) strings.
+pub fn decode_settings(bytes: &[u8]) -> Result<BTreeMap<String, String>, MalformedRequest> {
+    let mut reader = Reader { bytes, at: 0 };
+    let mut settings = BTreeMap::new();
+    while reader.at < bytes.len() {
+        let key = reader.str("setting key")?;
+        let value = reader.str("setting value")?;
+        settings.insert(key.to_string(), value.to_string());
+    }
+    Ok(settings)
+}
+
 /// Appends a string in the layout above (used for the ACL rows and log records going to Java).
 pub fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&(s.len() as u32).to_le_bytes());
@@ -203,6 +216,16 @@ mod tests {
         }
         bytes.push(0);
         assert_eq!(decode_authorize(&bytes).err(), Some(MalformedRequest("trailing bytes")));
+    }
+
+    #[test]
+    fn settings_round_trip_and_truncation_is_refused() {
+        let mut bytes = Vec::new();
+        put_str(&mut bytes, "grantforge.policy.file");
+        put_str(&mut bytes, "/tmp/p.json");
+        let settings = decode_settings(&bytes).unwrap();
+        assert_eq!(settings.get("grantforge.policy.file").map(String::as_str), Some("/tmp/p.json"));
+        assert!(decode_settings(&bytes[..bytes.len() - 1]).is_err());
     }
 
     #[test]

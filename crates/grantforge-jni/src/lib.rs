@@ -9,7 +9,6 @@
 
 pub mod codec;
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -22,7 +21,7 @@ use jni::objects::{JByteArray, JByteBuffer, JClass};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned};
 
-use crate::codec::{decode_authorize, decode_by_resource_type, put_str, MalformedRequest};
+use crate::codec::{decode_authorize, decode_by_resource_type, decode_settings, put_str, MalformedRequest};
 
 /// Bumped whenever a native signature or the buffer layout changes; the Java shim refuses to run
 /// with a library of another ABI (a stale library on `grantforge.native.library.path`, say).
@@ -163,24 +162,6 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_open<
         Ok(env.byte_array_from_slice(&answer)?)
     })
     .resolve::<FailClosed>()
-}
-
-fn decode_settings(bytes: &[u8]) -> Result<BTreeMap<String, String>, MalformedRequest> {
-    let mut settings = BTreeMap::new();
-    let mut rest = bytes;
-    let mut next = |what: &'static str| -> Result<String, MalformedRequest> {
-        let len_bytes: [u8; 4] = rest.get(..4).ok_or(MalformedRequest(what))?.try_into().expect("4 bytes");
-        let len = u32::from_le_bytes(len_bytes) as usize;
-        let text = rest.get(4..4 + len).ok_or(MalformedRequest(what))?;
-        rest = &rest[4 + len..];
-        String::from_utf8(text.to_vec()).map_err(|_| MalformedRequest(what))
-    };
-    while !rest.is_empty() {
-        let key = next("setting key")?;
-        let value = next("setting value")?;
-        settings.insert(key, value);
-    }
-    Ok(settings)
 }
 
 #[unsafe(no_mangle)]
@@ -332,16 +313,6 @@ const _: () = assert!(LogLevel::Error as u8 == 1 && LogLevel::Trace as u8 == 5);
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn settings_round_trip_and_truncation_is_refused() {
-        let mut bytes = Vec::new();
-        put_str(&mut bytes, "grantforge.policy.file");
-        put_str(&mut bytes, "/tmp/p.json");
-        let settings = decode_settings(&bytes).unwrap();
-        assert_eq!(settings.get("grantforge.policy.file").map(String::as_str), Some("/tmp/p.json"));
-        assert!(decode_settings(&bytes[..bytes.len() - 1]).is_err());
-    }
 
     #[test]
     fn zero_and_foreign_handles_are_refused() {

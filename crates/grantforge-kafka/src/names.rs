@@ -61,7 +61,7 @@ impl ResourceType {
 }
 
 /// Kafka's `AclOperation`, by its code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Operation {
     All,
     Read,
