@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod config;
+pub mod explain;
 pub mod logging;
 pub mod registry;
 mod source;

@@ -26,6 +26,17 @@ pub fn stamp(path: &Path) -> Option<FileStamp> {
 
 /// Reads and compiles the snapshot file. The error names the key, the file and what to do.
 pub fn load_policy_file(path: &Path, max_bytes: u64) -> Result<KafkaPolicies, ConfigError> {
+    let bytes = read_policy_file(path, max_bytes)?;
+    KafkaPolicies::load(&bytes, Instant::now()).map_err(|e| {
+        ConfigError::new(
+            POLICY_FILE,
+            format!("{} is not a usable GrantForge snapshot: {e}; fix the file (docs/operations.md shows the format)", path.display()),
+        )
+    })
+}
+
+/// The exact bytes of the snapshot file, at most `max_bytes` of them.
+pub fn read_policy_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ConfigError> {
     let shown = path.display();
     let metadata = fs::metadata(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
@@ -45,9 +56,10 @@ pub fn load_policy_file(path: &Path, max_bytes: u64) -> Result<KafkaPolicies, Co
     }
     let mut bytes = Vec::with_capacity(metadata.len() as usize);
     fs::File::open(path)
-        .and_then(|file| file.take(max_bytes + 1).read_to_end(&mut bytes))
+        .and_then(|file| file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes))
         .map_err(|e| ConfigError::new(POLICY_FILE, format!("cannot read {shown}: {e}; make it readable by Kafka's account")))?;
-    KafkaPolicies::load(&bytes, Instant::now()).map_err(|e| {
-        ConfigError::new(POLICY_FILE, format!("{shown} is not a usable GrantForge snapshot: {e}; fix the file (docs/operations.md shows the format)"))
-    })
+    if bytes.len() as u64 > max_bytes {
+        return Err(ConfigError::new(POLICY_FILE, format!("{shown} grew past grantforge.snapshot.max.bytes ({max_bytes}) while it was read; raise that limit")));
+    }
+    Ok(bytes)
 }

@@ -291,6 +291,27 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_drain
     .resolve::<FailClosed>()
 }
 
+/// `explain` for `java -jar <agent jar> explain ...`: arguments and standard input as UTF-8 (the
+/// arguments separated by NUL); the answer is `[exit code] + output`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_explain<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    args: JByteArray<'local>,
+    stdin: JByteArray<'local>,
+) -> JByteArray<'local> {
+    env.with_env(|env| -> Result<JByteArray<'local>, BridgeError> {
+        let args = String::from_utf8_lossy(&env.convert_byte_array(&args)?).into_owned();
+        let args: Vec<String> = args.split('\0').filter(|a| !a.is_empty()).map(str::to_string).collect();
+        let stdin = String::from_utf8_lossy(&env.convert_byte_array(&stdin)?).into_owned();
+        let (code, output) = grantforge_agent::explain::run(&args, &stdin);
+        let mut answer = vec![code as u8];
+        answer.extend_from_slice(output.as_bytes());
+        Ok(env.byte_array_from_slice(&answer)?)
+    })
+    .resolve::<FailClosed>()
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_close<'local>(
     mut env: EnvUnowned<'local>,

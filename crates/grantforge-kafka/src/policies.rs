@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use grantforge_engine::{AccessRequest, Instant, Outcome, PolicyEngine, Snapshot};
+use grantforge_engine::{AccessRequest, Explanation, Instant, Outcome, PolicyEngine, RequestError, Snapshot};
 
 use crate::acl::{acl_rows, AclRow};
 use crate::conditions::{kafka_evaluators, KafkaContext};
@@ -108,14 +108,19 @@ impl KafkaPolicies {
     /// Parses and compiles snapshot bytes; `now` fixes which policies the ACL view shows.
     pub fn load(bytes: &[u8], now: Instant) -> Result<KafkaPolicies, LoadError> {
         let snapshot = Snapshot::parse(bytes).map_err(LoadError::Snapshot)?;
+        KafkaPolicies::from_snapshot(&snapshot, now)
+    }
+
+    /// Compiles a parsed snapshot (kept by callers that also show the policies, such as `explain`).
+    pub fn from_snapshot(snapshot: &Snapshot, now: Instant) -> Result<KafkaPolicies, LoadError> {
         if snapshot.service_type != SERVICE_TYPE {
-            return Err(LoadError::WrongServiceType(snapshot.service_type));
+            return Err(LoadError::WrongServiceType(snapshot.service_type.clone()));
         }
-        check_definition(&snapshot)?;
-        let engine = PolicyEngine::build(&snapshot, &kafka_evaluators()).map_err(LoadError::Snapshot)?;
+        check_definition(snapshot)?;
+        let engine = PolicyEngine::build(snapshot, &kafka_evaluators()).map_err(LoadError::Snapshot)?;
         Ok(KafkaPolicies {
-            acl_rows: acl_rows(&snapshot, now),
-            service: snapshot.service,
+            acl_rows: acl_rows(snapshot, now),
+            service: snapshot.service.clone(),
             service_enabled: snapshot.service_enabled,
             policy_version: snapshot.policy_version,
             access_policies: snapshot.policies.len(),
@@ -129,20 +134,12 @@ impl KafkaPolicies {
         if !self.service_enabled {
             return Decided { allowed: true, outcome: Outcome::Allowed, policy_id: None, unchecked: true };
         }
-        let (Some(operation), Some(resource_type), true) = (action.operation, action.resource_type, action.literal)
-        else {
+        let Some((operation, resource_type)) = placed(action) else {
             return Decided::refused();
         };
+        let user = subject_user(&context.principal);
         let resource = [(resource_type.level(), action.name)];
-        let request = AccessRequest {
-            resource: &resource,
-            access_type: operation.access_type(),
-            user: &subject_user(&context.principal),
-            groups: &[],
-            roles: &[],
-            time: now,
-            context: &context.conditions,
-        };
+        let request = AccessRequest::new(&resource, operation.access_type(), &user, now, &context.conditions);
         match self.engine.evaluate(&request) {
             Ok(decision) => Decided {
                 allowed: decision.outcome == Outcome::Allowed,
@@ -153,6 +150,21 @@ impl KafkaPolicies {
             // A request the engine cannot place (an empty group id, say) is refused, never decided.
             Err(_) => Decided::refused(),
         }
+    }
+
+    /// The engine's reasons for the decision of one action, for `explain`; `None` when the action
+    /// is refused before the policies are asked (unknown operation or type, non-literal pattern).
+    pub fn explain(
+        &self,
+        context: &RequestContext,
+        action: &Action<'_>,
+        now: Instant,
+    ) -> Option<Result<Explanation, RequestError>> {
+        let (operation, resource_type) = placed(action)?;
+        let user = subject_user(&context.principal);
+        let resource = [(resource_type.level(), action.name)];
+        let request = AccessRequest::new(&resource, operation.access_type(), &user, now, &context.conditions);
+        Some(self.engine.explain(&request))
     }
 
     /// Kafka's `authorizeByResourceType`: may the principal perform `operation` on SOME resource of
@@ -167,16 +179,11 @@ impl KafkaPolicies {
         if !self.service_enabled {
             return true;
         }
+        let user = subject_user(&context.principal);
+        let level = resource_type.level();
+        let access_type = operation.access_type();
         self.engine
-            .holds_on_some_resource(
-                resource_type.level(),
-                operation.access_type(),
-                &subject_user(&context.principal),
-                &[],
-                &[],
-                now,
-                &context.conditions,
-            )
+            .holds_on_some_resource(level, access_type, &user, &[], &[], now, &context.conditions)
             .unwrap_or(false)
     }
 
@@ -188,6 +195,14 @@ impl KafkaPolicies {
     /// The compiled engine, for `explain`.
     pub fn engine(&self) -> &PolicyEngine<KafkaContext> {
         &self.engine
+    }
+}
+
+/// The level and access type of an action the policies can answer: known codes, LITERAL pattern.
+fn placed(action: &Action<'_>) -> Option<(Operation, ResourceType)> {
+    match (action.operation, action.resource_type, action.literal) {
+        (Some(operation), Some(resource_type), true) => Some((operation, resource_type)),
+        _ => None,
     }
 }
 

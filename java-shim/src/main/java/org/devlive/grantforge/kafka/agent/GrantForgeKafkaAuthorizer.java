@@ -50,9 +50,8 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
         Map<String, String> settings = agentSettings(configs);
         try {
             NativeLibraryLoader.load(settings.get(NativeLibraryLoader.PATH_KEY));
-        } catch (ConfigException e) {
-            LOG.error("GrantForge agent cannot start: {}", e.getMessage());
-            throw e;
+        } catch (NativeLibraryLoader.NativeLoadException e) {
+            throw refuseToStart(e.getMessage());
         }
         NativeLogDrain.start();
         byte[] answer = NativeAgent.open(encode(settings));

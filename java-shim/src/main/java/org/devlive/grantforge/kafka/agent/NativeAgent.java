@@ -39,4 +39,7 @@ final class NativeAgent {
     static native byte[] drainLogs();
 
     static native void close(long handle);
+
+    /** Arguments separated by NUL and standard input, UTF-8; answer {@code [exit code] + output}. */
+    static native byte[] explain(byte[] args, byte[] stdin);
 }

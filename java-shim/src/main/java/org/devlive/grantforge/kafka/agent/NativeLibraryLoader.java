@@ -6,7 +6,6 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
 import java.util.Locale;
-import org.apache.kafka.common.config.ConfigException;
 
 /**
  * Loads the agent's native library once per class loader: from {@code grantforge.native.library.path}
@@ -23,6 +22,15 @@ final class NativeLibraryLoader {
     private NativeLibraryLoader() {
     }
 
+    /** The library cannot be loaded; the message names the cause and the key that fixes it. */
+    static final class NativeLoadException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        NativeLoadException(String message) {
+            super(message);
+        }
+    }
+
     static synchronized void load(String explicitPath) {
         if (loaded) {
             return;
@@ -34,7 +42,7 @@ final class NativeLibraryLoader {
         }
         int abi = NativeAgent.abiVersion();
         if (abi != NativeAgent.ABI_VERSION) {
-            throw new ConfigException(PATH_KEY + ": the native library speaks ABI " + abi + " but this JAR needs "
+            throw new NativeLoadException(PATH_KEY + ": the native library speaks ABI " + abi + " but this JAR needs "
                 + NativeAgent.ABI_VERSION + "; use the library of the same agent version (or unset " + PATH_KEY + ")");
         }
         loaded = true;
@@ -45,7 +53,7 @@ final class NativeLibraryLoader {
         String resource = "native/" + platform + "/" + LIBRARY;
         InputStream in = NativeLibraryLoader.class.getResourceAsStream(resource);
         if (in == null) {
-            throw new ConfigException(PATH_KEY + ": this agent JAR has no native library for " + platform
+            throw new NativeLoadException(PATH_KEY + ": this agent JAR has no native library for " + platform
                 + " (it ships linux-x86_64); build one for this platform and set " + PATH_KEY + " to it");
         }
         File tmpDir = new File(System.getProperty("java.io.tmpdir"));
@@ -58,7 +66,7 @@ final class NativeLibraryLoader {
                 in.close();
             }
         } catch (IOException e) {
-            throw new ConfigException(PATH_KEY + ": cannot copy the native library to " + tmpDir + " (" + e.getMessage()
+            throw new NativeLoadException(PATH_KEY + ": cannot copy the native library to " + tmpDir + " (" + e.getMessage()
                 + "); make java.io.tmpdir writable or set " + PATH_KEY + " to an extracted copy");
         }
         try {
@@ -78,10 +86,10 @@ final class NativeLibraryLoader {
             String message = String.valueOf(e.getMessage());
             String lower = message.toLowerCase(Locale.ROOT);
             if (lower.contains("failed to map segment") || lower.contains("operation not permitted")) {
-                throw new ConfigException(PATH_KEY + ": " + origin + ", which does not allow executing it (mounted noexec?): "
+                throw new NativeLoadException(PATH_KEY + ": " + origin + ", which does not allow executing it (mounted noexec?): "
                     + message + "; set " + PATH_KEY + " to a copy on an executable file system, or point -Djava.io.tmpdir there");
             }
-            throw new ConfigException(PATH_KEY + ": cannot load the native library (" + origin + "): " + message
+            throw new NativeLoadException(PATH_KEY + ": cannot load the native library (" + origin + "): " + message
                 + "; set " + PATH_KEY + " to the library of this agent version built for this host");
         }
     }

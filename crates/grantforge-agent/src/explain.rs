@@ -1,0 +1,435 @@
+//! `explain`: answers one question (or many) as the agent would, and says why.
+//!
+//! ```text
+//! grantforge-explain --snapshot FILE | --cache-dir DIR  [--json] [--super-users 'User:admin;...']
+//!     --principal User:alice --operation READ (--topic T | --group G | --cluster | --transactional-id T
+//!     | --delegation-token T | --user U) [--host 10.1.2.3] [--listener NAME] [--client-id ID]
+//! grantforge-explain --snapshot FILE [--json] --batch   < questions (one per line, request options only)
+//! ```
+//!
+//! The answer: the decision, the deciding policy (id, name, priority), every policy whose items
+//! matched or were excepted, and the ACL rows that apply to the resource. The same code serves the
+//! `grantforge-explain` binary and `java -jar grantforge-agent-kafka-<version>.jar explain`.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use grantforge_engine::{Branch, Instant, Item, Outcome, PolicyRecord, Snapshot};
+use grantforge_kafka::{Action, AclRow, KafkaContext, KafkaPolicies, Operation, PatternType, Principal, RequestContext, ResourceType, CLUSTER_NAME};
+use serde_json::{json, Value};
+
+use crate::source::read_policy_file;
+
+pub const USAGE: &str = "usage: explain (--snapshot FILE | --cache-dir DIR) [--json] [--super-users 'User:a;User:b']
+         --principal User:NAME --operation OP (--topic T | --group G | --cluster | --transactional-id T
+         | --delegation-token T | --user U) [--host IP] [--listener NAME] [--client-id ID]
+       explain (--snapshot FILE | --cache-dir DIR) [--json] --batch < questions   (one question per line)
+OP is Kafka's operation (READ, WRITE, DESCRIBE, ...). The answer says what the agent would decide and why.";
+
+/// Runs `explain` with its arguments and standard input; returns the exit code and the output.
+pub fn run(args: &[String], stdin: &str) -> (i32, String) {
+    match run_inner(args, stdin) {
+        Ok(output) => (0, output),
+        Err(Failure::Usage(message)) => (2, format!("explain: {message}\n{USAGE}\n")),
+        Err(Failure::Snapshot(message)) => (1, format!("explain: {message}\n")),
+    }
+}
+
+enum Failure {
+    Usage(String),
+    Snapshot(String),
+}
+
+struct Options {
+    source: PathBuf,
+    json: bool,
+    batch: bool,
+    super_users: Vec<String>,
+    question: Vec<String>,
+}
+
+fn run_inner(args: &[String], stdin: &str) -> Result<String, Failure> {
+    let options = parse_options(args)?;
+    let bytes = read_policy_file(&options.source, u64::MAX >> 1).map_err(|e| Failure::Snapshot(e.to_string()))?;
+    let snapshot = Snapshot::parse(&bytes).map_err(|e| Failure::Snapshot(format!("{}: {e}", options.source.display())))?;
+    let now = Instant::now();
+    let policies = KafkaPolicies::from_snapshot(&snapshot, now)
+        .map_err(|e| Failure::Snapshot(format!("{}: {e}", options.source.display())))?;
+    let explainer = Explainer { snapshot: &snapshot, policies: &policies, super_users: &options.super_users, now, by_id: index(&snapshot) };
+    let questions: Vec<Vec<String>> = if options.batch {
+        stdin.lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')).map(split_words).collect()
+    } else {
+        vec![options.question.clone()]
+    };
+    let mut out = String::new();
+    for words in questions {
+        let answer = parse_question(&words).map(|q| explainer.answer(&q));
+        match (answer, options.json) {
+            (Ok(answer), true) => out.push_str(&(answer.to_string() + "\n")),
+            (Ok(answer), false) => out.push_str(&render_text(&answer)),
+            (Err(message), _) if !options.batch => return Err(Failure::Usage(message)),
+            (Err(message), true) => out.push_str(&(json!({"error": message, "question": words.join(" ")}).to_string() + "\n")),
+            (Err(message), false) => {
+                let _ = writeln!(out, "{}\n  error: {message}\n", words.join(" "));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn parse_options(args: &[String]) -> Result<Options, Failure> {
+    let mut options = Options { source: PathBuf::new(), json: false, batch: false, super_users: Vec::new(), question: Vec::new() };
+    let mut source = None;
+    let mut i = 0;
+    while i < args.len() {
+        let value = |i: usize| args.get(i + 1).cloned().ok_or_else(|| Failure::Usage(format!("{} needs a value", args[i])));
+        match args[i].as_str() {
+            "--snapshot" => source = Some(PathBuf::from(value(i)?)),
+            "--cache-dir" => source = Some(PathBuf::from(value(i)?).join("snapshot.json")),
+            "--super-users" => {
+                options.super_users = value(i)?.split(';').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+            }
+            "--json" => {
+                options.json = true;
+                i += 1;
+                continue;
+            }
+            "--batch" => {
+                options.batch = true;
+                i += 1;
+                continue;
+            }
+            "--help" | "-h" => return Err(Failure::Usage("help".to_string())),
+            _ => {
+                options.question.push(args[i].clone());
+                i += 1;
+                continue;
+            }
+        }
+        i += 2;
+    }
+    options.source = source.ok_or_else(|| Failure::Usage("name the policies with --snapshot FILE or --cache-dir DIR".to_string()))?;
+    if options.batch && !options.question.is_empty() {
+        return Err(Failure::Usage("--batch reads the questions from standard input; give none on the command line".to_string()));
+    }
+    Ok(options)
+}
+
+/// One request, as Kafka would hand it to the authorizer.
+struct Question {
+    principal: Principal,
+    operation: Operation,
+    resource_type: ResourceType,
+    name: String,
+    host: Option<IpAddr>,
+    listener: String,
+    client_id: String,
+}
+
+fn parse_question(words: &[String]) -> Result<Question, String> {
+    let mut principal = None;
+    let mut operation = None;
+    let mut resource = None;
+    let (mut host, mut listener, mut client_id) = (None, String::new(), String::new());
+    let mut i = 0;
+    while i < words.len() {
+        let flag = words[i].as_str();
+        if flag == "--cluster" {
+            resource = Some((ResourceType::Cluster, CLUSTER_NAME.to_string()));
+            i += 1;
+            continue;
+        }
+        let value = words.get(i + 1).cloned().ok_or_else(|| format!("{flag} needs a value"))?;
+        match flag {
+            "--principal" => {
+                let (kind, name) = value.split_once(':').ok_or_else(|| format!("--principal `{value}` is not Type:name, such as User:alice"))?;
+                principal = Some(Principal { principal_type: kind.to_string(), name: name.to_string() });
+            }
+            "--operation" => {
+                let op = Operation::from_access_type(&value.to_ascii_lowercase())
+                    .ok_or_else(|| format!("--operation `{value}` is not a Kafka operation (READ, WRITE, DESCRIBE, ...)"))?;
+                operation = Some(op);
+            }
+            "--host" => host = Some(value.parse().map_err(|_| format!("--host `{value}` is not an IP address"))?),
+            "--listener" => listener = value,
+            "--client-id" => client_id = value,
+            _ => {
+                let level = flag.strip_prefix("--").unwrap_or(flag).replace('-', "_");
+                let resource_type = ResourceType::from_level(&level).ok_or_else(|| format!("unknown option {flag}"))?;
+                resource = Some((resource_type, value));
+            }
+        }
+        i += 2;
+    }
+    let (resource_type, name) = resource.ok_or("name the resource: --topic, --group, --cluster, --transactional-id, --delegation-token or --user")?;
+    Ok(Question {
+        principal: principal.ok_or("name the principal: --principal User:NAME")?,
+        operation: operation.ok_or("name the operation: --operation READ (or WRITE, DESCRIBE, ...)")?,
+        resource_type,
+        name,
+        host,
+        listener,
+        client_id,
+    })
+}
+
+struct Explainer<'a> {
+    snapshot: &'a Snapshot,
+    policies: &'a KafkaPolicies,
+    super_users: &'a [String],
+    now: Instant,
+    by_id: HashMap<i64, &'a PolicyRecord>,
+}
+
+fn index(snapshot: &Snapshot) -> HashMap<i64, &PolicyRecord> {
+    snapshot.policies.iter().map(|p| (p.id, p)).collect()
+}
+
+impl Explainer<'_> {
+    fn answer(&self, q: &Question) -> Value {
+        let context = RequestContext {
+            principal: q.principal.clone(),
+            conditions: KafkaContext { client_address: q.host, listener: q.listener.clone(), client_id: q.client_id.clone() },
+            request_type: -1,
+            request_version: -1,
+        };
+        let action = Action {
+            operation: Some(q.operation),
+            resource_type: Some(q.resource_type),
+            literal: true,
+            name: &q.name,
+            log_if_allowed: false,
+            log_if_denied: false,
+        };
+        let mut answer = json!({
+            "request": {
+                "principal": q.principal.to_kafka_string(), "operation": q.operation.kafka_name(),
+                "resourceType": q.resource_type.level(), "resource": q.name,
+                "host": q.host.map(|h| h.to_string()), "listener": q.listener, "clientId": q.client_id,
+            },
+            "snapshot": {"service": self.snapshot.service, "policyVersion": self.snapshot.policy_version},
+            "acls": self.acl_rows_for(q).iter().map(acl_json).collect::<Vec<_>>(),
+        });
+        let super_user = q.principal.to_kafka_string();
+        let (decision, reason, policy, matched) = if self.super_users.contains(&super_user) {
+            ("ALLOWED", "a super user: never checked".to_string(), Value::Null, Vec::new())
+        } else if !self.snapshot.service_enabled {
+            ("ALLOWED", "the service is disabled: Kafka is unchecked".to_string(), Value::Null, Vec::new())
+        } else {
+            let decided = self.policies.decide(&context, &action, self.now);
+            let explanation = self.policies.explain(&context, &action, self.now).and_then(Result::ok);
+            let matched = explanation.map(|e| e.policies.iter().map(|p| self.policy_json(p)).collect()).unwrap_or_default();
+            let policy = decided.policy_id.map_or(Value::Null, |id| self.policy_ref(id));
+            let reason = match decided.outcome {
+                Outcome::Allowed => "a policy allows and none of its priority denies".to_string(),
+                Outcome::Denied => "a policy denies (a deny beats an allow within a priority)".to_string(),
+                Outcome::NotDetermined => "no policy decides: refused (fail closed)".to_string(),
+            };
+            (if decided.allowed { "ALLOWED" } else { "DENIED" }, reason, policy, matched)
+        };
+        answer["decision"] = json!(decision);
+        answer["reason"] = json!(reason);
+        answer["decidingPolicy"] = policy;
+        answer["policies"] = Value::Array(matched);
+        answer
+    }
+
+    fn policy_ref(&self, id: i64) -> Value {
+        match self.by_id.get(&id) {
+            Some(p) => json!({"id": id, "name": p.name, "priority": p.priority.as_str()}),
+            None => json!({"id": id}),
+        }
+    }
+
+    fn policy_json(&self, p: &grantforge_engine::PolicyExplanation) -> Value {
+        let record = self.by_id.get(&p.id);
+        let items = |which: &[usize], list: fn(&PolicyRecord) -> &Vec<Item>| -> Vec<Value> {
+            which
+                .iter()
+                .map(|i| record.and_then(|r| list(r).get(*i)).map_or(json!({"index": i}), |item| item_json(*i, item)))
+                .collect()
+        };
+        json!({
+            "id": p.id, "name": p.name, "priority": p.priority.as_str(), "effect": branch_name(p.branch),
+            "deny": items(&p.deny, |r| &r.deny), "denyExceptions": items(&p.deny_exceptions, |r| &r.deny_exceptions),
+            "allow": items(&p.allow, |r| &r.allow), "allowExceptions": items(&p.allow_exceptions, |r| &r.allow_exceptions),
+        })
+    }
+
+    /// The ACL rows of this resource, as `kafka-acls --list --topic T` (Kafka's MATCH filter) shows them.
+    fn acl_rows_for(&self, q: &Question) -> Vec<&AclRow> {
+        let code = q.resource_type.code();
+        self.policies
+            .acl_rows()
+            .iter()
+            .filter(|r| r.resource_type == code)
+            .filter(|r| match r.pattern_type {
+                PatternType::Literal => r.name == q.name || r.name == "*",
+                PatternType::Prefixed => q.name.starts_with(&r.name),
+            })
+            .collect()
+    }
+}
+
+fn branch_name(branch: Branch) -> &'static str {
+    match branch {
+        Branch::Deny => "denies",
+        Branch::Allow => "allows",
+        Branch::AllowExcepted => "allow excepted",
+        Branch::DenyExcepted => "deny excepted",
+        Branch::NoMatch => "only exceptions matched",
+    }
+}
+
+fn item_json(index: usize, item: &Item) -> Value {
+    json!({
+        "index": index + 1, "users": item.users, "groups": item.groups, "roles": item.roles,
+        "accessTypes": item.access_types,
+        "conditions": item.conditions.iter().map(|c| json!({"type": c.type_name, "values": c.values})).collect::<Vec<_>>(),
+    })
+}
+
+fn acl_json(row: &&AclRow) -> Value {
+    json!({
+        "resourceType": ResourceType::from_code(row.resource_type).map_or("?", ResourceType::level),
+        "patternType": if row.pattern_type == PatternType::Literal { "LITERAL" } else { "PREFIXED" },
+        "name": row.name, "principal": row.principal, "host": "*",
+        "operation": row.operation.kafka_name(), "permission": format!("{:?}", row.permission).to_uppercase(),
+    })
+}
+
+fn render_text(a: &Value) -> String {
+    let r = &a["request"];
+    let mut out = String::new();
+    let host = r["host"].as_str().map(|h| format!(" from {h}")).unwrap_or_default();
+    let _ = writeln!(out, "{} {} {} {}{host}", s(&r["principal"]), s(&r["operation"]), s(&r["resourceType"]), s(&r["resource"]));
+    let by = match &a["decidingPolicy"] {
+        Value::Null => String::new(),
+        p => format!(" by policy {} \"{}\" ({})", p["id"], s(&p["name"]), s(&p["priority"])),
+    };
+    let _ = writeln!(out, "  decision: {}{by}: {}", s(&a["decision"]), s(&a["reason"]));
+    let _ = writeln!(out, "  snapshot: service {} version {}", s(&a["snapshot"]["service"]), a["snapshot"]["policyVersion"]);
+    let policies = a["policies"].as_array().cloned().unwrap_or_default();
+    if !policies.is_empty() {
+        let _ = writeln!(out, "  policies with matching items:");
+    }
+    for p in &policies {
+        let _ = writeln!(out, "    {} \"{}\" ({}): {}", p["id"], s(&p["name"]), s(&p["priority"]), s(&p["effect"]));
+        for (key, label) in [("deny", "deny item"), ("denyExceptions", "deny exception"), ("allow", "allow item"), ("allowExceptions", "allow exception")] {
+            for item in p[key].as_array().into_iter().flatten() {
+                let _ = writeln!(out, "      {label} {}: {}", item["index"], describe_item(item));
+            }
+        }
+    }
+    let acls = a["acls"].as_array().cloned().unwrap_or_default();
+    let _ = writeln!(out, "  ACLs for {} {}{}", s(&r["resourceType"]), s(&r["resource"]), if acls.is_empty() { ": none" } else { ":" });
+    for acl in &acls {
+        let _ = writeln!(
+            out,
+            "    {} {} {} on {} {} {} (host *)",
+            s(&acl["permission"]), s(&acl["principal"]), s(&acl["operation"]), s(&acl["resourceType"]), s(&acl["patternType"]), s(&acl["name"])
+        );
+    }
+    out.push('\n');
+    out
+}
+
+fn describe_item(item: &Value) -> String {
+    let list = |key: &str| item[key].as_array().map(|v| v.iter().map(s).collect::<Vec<_>>().join(", ")).unwrap_or_default();
+    let mut who = Vec::new();
+    for (key, label) in [("users", "users"), ("groups", "groups"), ("roles", "roles")] {
+        let names = list(key);
+        if !names.is_empty() {
+            who.push(format!("{label} {names}"));
+        }
+    }
+    let conditions = item["conditions"].as_array().map(|c| c.iter().map(|c| format!(" if {} in [{}]", s(&c["type"]), c["values"].as_array().map(|v| v.iter().map(s).collect::<Vec<_>>().join(", ")).unwrap_or_default())).collect::<String>()).unwrap_or_default();
+    format!("{}: {}{conditions}", who.join("; "), list("accessTypes"))
+}
+
+fn s(v: &Value) -> String {
+    v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())
+}
+
+/// Splits a batch line into words; double quotes group words with spaces.
+fn split_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            c if c.is_whitespace() && !quoted => {
+                if !current.is_empty() {
+                    words.push(std::mem::take(&mut current));
+                }
+            }
+            c => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/snapshots/e2e.json");
+
+    fn explain(words: &str, stdin: &str) -> (i32, String) {
+        let mut args: Vec<String> = vec!["--snapshot".into(), FIXTURE.into()];
+        args.extend(split_words(words));
+        run(&args, stdin)
+    }
+
+    #[test]
+    fn says_who_decided_and_which_items_matched() {
+        let (code, out) = explain("--principal User:alice --operation DESCRIBE --topic payments", "");
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("decision: DENIED by policy 5 \"no payments for alice\" (NORMAL)"), "{out}");
+        assert!(out.contains("deny item 1: users alice: write"), "{out}");
+        assert!(out.contains("3 \"everyone sees the topics\" (NORMAL): allows"), "{out}");
+        assert!(out.contains("DENY User:alice WRITE on topic LITERAL payments (host *)"), "{out}");
+    }
+
+    #[test]
+    fn json_for_scripts_and_super_users() {
+        let (code, out) = explain("--json --principal User:bob --operation WRITE --topic orders", "");
+        assert_eq!(code, 0);
+        let answer: Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(answer["decision"], "DENIED");
+        assert_eq!(answer["decidingPolicy"], Value::Null);
+        assert_eq!(answer["acls"].as_array().unwrap().len(), 5);
+        let (_, out) = explain("--json --super-users User:bob --principal User:bob --operation WRITE --topic orders", "");
+        let answer: Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(answer["decision"], "ALLOWED");
+        assert_eq!(answer["reason"], "a super user: never checked");
+    }
+
+    #[test]
+    fn batch_answers_every_line_and_reports_bad_ones() {
+        let stdin = "--principal User:alice --operation READ --group alice-1\n# a comment\n--principal User:x --operation FLY --topic t\n--principal User:alice --operation IDEMPOTENT_WRITE --cluster\n";
+        let (code, out) = explain("--json --batch", stdin);
+        assert_eq!(code, 0);
+        let answers: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(answers.len(), 3);
+        assert_eq!(answers[0]["decision"], "ALLOWED");
+        assert_eq!(answers[0]["decidingPolicy"]["id"], 4);
+        assert!(answers[1]["error"].as_str().unwrap().contains("FLY"));
+        assert_eq!(answers[2]["decision"], "DENIED");
+        assert_eq!(answers[2]["request"]["resource"], "kafka-cluster");
+    }
+
+    #[test]
+    fn usage_and_file_errors_have_their_own_exit_codes() {
+        assert_eq!(explain("--principal User:alice --operation READ", "").0, 2);
+        let (code, out) = run(&["--snapshot".into(), "/nonexistent.json".into()], "");
+        assert_eq!(code, 1, "{out}");
+        assert!(out.contains("does not exist"), "{out}");
+    }
+}
