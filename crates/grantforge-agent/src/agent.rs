@@ -6,11 +6,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use grantforge_engine::Instant;
-use grantforge_kafka::{Action, Decided, KafkaPolicies, Operation, RequestContext, ResourceType};
+use grantforge_kafka::{Action, KafkaPolicies, Operation, RequestContext, ResourceType};
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::config::{AgentConfig, ConfigError, PolicySource};
-use crate::source::{load_policy_file, stamp};
+use crate::audit::Auditor;
+use crate::source::{load_policy_file, stamp, FileStamp};
 
 /// One agent, shared by every authorizer of its configuration in this JVM.
 pub struct Agent {
@@ -23,7 +24,8 @@ pub struct Agent {
     state: Mutex<()>,
     changed: Condvar,
     stopping: AtomicBool,
-    watcher: Mutex<Option<JoinHandle<()>>>,
+    auditor: Auditor,
+    background: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Agent {
@@ -34,21 +36,22 @@ impl Agent {
         let initial_stamp = stamp(&path);
         let policies = load_policy_file(&path, config.snapshot_max_bytes)?;
         let agent = Arc::new(Agent {
-            config,
             current: RwLock::new(None),
             generation: AtomicU64::new(0),
             state: Mutex::new(()),
             changed: Condvar::new(),
             stopping: AtomicBool::new(false),
-            watcher: Mutex::new(None),
+            auditor: Auditor::new(usize::try_from(config.audit_queue_capacity).unwrap_or(usize::MAX)),
+            background: Mutex::new(None),
+            config,
         });
         agent.apply(policies, &path.display().to_string());
-        let watcher = Arc::clone(&agent);
+        let worker = Arc::clone(&agent);
         let handle = std::thread::Builder::new()
-            .name("grantforge-policy-file".to_string())
-            .spawn(move || watcher.watch_policy_file(initial_stamp))
-            .map_err(|e| ConfigError::new("grantforge.policy.file", format!("cannot start the policy file watcher: {e}")))?;
-        *agent.watcher.lock() = Some(handle);
+            .name("grantforge-agent".to_string())
+            .spawn(move || worker.run_background(initial_stamp))
+            .map_err(|e| ConfigError::new("grantforge.policy.file", format!("cannot start the agent's thread: {e}")))?;
+        *agent.background.lock() = Some(handle);
         Ok(agent)
     }
 
@@ -79,7 +82,7 @@ impl Agent {
         for (action, allowed) in actions.iter().zip(allowed.iter_mut()) {
             let decided = policies.decide(context, action, now);
             *allowed = decided.allowed;
-            audit(context, action, &decided, policies.policy_version);
+            self.auditor.record(context, action, &decided, policies.policy_version, now);
         }
     }
 
@@ -111,14 +114,15 @@ impl Agent {
         self.current.read().is_some()
     }
 
-    /// Stops the watcher and drops the snapshot: a closed agent refuses everything.
+    /// Stops the agent's thread (which writes out the folded audit) and drops the snapshot: a
+    /// closed agent refuses everything.
     pub fn shutdown(&self) {
         self.stopping.store(true, Ordering::Release);
         {
             let _state = self.state.lock();
             self.changed.notify_all();
         }
-        if let Some(handle) = self.watcher.lock().take() {
+        if let Some(handle) = self.background.lock().take() {
             let _ = handle.join();
         }
         *self.current.write() = None;
@@ -149,61 +153,51 @@ impl Agent {
         self.changed.notify_all();
     }
 
-    /// Applies every change of the policy file; a bad version is logged once and the last good
-    /// snapshot stays in force.
-    fn watch_policy_file(&self, mut last_seen: Option<crate::source::FileStamp>) {
-        let PolicySource::File(path) = &self.config.source;
-        let shown = path.display().to_string();
+    /// The agent's own thread: applies changes of the policy file and writes out the folded audit
+    /// every fold window, and once more when the agent stops.
+    fn run_background(&self, mut last_seen: Option<FileStamp>) {
+        let poll = self.config.policy_file_poll_interval;
+        let fold_window = self.config.audit_fold_window;
+        let started = std::time::Instant::now();
+        let (mut next_poll, mut next_flush) = (started + poll, started + fold_window);
         loop {
             {
                 let mut state = self.state.lock();
-                if self.stopping.load(Ordering::Acquire) {
-                    return;
-                }
-                self.changed.wait_for(&mut state, self.config.policy_file_poll_interval);
-                if self.stopping.load(Ordering::Acquire) {
-                    return;
+                if !self.stopping.load(Ordering::Acquire) {
+                    self.changed.wait_until(&mut state, next_poll.min(next_flush));
                 }
             }
-            let now_seen = stamp(path);
-            if now_seen == last_seen {
-                continue;
+            if self.stopping.load(Ordering::Acquire) {
+                self.auditor.flush();
+                return;
             }
-            last_seen = now_seen;
-            match load_policy_file(path, self.config.snapshot_max_bytes) {
-                Ok(policies) => self.apply(policies, &shown),
-                Err(e) => {
-                    let kept = self.policies().map(|p| p.policy_version);
-                    tracing::error!("{e}; policy version {} stays in force", kept.map_or("none".to_string(), |v| v.to_string()));
-                }
+            let now = std::time::Instant::now();
+            if now >= next_poll {
+                self.check_policy_file(&mut last_seen);
+                next_poll = now + poll;
+            }
+            if now >= next_flush {
+                self.auditor.flush();
+                next_flush = now + fold_window;
             }
         }
     }
-}
 
-/// Offline mode audits to the log, in the style of Kafka's authorizer log: refusals Kafka asks to
-/// report at INFO, allowed accesses at DEBUG. A disabled service is not audited.
-fn audit(context: &RequestContext, action: &Action<'_>, decided: &Decided, version: i64) {
-    if decided.unchecked || !(if decided.allowed { action.log_if_allowed } else { action.log_if_denied }) {
-        return;
-    }
-    let verdict = if decided.allowed { "Allowed" } else { "Denied" };
-    let operation = action.operation.map_or("UNKNOWN", Operation::kafka_name);
-    let resource_type = action.resource_type.map_or("unknown", ResourceType::level);
-    let host = context.conditions.client_address.map_or("unknown".to_string(), |a| a.to_string());
-    let basis = decided.policy_id.map_or("no policy decided (refused)".to_string(), |id| format!("policy {id}"));
-    let principal = context.principal.to_kafka_string();
-    let line = format!(
-        "Principal = {principal} is {verdict} operation = {operation} from host = {host} on resource = {resource_type}:{name} for request = api key {key} v{version_no} with listener {listener} and client id {client} based on {basis} of policy version {version}",
-        name = action.name,
-        key = context.request_type,
-        version_no = context.request_version,
-        listener = context.conditions.listener,
-        client = context.conditions.client_id,
-    );
-    if decided.allowed {
-        tracing::debug!(target: "grantforge.audit", "{line}");
-    } else {
-        tracing::info!(target: "grantforge.audit", "{line}");
+    /// Applies a changed policy file; a bad version is logged once and the last good snapshot
+    /// stays in force.
+    fn check_policy_file(&self, last_seen: &mut Option<FileStamp>) {
+        let PolicySource::File(path) = &self.config.source;
+        let now_seen = stamp(path);
+        if now_seen == *last_seen {
+            return;
+        }
+        *last_seen = now_seen;
+        match load_policy_file(path, self.config.snapshot_max_bytes) {
+            Ok(policies) => self.apply(policies, &path.display().to_string()),
+            Err(e) => {
+                let kept = self.policies().map_or("none".to_string(), |p| p.policy_version.to_string());
+                tracing::error!("{e}; policy version {kept} stays in force");
+            }
+        }
     }
 }

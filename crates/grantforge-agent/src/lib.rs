@@ -5,6 +5,7 @@
 //! decodes what the Java shim sends and calls [`registry::open`] and [`Agent`].
 
 pub mod agent;
+mod audit;
 pub mod config;
 pub mod explain;
 pub mod logging;
