@@ -1,0 +1,57 @@
+package org.devlive.grantforge.kafka.it;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+
+/** Where the agent JAR and the fixtures are: from system properties, else found from the working directory. */
+public final class ItPaths {
+
+    public static final String AGENT_JAR_PROPERTY = "grantforge.agent.jar";
+    public static final String FIXTURES_PROPERTY = "grantforge.fixtures";
+    public static final String AGENT_JAR_NAME = "grantforge-agent-kafka-0.1.0.jar";
+
+    private ItPaths() {
+    }
+
+    /** The agent JAR ({@value #AGENT_JAR_PROPERTY}, else {@code agents/kafka/grantforge-agent-kafka-0.1.0.jar}). */
+    public static Path agentJar() {
+        String configured = System.getProperty(AGENT_JAR_PROPERTY);
+        if (configured != null && !configured.isBlank()) {
+            return Paths.get(configured).toAbsolutePath().normalize();
+        }
+        return findFromWorkingDir(Paths.get("agents", "kafka", AGENT_JAR_NAME),
+                Paths.get("..", "..", "agents", "kafka", AGENT_JAR_NAME));
+    }
+
+    public static boolean agentJarExists() {
+        return Files.isRegularFile(agentJar());
+    }
+
+    /** The fixtures directory ({@value #FIXTURES_PROPERTY}, else {@code tests/fixtures}). */
+    public static Path fixtures() {
+        String configured = System.getProperty(FIXTURES_PROPERTY);
+        if (configured != null && !configured.isBlank()) {
+            return Paths.get(configured).toAbsolutePath().normalize();
+        }
+        return findFromWorkingDir(Paths.get("tests", "fixtures"), Paths.get("..", "fixtures"));
+    }
+
+    public static Path snapshot(String name) {
+        return fixtures().resolve("snapshots").resolve(name);
+    }
+
+    /** The first candidate that exists relative to the working directory (repository root or module dir). */
+    static Path findFromWorkingDir(Path fromRepoRoot, Path fromModuleDir) {
+        Path cwd = Paths.get("").toAbsolutePath();
+        Path a = cwd.resolve(fromRepoRoot).normalize();
+        if (Files.exists(a)) {
+            return a;
+        }
+        Path b = cwd.resolve(fromModuleDir).normalize();
+        if (Files.exists(b)) {
+            return b;
+        }
+        return a;
+    }
+}

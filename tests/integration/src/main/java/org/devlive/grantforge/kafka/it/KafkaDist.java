@@ -1,0 +1,96 @@
+package org.devlive.grantforge.kafka.it;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+
+/**
+ * One Kafka release the tests can run: its server classpath (written by the Maven module
+ * {@code tests/kafka-dists/kafka-<version>}) and the logging flavour its server uses
+ * (reload4j with {@code -Dlog4j.configuration} for 3.x, Log4j2 with {@code -Dlog4j2.configurationFile}
+ * for 4.x).
+ */
+public final class KafkaDist {
+
+    /** System property naming the directory that holds the {@code kafka-<version>} modules. */
+    public static final String DISTS_PROPERTY = "grantforge.kafka.dists";
+    /** System property naming the Kafka version to run when a test does not choose one. */
+    public static final String VERSION_PROPERTY = "grantforge.kafka.version";
+    public static final String DEFAULT_VERSION = "4.3.1";
+
+    private final String version;
+    private final int major;
+    private final Path classpathFile;
+
+    private KafkaDist(String version, Path classpathFile) {
+        this.version = version;
+        this.major = parseMajor(version);
+        this.classpathFile = classpathFile;
+    }
+
+    /** The version the run asks for ({@value #VERSION_PROPERTY}, default {@value #DEFAULT_VERSION}). */
+    public static KafkaDist defaultDist() {
+        return of(System.getProperty(VERSION_PROPERTY, DEFAULT_VERSION));
+    }
+
+    public static KafkaDist of(String version) {
+        return new KafkaDist(version, distsDir().resolve("kafka-" + version).resolve("target").resolve("kafka.classpath"));
+    }
+
+    /** {@value #DISTS_PROPERTY}, or {@code tests/kafka-dists} found from the working directory. */
+    public static Path distsDir() {
+        String configured = System.getProperty(DISTS_PROPERTY);
+        if (configured != null && !configured.isBlank()) {
+            return Paths.get(configured).toAbsolutePath().normalize();
+        }
+        return ItPaths.findFromWorkingDir(Paths.get("tests", "kafka-dists"), Paths.get("..", "kafka-dists"));
+    }
+
+    public String version() {
+        return version;
+    }
+
+    /** Kafka 4.0 moved the server to Log4j2. */
+    public boolean usesLog4j2() {
+        return major >= 4;
+    }
+
+    public Path classpathFile() {
+        return classpathFile;
+    }
+
+    /** The server classpath (jars separated by the platform path separator). */
+    public String classpath() {
+        if (!Files.isRegularFile(classpathFile)) {
+            throw new IllegalStateException("No Kafka " + version + " classpath at " + classpathFile
+                    + "; build it first: mvn -B -q -pl tests/kafka-dists/kafka-" + version
+                    + " install (or -f tests/kafka-dists/kafka-" + version + "/pom.xml install)");
+        }
+        try {
+            String cp = Files.readString(classpathFile, StandardCharsets.UTF_8).trim();
+            if (cp.isEmpty()) {
+                throw new IllegalStateException("Kafka classpath file " + classpathFile + " is empty");
+            }
+            return cp;
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot read " + classpathFile, e);
+        }
+    }
+
+    private static int parseMajor(String version) {
+        int dot = version.indexOf('.');
+        try {
+            return Integer.parseInt(dot < 0 ? version : version.substring(0, dot));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("Not a Kafka version: " + version, e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Kafka " + version;
+    }
+}

@@ -1,0 +1,801 @@
+package org.devlive.grantforge.kafka.it;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.SaslConfigs;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * A real Kafka KRaft node that is broker and controller at once, run as a child JVM from a plain
+ * classpath (the Kafka server jars of {@link KafkaDist} plus, unless disabled, the agent JAR) in its
+ * own directory. Listeners are SASL_PLAINTEXT with PLAIN users {@code admin} (super user, also the
+ * inter-node and controller principal), {@code alice}, {@code bob} and {@code carol}; passwords are
+ * {@code <user>-secret}.
+ *
+ * <pre>{@code
+ * try (KafkaNode node = KafkaNode.builder().policyFile(snapshot).start();
+ *      Admin admin = node.admin("admin")) { ... }
+ * }</pre>
+ *
+ * Nodes that must die at start: {@code build()}, {@link #launch()}, then {@link #awaitExit(Duration)}.
+ */
+public final class KafkaNode implements AutoCloseable {
+
+    public static final String AUTHORIZER_CLASS = "org.devlive.grantforge.kafka.agent.GrantForgeKafkaAuthorizer";
+    public static final String SUPER_USER = "admin";
+    /** The PLAIN users every node knows, with their passwords. */
+    public static final Map<String, String> USERS;
+    /** The line Kafka logs when the node (broker and controller) has started. */
+    public static final String STARTED_MESSAGE = "Kafka Server started";
+    /** System property: JDK home the nodes run on (default: this JVM's {@code java.home}). */
+    public static final String JAVA_HOME_PROPERTY = "grantforge.it.java.home";
+    /** System property: directory for node directories (default: a fresh temp directory). */
+    public static final String WORK_PROPERTY = "grantforge.it.work";
+
+    static {
+        Map<String, String> users = new LinkedHashMap<>();
+        users.put("admin", "admin-secret");
+        users.put("alice", "alice-secret");
+        users.put("bob", "bob-secret");
+        users.put("carol", "carol-secret");
+        USERS = Collections.unmodifiableMap(users);
+    }
+
+    private static final Set<KafkaNode> LIVE = ConcurrentHashMap.newKeySet();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            for (KafkaNode node : LIVE) {
+                node.destroyNow();
+            }
+        }, "grantforge-it-kill-nodes"));
+    }
+
+    private final Builder config;
+    private final KafkaDist dist;
+    private final Path dir;
+    private final Path dataDir;
+    private final Path serverLog;
+    private final Path consoleLog;
+    private final Path propertiesFile;
+    private final int brokerPort;
+    private final int controllerPort;
+    private final String clusterId;
+    private final Map<String, String> serverProperties;
+    private final boolean deleteWholeDir;
+    private volatile Process process;
+    private long startMillis = -1;
+    private volatile long startedAfterMillis = -1;
+    private volatile Exception lastProbeError;
+
+    private KafkaNode(Builder config) {
+        this.config = config;
+        this.dist = config.dist != null ? config.dist : KafkaDist.defaultDist();
+        try {
+            Path root;
+            String work = System.getProperty(WORK_PROPERTY);
+            if (work != null && !work.isBlank()) {
+                root = Paths.get(work).toAbsolutePath();
+                Files.createDirectories(root);
+                deleteWholeDir = false;
+            } else {
+                root = Paths.get(System.getProperty("java.io.tmpdir"));
+                deleteWholeDir = !Boolean.getBoolean("grantforge.it.keep");
+            }
+            this.dir = Files.createTempDirectory(root, config.name + "-");
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot create the node directory", e);
+        }
+        this.dataDir = dir.resolve("data");
+        this.serverLog = dir.resolve("server.log");
+        this.consoleLog = dir.resolve("console.log");
+        this.propertiesFile = dir.resolve("server.properties");
+        int[] ports = freePorts(2);
+        this.brokerPort = ports[0];
+        this.controllerPort = ports[1];
+        this.clusterId = Uuid.randomUuid().toString();
+        this.serverProperties = buildServerProperties();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // configuration
+
+    private Map<String, String> buildServerProperties() {
+        Map<String, String> p = new LinkedHashMap<>();
+        p.put("process.roles", "broker,controller");
+        p.put("node.id", "1");
+        p.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
+        p.put("controller.listener.names", "CONTROLLER");
+        p.put("listeners", "SASL_PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
+        p.put("advertised.listeners", "SASL_PLAINTEXT://127.0.0.1:" + brokerPort);
+        p.put("inter.broker.listener.name", "SASL_PLAINTEXT");
+        p.put("listener.security.protocol.map", "SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT");
+        p.put("sasl.enabled.mechanisms", "PLAIN");
+        p.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
+        p.put("sasl.mechanism.controller.protocol", "PLAIN");
+        StringBuilder users = new StringBuilder();
+        USERS.forEach((u, pw) -> users.append(" user_").append(u).append("=\"").append(pw).append('"'));
+        p.put("listener.name.sasl_plaintext.plain.sasl.jaas.config",
+                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\"admin-secret\""
+                        + users + ";");
+        p.put("listener.name.controller.plain.sasl.jaas.config",
+                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\"admin-secret\""
+                        + " user_admin=\"admin-secret\";");
+        if (config.authorizer != null) {
+            p.put("authorizer.class.name", config.authorizer);
+            p.put("super.users", "User:" + SUPER_USER);
+            if (config.policyFile != null) {
+                p.put("grantforge.policy.file", config.policyFile.toAbsolutePath().toString());
+            }
+        }
+        p.put("log.dirs", dataDir.toString());
+        p.put("num.partitions", "1");
+        p.put("default.replication.factor", "1");
+        p.put("offsets.topic.replication.factor", "1");
+        p.put("offsets.topic.num.partitions", "1");
+        p.put("transaction.state.log.replication.factor", "1");
+        p.put("transaction.state.log.min.isr", "1");
+        p.put("transaction.state.log.num.partitions", "1");
+        p.put("group.initial.rebalance.delay.ms", "0");
+        p.put("log.segment.bytes", String.valueOf(1024 * 1024));
+        p.put("log.index.size.max.bytes", String.valueOf(64 * 1024));
+        p.put("num.network.threads", "2");
+        p.put("num.io.threads", "2");
+        p.put("background.threads", "2");
+        p.put("num.recovery.threads.per.data.dir", "1");
+        p.put("log.cleaner.threads", "1");
+        p.put("log.cleaner.dedupe.buffer.size", String.valueOf(2 * 1024 * 1024));
+        p.put("auto.create.topics.enable", "false");
+        // 4.x only (an unused-config warning on 3.x)
+        p.put("share.coordinator.state.topic.replication.factor", "1");
+        p.put("share.coordinator.state.topic.min.isr", "1");
+        p.put("share.coordinator.state.topic.num.partitions", "1");
+        for (Map.Entry<String, String> e : config.overrides.entrySet()) {
+            if (e.getValue() == null) {
+                p.remove(e.getKey());
+            } else {
+                p.put(e.getKey(), e.getValue());
+            }
+        }
+        return p;
+    }
+
+    private void writeFiles() throws IOException {
+        Files.createDirectories(dataDir);
+        StringBuilder sb = new StringBuilder("# written by " + KafkaNode.class.getName() + " for " + dist + "\n");
+        serverProperties.forEach((k, v) -> sb.append(k).append('=').append(escapeProperty(v)).append('\n'));
+        Files.writeString(propertiesFile, sb.toString(), StandardCharsets.UTF_8);
+        writeLogConfig("server", serverLog);
+        writeLogConfig("storage", dir.resolve("storage.log"));
+        // the launcher is the only harness class on the node's classpath
+        Path launcherFile = dir.resolve("launcher").resolve(NodeLauncher.class.getName().replace('.', '/') + ".class");
+        Files.createDirectories(launcherFile.getParent());
+        try (InputStream in = NodeLauncher.class.getResourceAsStream(NodeLauncher.class.getSimpleName() + ".class")) {
+            if (in == null) {
+                throw new IllegalStateException("Cannot find the class file of " + NodeLauncher.class.getName());
+            }
+            Files.copy(in, launcherFile);
+        }
+    }
+
+    private static String escapeProperty(String v) {
+        StringBuilder out = new StringBuilder();
+        for (char c : v.toCharArray()) {
+            switch (c) {
+                case '\\': out.append("\\\\"); break;
+                case '\n': out.append("\\n"); break;
+                case '\r': out.append("\\r"); break;
+                default: out.append(c);
+            }
+        }
+        return out.toString();
+    }
+
+    private Path logConfigFile(String role) {
+        return dir.resolve(dist.usesLog4j2() ? "log4j2-" + role + ".xml" : "log4j-" + role + ".properties");
+    }
+
+    private void writeLogConfig(String role, Path logFile) throws IOException {
+        Map<String, String> levels = new LinkedHashMap<>();
+        levels.put("org.devlive.grantforge", "INFO");
+        levels.put("grantforge.audit", "INFO");
+        levels.put("kafka.authorizer.logger", "INFO");
+        levels.putAll(config.logLevels);
+        String pattern = "[%d{ISO8601}] %-5p [%c] %m%n";
+        String text;
+        if (dist.usesLog4j2()) {
+            StringBuilder loggers = new StringBuilder();
+            levels.forEach((name, level) -> loggers.append("    <Logger name=\"").append(xml(name))
+                    .append("\" level=\"").append(xml(level)).append("\"/>\n"));
+            text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                    + "<Configuration status=\"WARN\" shutdownHook=\"disable\">\n"
+                    + "  <Appenders>\n"
+                    + "    <File name=\"file\" fileName=\"" + xml(logFile.toString()) + "\" append=\"true\" immediateFlush=\"true\">\n"
+                    + "      <PatternLayout pattern=\"" + xml(pattern) + "\"/>\n"
+                    + "    </File>\n"
+                    + "  </Appenders>\n"
+                    + "  <Loggers>\n"
+                    + loggers
+                    + "    <Root level=\"" + xml(config.rootLevel) + "\"><AppenderRef ref=\"file\"/></Root>\n"
+                    + "  </Loggers>\n"
+                    + "</Configuration>\n";
+        } else {
+            StringBuilder sb = new StringBuilder();
+            sb.append("log4j.rootLogger=").append(config.rootLevel).append(", file\n");
+            sb.append("log4j.appender.file=org.apache.log4j.FileAppender\n");
+            sb.append("log4j.appender.file.File=").append(escapeProperty(logFile.toString())).append('\n');
+            sb.append("log4j.appender.file.Append=true\n");
+            sb.append("log4j.appender.file.ImmediateFlush=true\n");
+            sb.append("log4j.appender.file.layout=org.apache.log4j.PatternLayout\n");
+            sb.append("log4j.appender.file.layout.ConversionPattern=").append(pattern).append('\n');
+            levels.forEach((name, level) -> sb.append("log4j.logger.").append(name).append('=').append(level).append('\n'));
+            text = sb.toString();
+        }
+        Files.writeString(logConfigFile(role), text, StandardCharsets.UTF_8);
+    }
+
+    private static String xml(String s) {
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+    }
+
+    private String nodeClasspath() {
+        StringBuilder cp = new StringBuilder(dir.resolve("launcher").toString());
+        cp.append(java.io.File.pathSeparatorChar).append(dist.classpath());
+        if (config.authorizer != null && config.agentJar != null) {
+            Path jar = config.agentJar;
+            if (Files.isRegularFile(jar)) {
+                cp.append(java.io.File.pathSeparatorChar).append(jar.toAbsolutePath());
+            } else if (AUTHORIZER_CLASS.equals(config.authorizer)) {
+                throw new IllegalStateException("The agent JAR " + jar + " does not exist; build it first (mvn -B -pl java-shim -am install)");
+            }
+        }
+        for (Path extra : config.extraClasspath) {
+            cp.append(java.io.File.pathSeparatorChar).append(extra.toAbsolutePath());
+        }
+        return cp.toString();
+    }
+
+    private List<String> javaCommand(String role, String classpath, List<String> jvmArgs) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(config.javaHome.resolve("bin").resolve("java").toString());
+        cmd.addAll(jvmArgs);
+        cmd.add("-Djava.awt.headless=true");
+        cmd.add("-Dgrantforge.it.node=" + dir.getFileName());
+        Path logConfig = logConfigFile(role);
+        if (dist.usesLog4j2()) {
+            cmd.add("-Dlog4j2.configurationFile=" + logConfig);
+        } else {
+            cmd.add("-Dlog4j.configuration=" + logConfig.toUri());
+        }
+        cmd.add("-cp");
+        cmd.add(classpath);
+        cmd.add(NodeLauncher.class.getName());
+        cmd.add(String.valueOf(ProcessHandle.current().pid()));
+        return cmd;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // lifecycle
+
+    /** Formats the storage and starts the node's JVM without waiting for it to be ready. */
+    public synchronized KafkaNode launch() {
+        if (process != null) {
+            throw new IllegalStateException("Node already launched");
+        }
+        try {
+            writeFiles();
+            String cp = nodeClasspath();
+            format(cp);
+            List<String> jvmArgs = new ArrayList<>();
+            jvmArgs.add("-Xms64m");
+            jvmArgs.add("-Xmx" + config.maxHeap);
+            jvmArgs.add("-XX:+UseSerialGC");
+            jvmArgs.add("-XX:TieredStopAtLevel=1");
+            jvmArgs.addAll(config.jvmArgs);
+            List<String> cmd = javaCommand("server", cp, jvmArgs);
+            cmd.add("kafka.Kafka");
+            cmd.add(propertiesFile.toString());
+            Files.writeString(dir.resolve("command.txt"), String.join(" ", cmd) + "\n", StandardCharsets.UTF_8);
+            ProcessBuilder pb = new ProcessBuilder(cmd)
+                    .directory(dir.toFile())
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(consoleLog.toFile()));
+            pb.environment().remove("KAFKA_OPTS");
+            pb.environment().remove("CLASSPATH");
+            startMillis = System.currentTimeMillis();
+            process = pb.start();
+            LIVE.add(this);
+            return this;
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot launch the node in " + dir, e);
+        }
+    }
+
+    private void format(String cp) throws IOException {
+        List<String> cmd = javaCommand("storage", cp, List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+        cmd.addAll(List.of("kafka.tools.StorageTool", "format", "-t", clusterId, "-c", propertiesFile.toString()));
+        Path out = dir.resolve("format.out");
+        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
+                .redirectOutput(out.toFile()).start();
+        try {
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IllegalStateException("StorageTool format did not finish in 120 s in " + dir + ":\n" + read(out));
+            }
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while formatting", e);
+        }
+        if (p.exitValue() != 0) {
+            throw new IllegalStateException("StorageTool format failed with exit code " + p.exitValue() + " in " + dir + ":\n"
+                    + read(out) + "\n" + tail(dir.resolve("storage.log"), 40));
+        }
+    }
+
+    /**
+     * Launches the node (unless already launched) and waits until it has logged
+     * {@value #STARTED_MESSAGE} and answers {@code describeCluster} as the super user.
+     */
+    public KafkaNode start() {
+        if (process == null) {
+            launch();
+        }
+        long deadline = System.nanoTime() + config.startTimeout.toNanos();
+        Admin probe = null;
+        try {
+            while (true) {
+                Process p = process;
+                if (!p.isAlive()) {
+                    throw new IllegalStateException("Kafka node exited with code " + p.exitValue() + " while starting ("
+                            + dist + ", " + dir + ")\n" + diagnostics());
+                }
+                if (logText().contains(STARTED_MESSAGE)) {
+                    if (probe == null) {
+                        Properties props = clientProps(SUPER_USER);
+                        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
+                        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "10000");
+                        probe = Admin.create(props);
+                    }
+                    try {
+                        probe.describeCluster().nodes().get(5, TimeUnit.SECONDS);
+                        startedAfterMillis = System.currentTimeMillis() - startMillis;
+                        return this;
+                    } catch (Exception e) {
+                        lastProbeError = e;
+                    }
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("Kafka node did not start within " + config.startTimeout.toSeconds() + " s ("
+                            + dist + ", " + dir + ")"
+                            + (lastProbeError != null ? "; last describeCluster error: " + lastProbeError : "")
+                            + "\n" + diagnostics());
+                }
+                Thread.sleep(200);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            close();
+            throw new IllegalStateException("Interrupted while waiting for the node to start", e);
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        } finally {
+            if (probe != null) {
+                probe.close(Duration.ofSeconds(5));
+            }
+        }
+    }
+
+    /** Milliseconds from launching the node's JVM until it answered, or -1. */
+    public long startedAfterMillis() {
+        return startedAfterMillis;
+    }
+
+    /**
+     * Waits for a node that is expected to die (for example at start) and returns its exit code.
+     *
+     * @throws IllegalStateException if it is still running after {@code timeout}
+     */
+    public int awaitExit(Duration timeout) {
+        if (process == null) {
+            throw new IllegalStateException("Node not launched");
+        }
+        try {
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException("Kafka node still running after " + timeout.toSeconds() + " s ("
+                        + dir + ")\n" + diagnostics());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted", e);
+        }
+        LIVE.remove(this);
+        return process.exitValue();
+    }
+
+    public boolean isAlive() {
+        Process p = process;
+        return p != null && p.isAlive();
+    }
+
+    /** Stops the node (SIGTERM, then SIGKILL after {@code stopTimeout}) and removes its data. */
+    @Override
+    public synchronized void close() {
+        Process p = process;
+        if (p != null) {
+            if (p.isAlive()) {
+                List<ProcessHandle> descendants = p.descendants().collect(Collectors.toList());
+                p.destroy();
+                try {
+                    if (!p.waitFor(config.stopTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                        p.destroyForcibly();
+                        p.waitFor(30, TimeUnit.SECONDS);
+                    }
+                } catch (InterruptedException e) {
+                    p.destroyForcibly();
+                    Thread.currentThread().interrupt();
+                }
+                descendants.forEach(ProcessHandle::destroyForcibly);
+            }
+            LIVE.remove(this);
+        }
+        try {
+            deleteRecursively(deleteWholeDir ? dir : dataDir);
+        } catch (IOException e) {
+            // leave it; it is under a temp or target directory
+        }
+    }
+
+    private void destroyNow() {
+        Process p = process;
+        if (p != null && p.isAlive()) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            try {
+                p.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static void deleteRecursively(Path path) throws IOException {
+        if (!Files.exists(path)) {
+            return;
+        }
+        try (Stream<Path> walk = Files.walk(path)) {
+            for (Path p : walk.sorted(Comparator.reverseOrder()).collect(Collectors.toList())) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // what the node says
+
+    /** The node's log (Kafka's and the agent's loggers), as written so far. */
+    public String logText() {
+        return read(serverLog);
+    }
+
+    /** Lines of {@link #logText()}. */
+    public List<String> logLines() {
+        return Arrays.asList(logText().split("\\R"));
+    }
+
+    /** What the node's JVM wrote to stdout and stderr (JVM errors, native code, log4j status). */
+    public String consoleText() {
+        return read(consoleLog);
+    }
+
+    /** The last lines of the log and the console, for failure messages. */
+    public String diagnostics() {
+        return "--- tail of " + serverLog + " ---\n" + tail(serverLog, 60)
+                + "\n--- tail of " + consoleLog + " ---\n" + tail(consoleLog, 30);
+    }
+
+    private static String read(Path file) {
+        try {
+            return Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : "";
+        } catch (IOException e) {
+            try {
+                return new String(Files.readAllBytes(file), StandardCharsets.ISO_8859_1);
+            } catch (IOException e2) {
+                return "<cannot read " + file + ": " + e2 + ">";
+            }
+        }
+    }
+
+    private static String tail(Path file, int lines) {
+        String[] all = read(file).split("\\R");
+        return String.join("\n", Arrays.asList(all).subList(Math.max(0, all.length - lines), all.length));
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // clients
+
+    public String bootstrapServers() {
+        return "127.0.0.1:" + brokerPort;
+    }
+
+    public int brokerPort() {
+        return brokerPort;
+    }
+
+    public int controllerPort() {
+        return controllerPort;
+    }
+
+    public String clusterId() {
+        return clusterId;
+    }
+
+    public Path dir() {
+        return dir;
+    }
+
+    public Path serverLogFile() {
+        return serverLog;
+    }
+
+    public KafkaDist dist() {
+        return dist;
+    }
+
+    /** The server.properties the node runs with. */
+    public Map<String, String> serverProperties() {
+        return Collections.unmodifiableMap(serverProperties);
+    }
+
+    /** Client settings for a SASL/PLAIN user of this node. */
+    public Properties clientProps(String user, String password) {
+        Properties props = new Properties();
+        props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        props.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT");
+        props.put(SaslConfigs.SASL_MECHANISM, "PLAIN");
+        props.put(SaslConfigs.SASL_JAAS_CONFIG, "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
+                + user + "\" password=\"" + password + "\";");
+        props.put(CommonClientConfigs.CLIENT_ID_CONFIG, "it-" + user);
+        return props;
+    }
+
+    /** Client settings for one of {@link #USERS}. */
+    public Properties clientProps(String user) {
+        String password = USERS.get(user);
+        if (password == null) {
+            throw new IllegalArgumentException("Unknown user " + user + "; known: " + USERS.keySet());
+        }
+        return clientProps(user, password);
+    }
+
+    public Admin admin(String user) {
+        Properties props = clientProps(user);
+        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "15000");
+        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
+        return Admin.create(props);
+    }
+
+    public KafkaProducer<String, String> producer(String user) {
+        return producer(user, new Properties());
+    }
+
+    /** A String producer for {@code user}; {@code extra} overrides the defaults (e.g. enable.idempotence). */
+    public KafkaProducer<String, String> producer(String user, Properties extra) {
+        Properties props = clientProps(user);
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "30000");
+        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "15000");
+        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
+        props.putAll(extra);
+        return new KafkaProducer<>(props, new StringSerializer(), new StringSerializer());
+    }
+
+    public KafkaConsumer<String, String> consumer(String user, String group) {
+        return consumer(user, group, new Properties());
+    }
+
+    /** A String consumer for {@code user} in {@code group} (null: no group), reading from the earliest offset. */
+    public KafkaConsumer<String, String> consumer(String user, String group, Properties extra) {
+        Properties props = clientProps(user);
+        if (group != null) {
+            props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        }
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        props.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "15000");
+        props.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
+        props.putAll(extra);
+        return new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer());
+    }
+
+    @Override
+    public String toString() {
+        return "KafkaNode[" + dist + ", " + bootstrapServers() + ", " + dir + "]";
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    private static int[] freePorts(int n) {
+        List<ServerSocket> sockets = new ArrayList<>();
+        try {
+            int[] ports = new int[n];
+            for (int i = 0; i < n; i++) {
+                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                s.setReuseAddress(true);
+                sockets.add(s);
+                ports[i] = s.getLocalPort();
+            }
+            return ports;
+        } catch (IOException e) {
+            throw new UncheckedIOException("No free port", e);
+        } finally {
+            for (ServerSocket s : sockets) {
+                try {
+                    s.close();
+                } catch (IOException ignored) {
+                    // closing
+                }
+            }
+        }
+    }
+
+    /** How to run a node. Defaults: {@link KafkaDist#defaultDist()}, the agent as authorizer, this JVM's JDK. */
+    public static final class Builder {
+        private KafkaDist dist;
+        private String name = "kafka-node";
+        private Path javaHome = Paths.get(System.getProperty(JAVA_HOME_PROPERTY, System.getProperty("java.home")));
+        private String authorizer = AUTHORIZER_CLASS;
+        private Path agentJar = ItPaths.agentJar();
+        private Path policyFile;
+        private final Map<String, String> overrides = new LinkedHashMap<>();
+        private final List<String> jvmArgs = new ArrayList<>();
+        private final List<Path> extraClasspath = new ArrayList<>();
+        private final Map<String, String> logLevels = new LinkedHashMap<>();
+        private String rootLevel = "INFO";
+        private String maxHeap = "512m";
+        private Duration startTimeout = Duration.ofSeconds(Long.getLong("grantforge.it.start.timeout.s", 180));
+        private Duration stopTimeout = Duration.ofSeconds(20);
+
+        private Builder() {
+        }
+
+        public Builder kafkaVersion(String version) {
+            this.dist = KafkaDist.of(version);
+            return this;
+        }
+
+        public Builder dist(KafkaDist dist) {
+            this.dist = dist;
+            return this;
+        }
+
+        /** Names the node directory (a prefix; a random suffix is added). */
+        public Builder name(String name) {
+            this.name = name;
+            return this;
+        }
+
+        /** The JDK the node runs on (e.g. /usr/lib/jvm/temurin-25-jdk-amd64). */
+        public Builder javaHome(Path javaHome) {
+            this.javaHome = javaHome;
+            return this;
+        }
+
+        /** No authorizer at all (and no agent JAR on the classpath): the harness alone. */
+        public Builder noAuthorizer() {
+            this.authorizer = null;
+            return this;
+        }
+
+        /** Another authorizer class (the agent JAR stays on the classpath). */
+        public Builder authorizer(String className) {
+            this.authorizer = className;
+            return this;
+        }
+
+        public Builder agentJar(Path agentJar) {
+            this.agentJar = agentJar;
+            return this;
+        }
+
+        /** Offline mode: {@code grantforge.policy.file}. */
+        public Builder policyFile(Path policyFile) {
+            this.policyFile = policyFile;
+            return this;
+        }
+
+        /** Adds or overrides a server property; a null value removes it. */
+        public Builder property(String key, String value) {
+            overrides.put(key, value);
+            return this;
+        }
+
+        public Builder withoutProperty(String key) {
+            overrides.put(key, null);
+            return this;
+        }
+
+        public Builder jvmArg(String arg) {
+            jvmArgs.add(arg);
+            return this;
+        }
+
+        public Builder extraClasspath(Path entry) {
+            extraClasspath.add(entry);
+            return this;
+        }
+
+        /** Level of one logger in the node's log (default INFO for the agent's loggers and the root). */
+        public Builder logLevel(String logger, String level) {
+            logLevels.put(logger, level);
+            return this;
+        }
+
+        public Builder rootLogLevel(String level) {
+            this.rootLevel = level;
+            return this;
+        }
+
+        public Builder maxHeap(String maxHeap) {
+            this.maxHeap = maxHeap;
+            return this;
+        }
+
+        public Builder startTimeout(Duration timeout) {
+            this.startTimeout = timeout;
+            return this;
+        }
+
+        public Builder stopTimeout(Duration timeout) {
+            this.stopTimeout = timeout;
+            return this;
+        }
+
+        /** A node that is configured but not launched. */
+        public KafkaNode build() {
+            return new KafkaNode(this);
+        }
+
+        /** Builds, launches and waits until the node is ready. */
+        public KafkaNode start() {
+            return build().start();
+        }
+    }
+}

@@ -1,0 +1,333 @@
+package org.devlive.grantforge.kafka.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AccessControlEntryFilter;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourcePatternFilter;
+import org.apache.kafka.common.resource.ResourceType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The agent in a real node, offline mode with tests/fixtures/snapshots/e2e.json:
+ * <ol>
+ * <li>alice: read+write on topic {@code orders}</li>
+ * <li>role analyst (alice): read on {@code orders*}</li>
+ * <li>public: describe on topic {@code *}</li>
+ * <li>alice: read on groups {@code alice-*}</li>
+ * <li>alice: DENY write on topic {@code payments}</li>
+ * <li>group ops (carol): alter_configs on topic {@code orders}</li>
+ * </ol>
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class WalkingSkeletonTest {
+
+    private static final long WAIT_S = 30;
+    private static KafkaNode node;
+    private static Admin admin;
+
+    @BeforeAll
+    static void startNode() throws Exception {
+        node = KafkaNode.builder().name("walking-skeleton").policyFile(ItPaths.snapshot("e2e.json"))
+                // short fold window so folded allowed accesses reach the audit log during the test
+                .property("grantforge.audit.fold.window.ms", "1000")
+                .start();
+        System.out.println("[WalkingSkeletonTest] " + node + " answered after " + node.startedAfterMillis() + " ms");
+        admin = node.admin("admin");
+        admin.createTopics(List.of(new NewTopic("orders", 1, (short) 1), new NewTopic("payments", 1, (short) 1)))
+                .all().get(WAIT_S, TimeUnit.SECONDS);
+        // the broker's metadata cache has both topics before anyone lists them
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_S);
+        while (!admin.listTopics().names().get(WAIT_S, TimeUnit.SECONDS).containsAll(Set.of("orders", "payments"))) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("topics orders and payments not listed to admin after " + WAIT_S + " s");
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    @AfterAll
+    static void stopNode() {
+        if (admin != null) {
+            admin.close(Duration.ofSeconds(10));
+        }
+        if (node != null) {
+            node.close();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // the super user
+
+    @Test
+    void superUserMayDoEverything() throws Exception {
+        assertTrue(admin.listTopics().names().get(WAIT_S, TimeUnit.SECONDS).containsAll(Set.of("orders", "payments")));
+
+        admin.createTopics(List.of(new NewTopic("admin-only", 1, (short) 1))).all().get(WAIT_S, TimeUnit.SECONDS);
+        try (KafkaProducer<String, String> producer = node.producer("admin")) {
+            producer.send(new ProducerRecord<>("payments", "p1", "admin pays")).get(WAIT_S, TimeUnit.SECONDS);
+            producer.send(new ProducerRecord<>("admin-only", "a1", "admin only")).get(WAIT_S, TimeUnit.SECONDS);
+        }
+        assertEquals(List.of("admin pays"), consumeAll("admin", "admin-group", "payments", 1));
+
+        ConfigResource orders = new ConfigResource(ConfigResource.Type.TOPIC, "orders");
+        Map<ConfigResource, Config> configs = admin.describeConfigs(List.of(orders)).all().get(WAIT_S, TimeUnit.SECONDS);
+        assertNotNull(configs.get(orders).get("cleanup.policy"), "admin describes the configs of orders");
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // alice and bob
+
+    @Test
+    void aliceProducesAndConsumesOrders() throws Exception {
+        // default producer: idempotent, so this also exercises authorizeByResourceType(WRITE, TOPIC)
+        List<String> sent = List.of("order-1", "order-2", "order-3");
+        try (KafkaProducer<String, String> producer = node.producer("alice")) {
+            for (String value : sent) {
+                RecordMetadata md = producer.send(new ProducerRecord<>("orders", value, value)).get(WAIT_S, TimeUnit.SECONDS);
+                assertEquals("orders", md.topic());
+            }
+        }
+        List<String> received = consumeAll("alice", "alice-1", "orders", sent.size());
+        assertTrue(received.containsAll(sent), "alice reads back what she wrote: " + received);
+    }
+
+    @Test
+    void bobMayNotProduceToOrders() throws Exception {
+        // a non-idempotent producer reaches the topic check: Produce needs WRITE on the topic
+        Properties plain = new Properties();
+        plain.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+        plain.put(ProducerConfig.RETRIES_CONFIG, "0");
+        try (KafkaProducer<String, String> producer = node.producer("bob", plain)) {
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> producer.send(new ProducerRecord<>("orders", "b", "bob's order")).get(WAIT_S, TimeUnit.SECONDS));
+            assertInstanceOf(TopicAuthorizationException.class, e.getCause(), "bob's produce to orders: " + e.getCause());
+        }
+    }
+
+    @Test
+    void bobMayNotStartAnIdempotentProducer() throws Exception {
+        // the default (idempotent) producer first asks InitProducerId: no idempotent_write on the cluster, and
+        // authorizeByResourceType(WRITE, TOPIC) is DENIED because bob may write to no topic at all. Kafka's own
+        // StandardAuthorizer gives the same ClusterAuthorizationException in this situation.
+        // Depending on timing, the client fails the send's future, or send() itself throws a KafkaException
+        // ("... in an error state") caused by the ClusterAuthorizationException of InitProducerId.
+        try (KafkaProducer<String, String> producer = node.producer("bob")) {
+            Exception e = assertThrows(Exception.class,
+                    () -> producer.send(new ProducerRecord<>("orders", "b", "bob's order")).get(WAIT_S, TimeUnit.SECONDS));
+            Throwable cause = e;
+            while (cause != null && !(cause instanceof ClusterAuthorizationException)) {
+                cause = cause.getCause();
+            }
+            assertNotNull(cause, "bob's idempotent producer fails with a ClusterAuthorizationException: " + e);
+        }
+    }
+
+    @Test
+    void denyOfWriteHidesPaymentsFromAlice() throws Exception {
+        Set<String> aliceSees;
+        try (Admin alice = node.admin("alice")) {
+            aliceSees = alice.listTopics().names().get(WAIT_S, TimeUnit.SECONDS);
+        }
+        Set<String> bobSees;
+        try (Admin bob = node.admin("bob")) {
+            bobSees = bob.listTopics().names().get(WAIT_S, TimeUnit.SECONDS);
+        }
+        assertTrue(bobSees.contains("payments"), "public describe on * shows payments to bob: " + bobSees);
+        assertTrue(bobSees.contains("orders"), "public describe on * shows orders to bob: " + bobSees);
+        assertTrue(aliceSees.contains("orders"), "alice sees orders: " + aliceSees);
+        assertFalse(aliceSees.contains("payments"), "denying write on payments denies describe to alice: " + aliceSees);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // policies as ACLs
+
+    static Set<AclBinding> expectedBindings() {
+        return Set.of(
+                binding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", AclOperation.READ, AclPermissionType.ALLOW),
+                binding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", AclOperation.WRITE, AclPermissionType.ALLOW),
+                binding(ResourceType.TOPIC, "orders", PatternType.PREFIXED, "Role:analyst", AclOperation.READ, AclPermissionType.ALLOW),
+                binding(ResourceType.TOPIC, "*", PatternType.LITERAL, "User:*", AclOperation.DESCRIBE, AclPermissionType.ALLOW),
+                binding(ResourceType.GROUP, "alice-", PatternType.PREFIXED, "User:alice", AclOperation.READ, AclPermissionType.ALLOW),
+                binding(ResourceType.TOPIC, "payments", PatternType.LITERAL, "User:alice", AclOperation.WRITE, AclPermissionType.DENY),
+                binding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "Group:ops", AclOperation.ALTER_CONFIGS, AclPermissionType.ALLOW));
+    }
+
+    private static AclBinding binding(ResourceType type, String name, PatternType patternType, String principal,
+                                      AclOperation op, AclPermissionType permission) {
+        return new AclBinding(new ResourcePattern(type, name, patternType), new AccessControlEntry(principal, "*", op, permission));
+    }
+
+    private static Set<AclBinding> describe(AclBindingFilter filter) throws Exception {
+        Collection<AclBinding> listed = admin.describeAcls(filter).values().get(WAIT_S, TimeUnit.SECONDS);
+        Set<AclBinding> set = new HashSet<>(listed);
+        assertEquals(listed.size(), set.size(), "no binding is listed twice: " + listed);
+        return set;
+    }
+
+    private static Set<AclBinding> expectedFor(AclBindingFilter filter) {
+        return expectedBindings().stream().filter(filter::matches).collect(Collectors.toSet());
+    }
+
+    @Test
+    void describeAclsListsThePolicies() throws Exception {
+        assertEquals(expectedBindings(), describe(AclBindingFilter.ANY));
+    }
+
+    @Test
+    void describeAclsFollowsKafkaFilterSemantics() throws Exception {
+        // MATCH on topic orders: the literal bindings of orders, the prefixed ones that cover it, the wildcard
+        AclBindingFilter match = new AclBindingFilter(
+                new ResourcePatternFilter(ResourceType.TOPIC, "orders", PatternType.MATCH), AccessControlEntryFilter.ANY);
+        assertEquals(5, expectedFor(match).size());
+        assertEquals(expectedFor(match), describe(match));
+
+        // LITERAL on topic orders: exactly that pattern
+        AclBindingFilter literal = new AclBindingFilter(
+                new ResourcePatternFilter(ResourceType.TOPIC, "orders", PatternType.LITERAL), AccessControlEntryFilter.ANY);
+        assertEquals(3, expectedFor(literal).size());
+        assertEquals(expectedFor(literal), describe(literal));
+
+        // by principal: everything about User:alice
+        AclBindingFilter alice = new AclBindingFilter(ResourcePatternFilter.ANY,
+                new AccessControlEntryFilter("User:alice", null, AclOperation.ANY, AclPermissionType.ANY));
+        assertEquals(4, expectedFor(alice).size());
+        assertEquals(expectedFor(alice), describe(alice));
+
+        // by permission: the denials
+        AclBindingFilter deny = new AclBindingFilter(ResourcePatternFilter.ANY,
+                new AccessControlEntryFilter(null, null, AclOperation.ANY, AclPermissionType.DENY));
+        assertEquals(1, expectedFor(deny).size());
+        assertEquals(expectedFor(deny), describe(deny));
+
+        // groups only
+        AclBindingFilter groups = new AclBindingFilter(
+                new ResourcePatternFilter(ResourceType.GROUP, null, PatternType.ANY), AccessControlEntryFilter.ANY);
+        assertEquals(1, expectedFor(groups).size());
+        assertEquals(expectedFor(groups), describe(groups));
+
+        // nothing matches: an empty answer, not an error
+        AclBindingFilter none = new AclBindingFilter(
+                new ResourcePatternFilter(ResourceType.TRANSACTIONAL_ID, null, PatternType.ANY), AccessControlEntryFilter.ANY);
+        assertEquals(Set.of(), describe(none));
+    }
+
+    @Test
+    void createAndDeleteAclsAreRefusedWithAPointerToGrantForge() throws Exception {
+        AclBinding bobWrites = binding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:bob",
+                AclOperation.WRITE, AclPermissionType.ALLOW);
+        ExecutionException create = assertThrows(ExecutionException.class,
+                () -> admin.createAcls(List.of(bobWrites)).all().get(WAIT_S, TimeUnit.SECONDS));
+        assertNotNull(create.getCause().getMessage(), "createAcls failure has a message: " + create.getCause());
+        assertTrue(create.getCause().getMessage().contains("GrantForge"), "createAcls: " + create.getCause());
+
+        AclBindingFilter aliceOrders = new AclBindingFilter(
+                new ResourcePatternFilter(ResourceType.TOPIC, "orders", PatternType.LITERAL),
+                new AccessControlEntryFilter("User:alice", null, AclOperation.ANY, AclPermissionType.ANY));
+        ExecutionException delete = assertThrows(ExecutionException.class,
+                () -> admin.deleteAcls(List.of(aliceOrders)).all().get(WAIT_S, TimeUnit.SECONDS));
+        assertNotNull(delete.getCause().getMessage(), "deleteAcls failure has a message: " + delete.getCause());
+        assertTrue(delete.getCause().getMessage().contains("GrantForge"), "deleteAcls: " + delete.getCause());
+
+        // and nothing changed
+        assertEquals(expectedBindings(), describe(AclBindingFilter.ANY));
+    }
+
+    @Test
+    @Order(Integer.MAX_VALUE - 1) // after the accesses above
+    void auditLogShowsWhatKafkaAsksToReport() throws Exception {
+        // offline mode audits to the log (logger grantforge.audit)
+        // bob's refused produce (logIfDenied): reported at once
+        awaitAuditLine("bob's refused WRITE on orders", l -> l.contains("User:bob") && l.contains("WRITE") && l.contains("orders"));
+        // alice's allowed produce (logIfAllowed): folded, reported after the fold window
+        awaitAuditLine("alice's allowed WRITE on orders", l -> l.contains("User:alice") && l.contains("WRITE") && l.contains("orders"));
+        // the topics left out of alice's listing are not asked to be reported (logIfDenied=false)
+        List<String> alicePayments = auditLines().stream()
+                .filter(l -> l.contains("User:alice") && l.contains("payments")).collect(Collectors.toList());
+        assertEquals(List.of(), alicePayments, "audit lines about alice and payments");
+    }
+
+    private static List<String> auditLines() {
+        return node.logLines().stream().filter(l -> l.contains("[grantforge.audit]")).collect(Collectors.toList());
+    }
+
+    private static void awaitAuditLine(String what, java.util.function.Predicate<String> p) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (System.nanoTime() < deadline) {
+            if (auditLines().stream().anyMatch(p)) {
+                return;
+            }
+            Thread.sleep(250);
+        }
+        throw new AssertionError("no audit line for " + what + " within 15 s in " + node.serverLogFile()
+                + "; audit lines:\n" + String.join("\n", auditLines()));
+    }
+
+    @Test
+    @Order(Integer.MAX_VALUE) // after everything else
+    void agentLogsNoErrors() {
+        List<String> errors = node.logLines().stream()
+                .filter(l -> l.matches("^\\[[^\\]]*\\] ERROR +\\[(org\\.devlive\\.grantforge|grantforge)[^\\]]*\\].*"))
+                .collect(Collectors.toList());
+        assertEquals(List.of(), errors, "ERROR lines of the agent in " + node.serverLogFile());
+    }
+
+    // ---------------------------------------------------------------------------------------------
+
+    private static List<String> consumeAll(String user, String group, String topic, int expected) {
+        List<String> values = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = node.consumer(user, group)) {
+            consumer.subscribe(List.of(topic));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (values.size() < expected && System.nanoTime() < deadline) {
+                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
+                    values.add(r.value());
+                }
+            }
+            consumer.commitSync(Duration.ofSeconds(WAIT_S));
+        }
+        return values;
+    }
+}
