@@ -48,8 +48,9 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
     @Override
     public void configure(Map<String, ?> configs) {
         Map<String, String> settings = agentSettings(configs);
+        String library;
         try {
-            NativeLibraryLoader.load(settings.get(NativeLibraryLoader.PATH_KEY));
+            library = NativeLibraryLoader.load(settings.get(NativeLibraryLoader.PATH_KEY));
         } catch (NativeLibraryLoader.NativeLoadException e) {
             throw refuseToStart(e.getMessage());
         }
@@ -63,6 +64,8 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
             throw refuseToStart(new String(answer, 1, answer.length - 1, StandardCharsets.UTF_8));
         }
         handle = ByteBuffer.wrap(answer, 1, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
+        LOG.info("GrantForge agent {} configured on Java {} (native library from {})", AgentVersion.VERSION,
+            System.getProperty("java.version"), library);
         aclView = new AclView(handle);
         if (settings.containsKey(START_TIMEOUT_KEY)) {
             startTimeoutMs = Long.parseLong(settings.get(START_TIMEOUT_KEY).trim());

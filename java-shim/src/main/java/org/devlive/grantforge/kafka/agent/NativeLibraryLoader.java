@@ -17,7 +17,8 @@ final class NativeLibraryLoader {
     static final String PATH_KEY = "grantforge.native.library.path";
     private static final String LIBRARY = "libgrantforge_kafka_jni.so";
 
-    private static boolean loaded;
+    /** Where the library was loaded from, once it is; null before. */
+    private static String origin;
 
     private NativeLibraryLoader() {
     }
@@ -31,21 +32,26 @@ final class NativeLibraryLoader {
         }
     }
 
-    static synchronized void load(String explicitPath) {
-        if (loaded) {
-            return;
+    /** Loads the library (once per class loader) and says where it came from. */
+    static synchronized String load(String explicitPath) {
+        if (origin != null) {
+            return origin;
         }
+        String from;
         if (explicitPath != null && !explicitPath.trim().isEmpty()) {
             loadFile(new File(explicitPath.trim()), PATH_KEY + " names " + explicitPath.trim());
+            from = PATH_KEY + "=" + explicitPath.trim();
         } else {
             loadBundled();
+            from = "the agent JAR";
         }
         int abi = NativeAgent.abiVersion();
         if (abi != NativeAgent.ABI_VERSION) {
             throw new NativeLoadException(PATH_KEY + ": the native library speaks ABI " + abi + " but this JAR needs "
                 + NativeAgent.ABI_VERSION + "; use the library of the same agent version (or unset " + PATH_KEY + ")");
         }
-        loaded = true;
+        origin = from;
+        return origin;
     }
 
     private static void loadBundled() {
