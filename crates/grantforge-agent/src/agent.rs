@@ -1,6 +1,7 @@
 //! The agent: the snapshot in force, Kafka's questions answered against it, and its lifecycle.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -11,7 +12,14 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::config::{AgentConfig, ConfigError, PolicySource};
 use crate::audit::Auditor;
+use crate::server::ServerSync;
 use crate::source::{load_policy_file, stamp, FileStamp};
+
+/// What keeps the policies current, owned by the agent's thread.
+enum Driver {
+    File { path: PathBuf, last_seen: Option<FileStamp> },
+    Server(Box<ServerSync>),
+}
 
 /// One agent, shared by every authorizer of its configuration in this JVM.
 pub struct Agent {
@@ -24,32 +32,46 @@ pub struct Agent {
     state: Mutex<()>,
     changed: Condvar,
     stopping: AtomicBool,
+    /// Set when the server sent a snapshot of another service type: the token belongs to another
+    /// kind of service, and everything but super users is refused until a kafka snapshot arrives.
+    refuse_all: AtomicBool,
     auditor: Auditor,
     background: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Agent {
-    /// Starts an agent: in offline mode the policy file is loaded now, so a bad file stops the
-    /// broker at start, and a watcher thread applies later changes.
+    /// Starts an agent. Offline mode loads the policy file now, so a bad file stops the broker at
+    /// start; server mode validates its settings and applies the disk cache if it verifies (no
+    /// network here). The agent's own thread then keeps the policies current.
     pub fn start(config: AgentConfig) -> Result<Arc<Agent>, ConfigError> {
-        let PolicySource::File(path) = config.source.clone();
-        let initial_stamp = stamp(&path);
-        let policies = load_policy_file(&path, config.snapshot_max_bytes)?;
+        let mut driver = match &config.source {
+            PolicySource::File(path) => Driver::File { path: path.clone(), last_seen: stamp(path) },
+            PolicySource::Server(settings) => Driver::Server(Box::new(ServerSync::new(settings.clone(), &config)?)),
+        };
+        let initial = match &config.source {
+            PolicySource::File(path) => Some((load_policy_file(path, config.snapshot_max_bytes)?, path.display().to_string())),
+            PolicySource::Server(_) => None,
+        };
         let agent = Arc::new(Agent {
             current: RwLock::new(None),
             generation: AtomicU64::new(0),
             state: Mutex::new(()),
             changed: Condvar::new(),
             stopping: AtomicBool::new(false),
+            refuse_all: AtomicBool::new(false),
             auditor: Auditor::new(usize::try_from(config.audit_queue_capacity).unwrap_or(usize::MAX)),
             background: Mutex::new(None),
             config,
         });
-        agent.apply(policies, &path.display().to_string());
+        match (&mut driver, initial) {
+            (_, Some((policies, origin))) => agent.apply(policies, &origin),
+            (Driver::Server(sync), None) => sync.load_cache(&agent),
+            _ => {}
+        }
         let worker = Arc::clone(&agent);
         let handle = std::thread::Builder::new()
             .name("grantforge-agent".to_string())
-            .spawn(move || worker.run_background(initial_stamp))
+            .spawn(move || worker.run_background(driver))
             .map_err(|e| ConfigError::new("grantforge.policy.file", format!("cannot start the agent's thread: {e}")))?;
         *agent.background.lock() = Some(handle);
         Ok(agent)
@@ -64,6 +86,15 @@ impl Agent {
         self.current.read().clone()
     }
 
+    /// The snapshot that may decide: none while everything is refused.
+    fn deciding_policies(&self) -> Option<Arc<KafkaPolicies>> {
+        if self.refuse_all.load(Ordering::Acquire) {
+            None
+        } else {
+            self.policies()
+        }
+    }
+
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
@@ -75,7 +106,7 @@ impl Agent {
             allowed.iter_mut().for_each(|a| *a = true);
             return;
         }
-        let Some(policies) = self.policies() else {
+        let Some(policies) = self.deciding_policies() else {
             return;
         };
         let now = Instant::now();
@@ -96,7 +127,7 @@ impl Agent {
         if self.is_super_user(context) {
             return true;
         }
-        let (Some(policies), Some(operation), Some(resource_type)) = (self.policies(), operation, resource_type) else {
+        let (Some(policies), Some(operation), Some(resource_type)) = (self.deciding_policies(), operation, resource_type) else {
             return false;
         };
         policies.holds_on_some_resource(context, operation, resource_type, Instant::now())
@@ -139,7 +170,25 @@ impl Agent {
         })
     }
 
-    fn apply(&self, policies: KafkaPolicies, from: &str) {
+    /// Refuses everything but super users: the snapshot's service type is not kafka.
+    pub(crate) fn refuse_everything(&self, service_type: &str) {
+        if !self.refuse_all.swap(true, Ordering::AcqRel) {
+            tracing::error!(
+                "the GrantForge server sent a snapshot of service type `{service_type}`: the agent token belongs to a service that is not of type kafka; every request but the super users' is refused until a kafka snapshot arrives; issue a token of a kafka data service"
+            );
+        }
+    }
+
+    pub(crate) fn queued_audit_groups(&self) -> usize {
+        self.auditor.queued()
+    }
+
+    pub(crate) fn dropped_audit_events(&self) -> u64 {
+        self.auditor.dropped_total()
+    }
+
+    pub(crate) fn apply(&self, policies: KafkaPolicies, from: &str) {
+        self.refuse_all.store(false, Ordering::Release);
         tracing::info!(
             "applied policy version {} of service {} from {from}: {} access policies{}",
             policies.policy_version,
@@ -153,18 +202,21 @@ impl Agent {
         self.changed.notify_all();
     }
 
-    /// The agent's own thread: applies changes of the policy file and writes out the folded audit
-    /// every fold window, and once more when the agent stops.
-    fn run_background(&self, mut last_seen: Option<FileStamp>) {
-        let poll = self.config.policy_file_poll_interval;
+    /// The agent's own thread: keeps the policies current (policy file changes, or rounds with
+    /// the server) and writes out the folded audit every fold window, and once more at the end.
+    fn run_background(&self, mut driver: Driver) {
         let fold_window = self.config.audit_fold_window;
         let started = std::time::Instant::now();
-        let (mut next_poll, mut next_flush) = (started + poll, started + fold_window);
+        let mut next_source = match driver {
+            Driver::File { .. } => started + self.config.policy_file_poll_interval,
+            Driver::Server(_) => started,
+        };
+        let mut next_flush = started + fold_window;
         loop {
             {
                 let mut state = self.state.lock();
                 if !self.stopping.load(Ordering::Acquire) {
-                    self.changed.wait_until(&mut state, next_poll.min(next_flush));
+                    self.changed.wait_until(&mut state, next_source.min(next_flush));
                 }
             }
             if self.stopping.load(Ordering::Acquire) {
@@ -172,9 +224,15 @@ impl Agent {
                 return;
             }
             let now = std::time::Instant::now();
-            if now >= next_poll {
-                self.check_policy_file(&mut last_seen);
-                next_poll = now + poll;
+            if now >= next_source {
+                let delay = match &mut driver {
+                    Driver::File { path, last_seen } => {
+                        self.check_policy_file(path, last_seen);
+                        self.config.policy_file_poll_interval
+                    }
+                    Driver::Server(sync) => sync.refresh(self),
+                };
+                next_source = std::time::Instant::now() + delay;
             }
             if now >= next_flush {
                 self.auditor.flush();
@@ -185,8 +243,7 @@ impl Agent {
 
     /// Applies a changed policy file; a bad version is logged once and the last good snapshot
     /// stays in force.
-    fn check_policy_file(&self, last_seen: &mut Option<FileStamp>) {
-        let PolicySource::File(path) = &self.config.source;
+    fn check_policy_file(&self, path: &Path, last_seen: &mut Option<FileStamp>) {
         let now_seen = stamp(path);
         if now_seen == *last_seen {
             return;

@@ -49,6 +49,7 @@ pub struct Auditor {
     shards: Vec<Mutex<HashMap<FoldKey, Group>>>,
     groups: AtomicUsize,
     dropped: AtomicU64,
+    dropped_total: AtomicU64,
 }
 
 impl Auditor {
@@ -59,6 +60,7 @@ impl Auditor {
             shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
             groups: AtomicUsize::new(0),
             dropped: AtomicU64::new(0),
+            dropped_total: AtomicU64::new(0),
         }
     }
 
@@ -93,6 +95,7 @@ impl Auditor {
         if self.groups.fetch_add(1, Ordering::AcqRel) >= self.capacity {
             self.groups.fetch_sub(1, Ordering::AcqRel);
             self.dropped.fetch_add(1, Ordering::Relaxed);
+            self.dropped_total.fetch_add(1, Ordering::Relaxed);
             return;
         }
         shard.insert(
@@ -107,6 +110,16 @@ impl Auditor {
                 policy_version: version,
             },
         );
+    }
+
+    /// Folded groups waiting to be written out.
+    pub fn queued(&self) -> usize {
+        self.groups.load(Ordering::Acquire)
+    }
+
+    /// Accesses dropped because the group table was full, since start.
+    pub fn dropped_total(&self) -> u64 {
+        self.dropped_total.load(Ordering::Relaxed)
     }
 
     /// Writes out every folded group (called every fold window and when the agent stops).

@@ -10,6 +10,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::trust::SigningKey;
+
 /// Kafka's own key naming the principals that are never checked.
 pub const SUPER_USERS: &str = "super.users";
 
@@ -39,6 +41,40 @@ impl std::error::Error for ConfigError {}
 pub enum PolicySource {
     /// Offline mode: a local GrantForge snapshot file, reloaded when it changes.
     File(PathBuf),
+    /// A GrantForge server, with a disk cache.
+    Server(ServerSettings),
+}
+
+/// How to reach and trust a GrantForge server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerSettings {
+    /// Base URL ending in `/`; endpoint paths resolve relative to it (a path prefix is kept).
+    pub url: String,
+    pub token: Token,
+    pub token_file: PathBuf,
+    pub instance: String,
+    pub host: String,
+    pub cache_dir: PathBuf,
+    /// The pinned signing key (`grantforge.signing.key.file`); without it, trust on first use.
+    pub signing_key: Option<SigningKey>,
+    /// Extra CA certificates (`grantforge.ssl.ca.file`), PEM.
+    pub ca_pem: Option<Vec<u8>>,
+}
+
+/// The agent token: read once from its file, never logged, never in an error message.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token(String);
+
+impl Token {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token(<secret>)")
+    }
 }
 
 /// The validated settings of one agent.
@@ -155,15 +191,50 @@ impl Reader<'_> {
                 "both grantforge.policy.file (offline mode) and grantforge.server.url are set; keep only one",
             )),
             (Some(file), None) => Ok(PolicySource::File(PathBuf::from(file))),
-            (None, Some(_)) => Err(ConfigError::new(
-                "grantforge.server.url",
-                "this version of the agent decides from a policy file only; remove grantforge.server.url and set grantforge.policy.file to a GrantForge snapshot file",
-            )),
+            (None, Some(url)) => self.server_settings(&url).map(PolicySource::Server),
             (None, None) => Err(ConfigError::new(
                 "grantforge.policy.file",
                 "no policy source is configured; set grantforge.policy.file to a GrantForge snapshot file (format 1)",
             )),
         }
+    }
+
+    fn server_settings(&self, url: &str) -> Result<ServerSettings, ConfigError> {
+        let url = server_url(url)?;
+        let token_file = PathBuf::from(self.text("grantforge.token.file").ok_or_else(|| {
+            ConfigError::new("grantforge.token.file", "is required with grantforge.server.url; name the file holding the agent token GrantForge issued")
+        })?);
+        let token = read_token(&token_file)?;
+        let cache_dir = PathBuf::from(self.text("grantforge.cache.dir").ok_or_else(|| {
+            ConfigError::new("grantforge.cache.dir", "is required with grantforge.server.url; name a directory Kafka's account can write, such as /var/lib/kafka/grantforge-cache")
+        })?);
+        let signing_key = match self.text("grantforge.signing.key.file") {
+            None => None,
+            Some(file) => {
+                let text = std::fs::read_to_string(&file).map_err(|e| {
+                    ConfigError::new("grantforge.signing.key.file", format!("cannot read {file}: {e}; save the publicKey of GET /api/v1/agent/signing-key there"))
+                })?;
+                Some(SigningKey::from_base64(&text).map_err(|e| {
+                    ConfigError::new("grantforge.signing.key.file", format!("{file} is {e}; save the publicKey of GET /api/v1/agent/signing-key there"))
+                })?)
+            }
+        };
+        let ca_pem = match self.text("grantforge.ssl.ca.file") {
+            None => None,
+            Some(file) => Some(std::fs::read(&file).map_err(|e| {
+                ConfigError::new("grantforge.ssl.ca.file", format!("cannot read {file}: {e}; give a PEM file with the CA certificate(s) of the server"))
+            })?),
+        };
+        Ok(ServerSettings {
+            url,
+            token,
+            token_file,
+            instance: self.instance()?.unwrap_or_else(host_name),
+            host: host_name(),
+            cache_dir,
+            signing_key,
+            ca_pem,
+        })
     }
 
     /// 1–128 visible ASCII characters with no space, as the server's heartbeat validation demands.
@@ -178,6 +249,46 @@ impl Reader<'_> {
         }
         Ok(Some(instance))
     }
+}
+
+/// `http(s)://host[:port][/prefix]`, normalised to end in `/`.
+fn server_url(url: &str) -> Result<String, ConfigError> {
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
+    let host = rest.map(|r| r.split(['/', '?', '#']).next().unwrap_or(""));
+    match host {
+        Some(host) if !host.is_empty() && !url.contains(char::is_whitespace) => {
+            Ok(if url.ends_with('/') { url.to_string() } else { format!("{url}/") })
+        }
+        _ => Err(ConfigError::new(
+            "grantforge.server.url",
+            format!("`{url}` is not an http or https address with a host, such as https://grantforge.example.com"),
+        )),
+    }
+}
+
+/// The token file is read once, here; its content never appears in a message.
+fn read_token(file: &std::path::Path) -> Result<Token, ConfigError> {
+    let key = "grantforge.token.file";
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| ConfigError::new(key, format!("cannot read {}: {}; store the agent token there, readable by Kafka's account only", file.display(), e.kind())))?;
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(ConfigError::new(key, format!("{} is empty; store the agent token GrantForge issued there", file.display())));
+    }
+    if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(ConfigError::new(key, format!("{} holds more than one token; keep only the agent token", file.display())));
+    }
+    Ok(Token(token.to_string()))
+}
+
+/// The host name, as the heartbeat reports it and as the default instance name.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .filter(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_graphic()) && h.len() <= 128)
+        .unwrap_or_else(|| "unknown".to_string())
 }
 
 /// `super.users` as Kafka reads it: `;`-separated `Type:name` entries, trimmed.
@@ -227,6 +338,36 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_mode_reads_the_token_once_and_never_shows_it() {
+        let dir = std::env::temp_dir().join(format!("gf-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let token_file = dir.join("token");
+        std::fs::write(&token_file, "  gfa_secret-token-value \n").unwrap();
+        let config = AgentConfig::from_settings(&settings(&[
+            ("grantforge.server.url", "http://127.0.0.1:8080/gf"),
+            ("grantforge.token.file", token_file.to_str().unwrap()),
+            ("grantforge.cache.dir", dir.join("cache").to_str().unwrap()),
+            ("grantforge.instance", "broker-1"),
+        ]))
+        .unwrap();
+        let PolicySource::Server(server) = &config.source else { panic!("server mode") };
+        assert_eq!(server.url, "http://127.0.0.1:8080/gf/");
+        assert_eq!(server.token.expose(), "gfa_secret-token-value");
+        assert_eq!(server.instance, "broker-1");
+        assert!(!format!("{config:?}").contains("secret-token"), "the token never shows in Debug output");
+
+        std::fs::write(&token_file, "").unwrap();
+        let err = AgentConfig::from_settings(&settings(&[
+            ("grantforge.server.url", "https://gf"),
+            ("grantforge.token.file", token_file.to_str().unwrap()),
+            ("grantforge.cache.dir", "/tmp"),
+        ]))
+        .unwrap_err();
+        assert_eq!(err.key, "grantforge.token.file");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 
     fn settings(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
@@ -279,6 +420,8 @@ mod tests {
         let both = settings(&[("grantforge.policy.file", "/x"), ("grantforge.server.url", "https://gf")]);
         assert_eq!(AgentConfig::from_settings(&both).unwrap_err().key, "grantforge.policy.file");
         let server = settings(&[("grantforge.server.url", "https://gf")]);
-        assert_eq!(AgentConfig::from_settings(&server).unwrap_err().key, "grantforge.server.url");
+        assert_eq!(AgentConfig::from_settings(&server).unwrap_err().key, "grantforge.token.file");
+        let bad_url = settings(&[("grantforge.server.url", "ftp://gf")]);
+        assert_eq!(AgentConfig::from_settings(&bad_url).unwrap_err().key, "grantforge.server.url");
     }
 }

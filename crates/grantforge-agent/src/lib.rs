@@ -6,11 +6,15 @@
 
 pub mod agent;
 mod audit;
+pub mod cache;
+pub mod client;
 pub mod config;
 pub mod explain;
 pub mod logging;
 pub mod registry;
+mod server;
 mod source;
+pub mod trust;
 
 pub use agent::Agent;
 pub use config::{AgentConfig, ConfigError, PolicySource};

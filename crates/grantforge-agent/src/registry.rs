@@ -28,7 +28,7 @@ pub fn open(config: AgentConfig) -> Result<Arc<Agent>, ConfigError> {
     if let Some(entry) = agents.get_mut(&identity) {
         if *entry.agent.config() != config {
             return Err(ConfigError::new(
-                "grantforge.policy.file",
+                source_key(&config),
                 format!(
                     "another authorizer in this JVM already uses {} with different grantforge.* or super.users settings; give the broker and controller the same settings",
                     identity.display()
@@ -63,5 +63,13 @@ pub fn release(agent: &Arc<Agent>) {
 fn identity(config: &AgentConfig) -> PathBuf {
     match &config.source {
         PolicySource::File(path) => path.canonicalize().unwrap_or_else(|_| path.clone()),
+        PolicySource::Server(server) => server.cache_dir.canonicalize().unwrap_or_else(|_| server.cache_dir.clone()),
+    }
+}
+
+fn source_key(config: &AgentConfig) -> &'static str {
+    match config.source {
+        PolicySource::File(_) => "grantforge.policy.file",
+        PolicySource::Server(_) => "grantforge.cache.dir",
     }
 }

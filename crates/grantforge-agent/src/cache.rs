@@ -1,0 +1,182 @@
+//! The disk cache (`grantforge.cache.dir`): the last applied snapshot as its exact signed bytes,
+//! with what is needed to verify it again, and the signing key pinned on first use.
+//!
+//! Files are written to temporary names, fsynced and renamed, so a crash never leaves a
+//! half-written file in place; the pair (snapshot, metadata) is not atomic, but a mismatched pair
+//! fails verification and is moved aside, which is safe. Nothing read from here is trusted until
+//! its signature verifies.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+
+use crate::config::ConfigError;
+
+const SNAPSHOT: &str = "snapshot.json";
+const METADATA: &str = "snapshot.meta.json";
+const PINNED_KEY: &str = "signing-key.pin";
+
+/// A snapshot as it came from the server: the exact body and the headers that vouch for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Download {
+    pub body: Vec<u8>,
+    pub etag: String,
+    pub key_id: String,
+    pub signature: String,
+}
+
+/// The cache directory of one agent.
+#[derive(Clone, Debug)]
+pub struct SnapshotCache {
+    dir: PathBuf,
+}
+
+impl SnapshotCache {
+    /// Creates the directory if needed and checks that Kafka's account can write there.
+    pub fn open(dir: &Path) -> Result<SnapshotCache, ConfigError> {
+        let key = "grantforge.cache.dir";
+        fs::create_dir_all(dir).map_err(|e| {
+            ConfigError::new(key, format!("cannot create {}: {e}; make it a directory Kafka's account can write", dir.display()))
+        })?;
+        let probe = dir.join(format!(".write-probe-{}", std::process::id()));
+        fs::write(&probe, b"probe").and_then(|_| fs::remove_file(&probe)).map_err(|e| {
+            ConfigError::new(key, format!("cannot write in {}: {e}; make it writable by Kafka's account", dir.display()))
+        })?;
+        Ok(SnapshotCache { dir: dir.to_path_buf() })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Writes the snapshot and its metadata (temporary files, fsync, rename).
+    pub fn save(&self, download: &Download, service: &str, policy_version: i64) -> io::Result<()> {
+        let metadata = json!({
+            "etag": download.etag, "keyId": download.key_id, "signature": download.signature,
+            "service": service, "policyVersion": policy_version,
+        });
+        write_atomically(&self.dir.join(SNAPSHOT), &download.body)?;
+        write_atomically(&self.dir.join(METADATA), metadata.to_string().as_bytes())?;
+        sync_dir(&self.dir)
+    }
+
+    /// The cached download, unverified; `Ok(None)` when there is none, `Err` when it is unreadable.
+    pub fn load(&self) -> Result<Option<Download>, String> {
+        let snapshot = self.dir.join(SNAPSHOT);
+        let metadata = self.dir.join(METADATA);
+        if !snapshot.exists() && !metadata.exists() {
+            return Ok(None);
+        }
+        let body = fs::read(&snapshot).map_err(|e| format!("cannot read {}: {e}", snapshot.display()))?;
+        let meta: Value = fs::read(&metadata)
+            .map_err(|e| format!("cannot read {}: {e}", metadata.display()))
+            .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| format!("{} is not JSON: {e}", metadata.display())))?;
+        let field = |name: &str| {
+            meta[name].as_str().map(str::to_string).ok_or_else(|| format!("{} lacks `{name}`", metadata.display()))
+        };
+        Ok(Some(Download { body, etag: field("etag")?, key_id: field("keyId")?, signature: field("signature")? }))
+    }
+
+    /// Moves an unusable cache aside (kept for inspection, never trusted again); returns where.
+    pub fn move_aside(&self) -> io::Result<PathBuf> {
+        let stamp = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+        let aside = self.dir.join(format!("rejected-{stamp}"));
+        fs::create_dir_all(&aside)?;
+        for name in [SNAPSHOT, METADATA] {
+            let from = self.dir.join(name);
+            if from.exists() {
+                fs::rename(&from, aside.join(name))?;
+            }
+        }
+        Ok(aside)
+    }
+
+    /// The signing key pinned on first use, if any (Base64 SPKI).
+    pub fn pinned_key(&self) -> io::Result<Option<String>> {
+        match fs::read_to_string(self.dir.join(PINNED_KEY)) {
+            Ok(text) => Ok(Some(text.trim().to_string())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn pin_key(&self, base64_spki: &str) -> io::Result<()> {
+        write_atomically(&self.dir.join(PINNED_KEY), base64_spki.as_bytes())?;
+        sync_dir(&self.dir)
+    }
+
+    pub fn pinned_key_path(&self) -> PathBuf {
+        self.dir.join(PINNED_KEY)
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    {
+        let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+    }
+    fs::rename(&tmp, path)
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("gf-cache-{name}-{}-{}", std::process::id(), SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos()));
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn saves_loads_and_moves_aside() {
+        let dir = temp_dir("roundtrip");
+        let cache = SnapshotCache::open(&dir).unwrap();
+        assert_eq!(cache.load().unwrap(), None);
+        let download = Download { body: b"{}".to_vec(), etag: "\"e\"".into(), key_id: "k".into(), signature: "s".into() };
+        cache.save(&download, "svc", 3).unwrap();
+        assert_eq!(cache.load().unwrap(), Some(download));
+        let aside = cache.move_aside().unwrap();
+        assert!(aside.join(SNAPSHOT).exists());
+        assert_eq!(cache.load().unwrap(), None);
+        let leftovers: Vec<_> = fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains("tmp")).collect();
+        assert!(leftovers.is_empty());
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_half_written_pair_is_an_error_not_a_snapshot() {
+        let dir = temp_dir("half");
+        let cache = SnapshotCache::open(&dir).unwrap();
+        fs::write(dir.join(SNAPSHOT), b"{}").unwrap();
+        assert!(cache.load().is_err());
+        fs::write(dir.join(METADATA), b"{\"etag\":1}").unwrap();
+        assert!(cache.load().is_err());
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn pins_a_key() {
+        let dir = temp_dir("pin");
+        let cache = SnapshotCache::open(&dir).unwrap();
+        assert_eq!(cache.pinned_key().unwrap(), None);
+        cache.pin_key("AAAA").unwrap();
+        assert_eq!(cache.pinned_key().unwrap().as_deref(), Some("AAAA"));
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn an_unwritable_directory_names_the_key() {
+        let err = SnapshotCache::open(Path::new("/proc/grantforge-cache")).unwrap_err();
+        assert_eq!(err.key, "grantforge.cache.dir");
+    }
+}

@@ -1,0 +1,234 @@
+//! The GrantForge agent protocol, client side (`docs/protocol.md`): heartbeat, conditional
+//! snapshot download, signing key, access events. Synchronous, on the agent's own thread; never
+//! on a Kafka request thread. TLS verification is always on; redirects are never followed.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use ureq::http::Response;
+use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
+use ureq::Body;
+
+use crate::cache::Download;
+use crate::config::{ConfigError, ServerSettings};
+
+/// Sent as `User-Agent`.
+pub const USER_AGENT: &str = concat!("grantforge-agent-kafka/", env!("CARGO_PKG_VERSION"));
+
+/// Why a call did not give a usable answer. Never contains the token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallError {
+    /// Connection refused, reset, timed out: the server is away.
+    Unreachable(String),
+    /// An HTTP status other than the expected ones, with the problem's `code` and `detail`.
+    Status { status: u16, detail: String },
+    /// An answer the agent cannot use (missing header, not JSON, body too large, truncated).
+    Invalid(String),
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::Unreachable(e) => write!(f, "the server cannot be reached: {e}"),
+            CallError::Status { status, detail } => write!(f, "the server answered {status}{}: {detail}", status_hint(*status)),
+            CallError::Invalid(e) => write!(f, "the server's answer is unusable: {e}"),
+        }
+    }
+}
+
+fn status_hint(status: u16) -> &'static str {
+    match status {
+        401 => " (the token in grantforge.token.file is missing, wrong, revoked or expired; issue a new one)",
+        404 => " (the token's service was deleted in GrantForge)",
+        409 => " (GrantForge has no plugin for the service's type; install the kafka service type)",
+        _ => "",
+    }
+}
+
+/// What a heartbeat answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Heartbeat {
+    pub policy_version: i64,
+    pub refresh_seconds: Option<i64>,
+}
+
+/// What a snapshot request answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PolicyAnswer {
+    /// 304: the held snapshot is current.
+    Unchanged,
+    Download(Download),
+}
+
+pub struct ServerClient {
+    http: ureq::Agent,
+    base: String,
+    authorization: String,
+    max_body: u64,
+}
+
+impl ServerClient {
+    pub fn new(settings: &ServerSettings, connect: Duration, read: Duration, max_body: u64) -> Result<ServerClient, ConfigError> {
+        let tls = TlsConfig::builder().root_certs(root_certs(settings.ca_pem.as_deref())?).build();
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .max_redirects_will_error(false)
+            .timeout_connect(Some(connect))
+            .timeout_recv_response(Some(read))
+            .timeout_recv_body(Some(read))
+            .timeout_send_body(Some(read))
+            .user_agent(USER_AGENT)
+            .tls_config(tls)
+            .build();
+        Ok(ServerClient {
+            http: config.into(),
+            base: settings.url.clone(),
+            authorization: format!("Bearer {}", settings.token.expose()),
+            max_body,
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub fn heartbeat(&self, body: &Value) -> Result<Heartbeat, CallError> {
+        let response = self
+            .http
+            .post(self.url("api/v1/agent/heartbeat"))
+            .header("Authorization", &self.authorization)
+            .header("Accept", "application/json")
+            .header("Content-Type", "application/json")
+            .send(body.to_string().as_bytes())
+            .map_err(unreachable)?;
+        let answer = self.json(expect_ok(response)?)?;
+        let policy_version = answer["policyVersion"]
+            .as_i64()
+            .ok_or_else(|| CallError::Invalid("the heartbeat answer has no numeric policyVersion".to_string()))?;
+        Ok(Heartbeat { policy_version, refresh_seconds: answer["refreshSeconds"].as_i64() })
+    }
+
+    /// `GET /policies`, conditional on the ETag held.
+    pub fn policies(&self, etag: Option<&str>) -> Result<PolicyAnswer, CallError> {
+        let mut request = self
+            .http
+            .get(self.url("api/v1/agent/policies"))
+            .header("Authorization", &self.authorization)
+            .header("Accept", "application/json");
+        if let Some(etag) = etag {
+            request = request.header("If-None-Match", etag);
+        }
+        let response = request.call().map_err(unreachable)?;
+        if response.status().as_u16() == 304 {
+            return Ok(PolicyAnswer::Unchanged);
+        }
+        let mut response = expect_ok(response)?;
+        let header = |name: &str| -> Result<String, CallError> {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+                .ok_or_else(|| CallError::Invalid(format!("the snapshot came without the {name} header")))
+        };
+        let (etag, key_id, signature) = (header("ETag")?, header("X-GrantForge-Signing-Key")?, header("X-GrantForge-Signature")?);
+        let body = read_limited(&mut response, self.max_body)?;
+        Ok(PolicyAnswer::Download(Download { body, etag, key_id, signature }))
+    }
+
+    /// The server's signing key, Base64 SPKI.
+    pub fn signing_key(&self) -> Result<String, CallError> {
+        let response = self
+            .http
+            .get(self.url("api/v1/agent/signing-key"))
+            .header("Authorization", &self.authorization)
+            .header("Accept", "application/json")
+            .call()
+            .map_err(unreachable)?;
+        let answer = self.json(expect_ok(response)?)?;
+        answer["publicKey"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| CallError::Invalid("the signing-key answer has no publicKey".to_string()))
+    }
+
+    /// `POST /access-events`; the answer's `accepted + duplicates`.
+    pub fn send_events(&self, body: &Value) -> Result<Value, CallError> {
+        let response = self
+            .http
+            .post(self.url("api/v1/agent/access-events"))
+            .header("Authorization", &self.authorization)
+            .header("Accept", "application/json")
+            .header("Content-Type", "application/json")
+            .send(body.to_string().as_bytes())
+            .map_err(unreachable)?;
+        self.json(expect_ok(response)?)
+    }
+
+    fn json(&self, mut response: Response<Body>) -> Result<Value, CallError> {
+        let bytes = read_limited(&mut response, 1 << 20)?;
+        let value: Value = serde_json::from_slice(&bytes).map_err(|e| CallError::Invalid(format!("not JSON: {e}")))?;
+        if value.is_object() {
+            Ok(value)
+        } else {
+            Err(CallError::Invalid("the answer is not a JSON object".to_string()))
+        }
+    }
+}
+
+fn unreachable(error: ureq::Error) -> CallError {
+    CallError::Unreachable(error.to_string())
+}
+
+/// 2xx passes; anything else becomes `Status` with the problem's `code` and `detail` (or the
+/// first 300 characters of the body).
+fn expect_ok(mut response: Response<Body>) -> Result<Response<Body>, CallError> {
+    let status = response.status().as_u16();
+    if (200..300).contains(&status) {
+        return Ok(response);
+    }
+    let body = read_limited(&mut response, 64 * 1024).unwrap_or_default();
+    let detail = match serde_json::from_slice::<Value>(&body) {
+        Ok(problem) if problem.is_object() => {
+            let code = problem["code"].as_str().unwrap_or("");
+            let text = problem["detail"].as_str().or(problem["title"].as_str()).unwrap_or("");
+            format!("{code} {text}").trim().to_string()
+        }
+        _ => String::from_utf8_lossy(&body).chars().take(300).collect(),
+    };
+    Err(CallError::Status { status, detail })
+}
+
+fn read_limited(response: &mut Response<Body>, limit: u64) -> Result<Vec<u8>, CallError> {
+    response.body_mut().with_config().limit(limit).read_to_vec().map_err(|e| match e {
+        ureq::Error::BodyExceedsLimit(_) => CallError::Invalid(format!(
+            "the body is larger than grantforge.snapshot.max.bytes ({limit} bytes); raise that limit if the service is that large"
+        )),
+        other => CallError::Invalid(format!("the body could not be read completely: {other}")),
+    })
+}
+
+/// Mozilla's roots, plus the private CAs of `grantforge.ssl.ca.file` when given.
+fn root_certs(ca_pem: Option<&[u8]>) -> Result<RootCerts, ConfigError> {
+    let Some(pem) = ca_pem else { return Ok(RootCerts::WebPki) };
+    let mut certs: Vec<Certificate<'static>> =
+        webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().map(|der| Certificate::from_der(der.as_ref())).collect();
+    let mut extra = 0;
+    for item in ureq::tls::parse_pem(pem) {
+        match item {
+            Ok(PemItem::Certificate(cert)) => {
+                certs.push(cert);
+                extra += 1;
+            }
+            Ok(_) => {}
+            Err(e) => return Err(ConfigError::new("grantforge.ssl.ca.file", format!("is not a PEM file of certificates: {e}"))),
+        }
+    }
+    if extra == 0 {
+        return Err(ConfigError::new("grantforge.ssl.ca.file", "holds no PEM certificate; give the CA certificate(s) of the GrantForge server"));
+    }
+    Ok(RootCerts::Specific(Arc::new(certs)))
+}
