@@ -12,8 +12,15 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::config::{AgentConfig, ConfigError, PolicySource};
 use crate::audit::Auditor;
+use crate::decisions::DecisionCache;
 use crate::server::ServerSync;
 use crate::source::{load_policy_file, stamp, FileStamp};
+
+/// A snapshot in force and the decisions kept for it (they never outlive it).
+struct Applied {
+    policies: Arc<KafkaPolicies>,
+    decisions: DecisionCache,
+}
 
 /// What keeps the policies current, owned by the agent's thread.
 enum Driver {
@@ -24,8 +31,9 @@ enum Driver {
 /// One agent, shared by every authorizer of its configuration in this JVM.
 pub struct Agent {
     config: AgentConfig,
-    /// The snapshot in force; `None` means none yet, and everything but super users is refused.
-    current: RwLock<Option<Arc<KafkaPolicies>>>,
+    /// The snapshot in force with its decision cache; `None` means none yet, and everything but
+    /// super users is refused.
+    current: RwLock<Option<Arc<Applied>>>,
     /// Bumped on every applied snapshot: the shim recomputes what it derives (the ACL view) on change.
     generation: AtomicU64,
     /// Signalled when the first snapshot is applied and when the agent stops.
@@ -83,15 +91,15 @@ impl Agent {
 
     /// The snapshot in force, if any.
     pub fn policies(&self) -> Option<Arc<KafkaPolicies>> {
-        self.current.read().clone()
+        self.current.read().as_ref().map(|applied| Arc::clone(&applied.policies))
     }
 
     /// The snapshot that may decide: none while everything is refused.
-    fn deciding_policies(&self) -> Option<Arc<KafkaPolicies>> {
+    fn deciding(&self) -> Option<Arc<Applied>> {
         if self.refuse_all.load(Ordering::Acquire) {
             None
         } else {
-            self.policies()
+            self.current.read().clone()
         }
     }
 
@@ -106,14 +114,15 @@ impl Agent {
             allowed.iter_mut().for_each(|a| *a = true);
             return;
         }
-        let Some(policies) = self.deciding_policies() else {
+        let Some(applied) = self.deciding() else {
             return;
         };
         let now = Instant::now();
         for (action, allowed) in actions.iter().zip(allowed.iter_mut()) {
-            let decided = policies.decide(context, action, now);
+            let decided = applied.decisions.get_or_decide(context, action, || applied.policies.decide(context, action, now));
             *allowed = decided.allowed;
-            self.auditor.record(context, action, &decided, policies.policy_version, now);
+            // A kept decision is audited exactly like a new one.
+            self.auditor.record(context, action, &decided, applied.policies.policy_version, now);
         }
     }
 
@@ -127,10 +136,10 @@ impl Agent {
         if self.is_super_user(context) {
             return true;
         }
-        let (Some(policies), Some(operation), Some(resource_type)) = (self.deciding_policies(), operation, resource_type) else {
+        let (Some(applied), Some(operation), Some(resource_type)) = (self.deciding(), operation, resource_type) else {
             return false;
         };
-        policies.holds_on_some_resource(context, operation, resource_type, Instant::now())
+        applied.policies.holds_on_some_resource(context, operation, resource_type, Instant::now())
     }
 
     /// Waits until a snapshot is in force, at most `timeout`; true if one is.
@@ -196,7 +205,8 @@ impl Agent {
             policies.access_policies,
             if policies.service_enabled { "" } else { "; the service is disabled, so Kafka is unchecked" }
         );
-        *self.current.write() = Some(Arc::new(policies));
+        let decisions = DecisionCache::new(self.config.decision_cache_max_entries, self.config.decision_cache_ttl, policies.reads);
+        *self.current.write() = Some(Arc::new(Applied { policies: Arc::new(policies), decisions }));
         self.generation.fetch_add(1, Ordering::AcqRel);
         let _state = self.state.lock();
         self.changed.notify_all();

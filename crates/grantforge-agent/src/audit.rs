@@ -205,7 +205,7 @@ mod tests {
         }
     }
 
-    const ALLOWED: Decided = Decided { allowed: true, outcome: Outcome::Allowed, policy_id: Some(1), unchecked: false };
+    const ALLOWED: Decided = Decided { allowed: true, outcome: Outcome::Allowed, policy_id: Some(1), unchecked: false, cacheable: true };
 
     #[test]
     fn identical_allowed_accesses_fold_into_one_group_and_capacity_bounds_groups() {

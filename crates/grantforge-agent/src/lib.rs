@@ -9,6 +9,7 @@ mod audit;
 pub mod cache;
 pub mod client;
 pub mod config;
+mod decisions;
 pub mod explain;
 pub mod logging;
 pub mod registry;

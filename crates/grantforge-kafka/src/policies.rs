@@ -58,11 +58,14 @@ pub struct Decided {
     pub policy_id: Option<i64>,
     /// True when the service is disabled: Kafka is unchecked and the access is not audited.
     pub unchecked: bool,
+    /// True when the policies settled it and it may be kept: refusals of requests the engine could
+    /// not place (errors) are never cached.
+    pub cacheable: bool,
 }
 
 impl Decided {
     fn refused() -> Decided {
-        Decided { allowed: false, outcome: Outcome::NotDetermined, policy_id: None, unchecked: false }
+        Decided { allowed: false, outcome: Outcome::NotDetermined, policy_id: None, unchecked: false, cacheable: false }
     }
 }
 
@@ -100,8 +103,35 @@ pub struct KafkaPolicies {
     /// ACCESS policies (evaluated) and others (DATA_MASK, ROW_FILTER: counted only).
     pub access_policies: usize,
     pub other_policies: usize,
+    /// What of the request the conditions read, so a decision cache keys on exactly that.
+    pub reads: ConditionReads,
     engine: PolicyEngine<KafkaContext>,
     acl_rows: Vec<AclRow>,
+}
+
+/// Which parts of a request some policy's conditions read (through an evaluator the agent has).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConditionReads {
+    pub client_address: bool,
+    pub listener: bool,
+    pub client_id: bool,
+}
+
+impl ConditionReads {
+    fn of(snapshot: &Snapshot) -> ConditionReads {
+        let mut reads = ConditionReads::default();
+        let evaluator_of = |name: &str| snapshot.definition.conditions.iter().find(|c| c.name == name).map(|c| c.evaluator.as_str());
+        let items = snapshot.policies.iter().flat_map(|p| p.allow.iter().chain(&p.allow_exceptions).chain(&p.deny).chain(&p.deny_exceptions));
+        for condition in items.flat_map(|item| item.conditions.iter()) {
+            match evaluator_of(&condition.type_name) {
+                Some("ip-range") => reads.client_address = true,
+                Some("listener") => reads.listener = true,
+                Some("client-id") => reads.client_id = true,
+                _ => {}
+            }
+        }
+        reads
+    }
 }
 
 impl KafkaPolicies {
@@ -119,6 +149,7 @@ impl KafkaPolicies {
         check_definition(snapshot)?;
         let engine = PolicyEngine::build(snapshot, &kafka_evaluators()).map_err(LoadError::Snapshot)?;
         Ok(KafkaPolicies {
+            reads: ConditionReads::of(snapshot),
             acl_rows: acl_rows(snapshot, now),
             service: snapshot.service.clone(),
             service_enabled: snapshot.service_enabled,
@@ -132,7 +163,7 @@ impl KafkaPolicies {
     /// Decides one action (super users are the caller's business: they never reach the policies).
     pub fn decide(&self, context: &RequestContext, action: &Action<'_>, now: Instant) -> Decided {
         if !self.service_enabled {
-            return Decided { allowed: true, outcome: Outcome::Allowed, policy_id: None, unchecked: true };
+            return Decided { allowed: true, outcome: Outcome::Allowed, policy_id: None, unchecked: true, cacheable: true };
         }
         let Some((operation, resource_type)) = placed(action) else {
             return Decided::refused();
@@ -146,6 +177,7 @@ impl KafkaPolicies {
                 outcome: decision.outcome,
                 policy_id: decision.policy_id,
                 unchecked: false,
+                cacheable: true,
             },
             // A request the engine cannot place (an empty group id, say) is refused, never decided.
             Err(_) => Decided::refused(),
