@@ -181,7 +181,7 @@ public final class KafkaNode implements AutoCloseable {
         p.put("log.cleaner.threads", "1");
         p.put("log.cleaner.dedupe.buffer.size", String.valueOf(2 * 1024 * 1024));
         p.put("auto.create.topics.enable", "false");
-        // 4.x only (an unused-config warning on 3.x)
+        // 4.x only (3.7.2 and 3.9.2 ignore them silently: no warning, not in the logged KafkaConfig)
         p.put("share.coordinator.state.topic.replication.factor", "1");
         p.put("share.coordinator.state.topic.min.isr", "1");
         p.put("share.coordinator.state.topic.num.partitions", "1");
@@ -236,7 +236,9 @@ public final class KafkaNode implements AutoCloseable {
         levels.put("grantforge.audit", "INFO");
         levels.put("kafka.authorizer.logger", "INFO");
         levels.putAll(config.logLevels);
-        String pattern = "[%d{ISO8601}] %-5p [%c] %m%n";
+        // an explicit date format: %d{ISO8601} is "2026-01-31T12:00:00,000" in Log4j2 but "2026-01-31 12:00:00,000"
+        // in reload4j, and the log should read the same on every release
+        String pattern = "[%d{yyyy-MM-dd'T'HH:mm:ss,SSS}] %-5p [%c] %m%n";
         String text;
         if (dist.usesLog4j2()) {
             StringBuilder loggers = new StringBuilder();

@@ -20,7 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A configuration the agent cannot work with stops the node at start, and the node's log says once, in an
- * ERROR line of the agent's own logger, which key or file is wrong.
+ * ERROR line of the agent's own logger, which key or file is wrong. Runs on the default release
+ * ({@code grantforge.kafka.version}, 4.3.1), plus the misspelled key on Kafka 3.7.2.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class BadConfigurationTest {
@@ -63,6 +64,15 @@ class BadConfigurationTest {
         Path snapshot = ItPaths.snapshot("e2e.json");
         assertNodeRefusesToStart("typo",
                 KafkaNode.builder().policyFile(snapshot).property("grantforge.polcy.file", snapshot.toString()),
+                "grantforge.polcy.file");
+    }
+
+    @Test
+    void misspelledKeyStopsAKafka372NodeToo() {
+        // the oldest release supported: its startup (createNewAuthorizer, reload4j logging) takes the same path
+        Path snapshot = ItPaths.snapshot("e2e.json");
+        assertNodeRefusesToStart("typo-3.7.2",
+                KafkaNode.builder().kafkaVersion("3.7.2").policyFile(snapshot).property("grantforge.polcy.file", snapshot.toString()),
                 "grantforge.polcy.file");
     }
 

@@ -36,6 +36,7 @@ import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
@@ -46,6 +47,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 
@@ -59,22 +61,34 @@ import org.junit.jupiter.api.Timeout;
  * <li>alice: DENY write on topic {@code payments}</li>
  * <li>group ops (carol): alter_configs on topic {@code orders}</li>
  * </ol>
+ *
+ * <p>One subclass per Kafka release ({@code WalkingSkeletonKafka<version>Test}), each starting one node of
+ * that release; every release must meet the same expectations. Run them all with
+ * {@code -Dtest='WalkingSkeleton*'}.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class WalkingSkeletonTest {
+abstract class WalkingSkeleton {
 
     private static final long WAIT_S = 30;
-    private static KafkaNode node;
-    private static Admin admin;
+    private final String kafkaVersion;
+    private KafkaNode node;
+    private Admin admin;
+
+    /** @param kafkaVersion the release to run; {@code tests/kafka-dists/kafka-<version>} must be built */
+    WalkingSkeleton(String kafkaVersion) {
+        this.kafkaVersion = kafkaVersion;
+    }
 
     @BeforeAll
-    static void startNode() throws Exception {
-        node = KafkaNode.builder().name("walking-skeleton").policyFile(ItPaths.snapshot("e2e.json"))
+    void startNode() throws Exception {
+        node = KafkaNode.builder().name("walking-skeleton-" + kafkaVersion).kafkaVersion(kafkaVersion)
+                .policyFile(ItPaths.snapshot("e2e.json"))
                 // short fold window so folded allowed accesses reach the audit log during the test
                 .property("grantforge.audit.fold.window.ms", "1000")
                 .start();
-        System.out.println("[WalkingSkeletonTest] " + node + " answered after " + node.startedAfterMillis() + " ms");
+        System.out.println("[" + getClass().getSimpleName() + "] " + node + " answered after " + node.startedAfterMillis() + " ms");
         admin = node.admin("admin");
         admin.createTopics(List.of(new NewTopic("orders", 1, (short) 1), new NewTopic("payments", 1, (short) 1)))
                 .all().get(WAIT_S, TimeUnit.SECONDS);
@@ -89,7 +103,7 @@ class WalkingSkeletonTest {
     }
 
     @AfterAll
-    static void stopNode() {
+    void stopNode() {
         if (admin != null) {
             admin.close(Duration.ofSeconds(10));
         }
@@ -200,7 +214,7 @@ class WalkingSkeletonTest {
         return new AclBinding(new ResourcePattern(type, name, patternType), new AccessControlEntry(principal, "*", op, permission));
     }
 
-    private static Set<AclBinding> describe(AclBindingFilter filter) throws Exception {
+    private Set<AclBinding> describe(AclBindingFilter filter) throws Exception {
         Collection<AclBinding> listed = admin.describeAcls(filter).values().get(WAIT_S, TimeUnit.SECONDS);
         Set<AclBinding> set = new HashSet<>(listed);
         assertEquals(listed.size(), set.size(), "no binding is listed twice: " + listed);
@@ -260,6 +274,7 @@ class WalkingSkeletonTest {
                 AclOperation.WRITE, AclPermissionType.ALLOW);
         ExecutionException create = assertThrows(ExecutionException.class,
                 () -> admin.createAcls(List.of(bobWrites)).all().get(WAIT_S, TimeUnit.SECONDS));
+        assertInstanceOf(PolicyViolationException.class, create.getCause(), "createAcls: " + create.getCause());
         assertNotNull(create.getCause().getMessage(), "createAcls failure has a message: " + create.getCause());
         assertTrue(create.getCause().getMessage().contains("GrantForge"), "createAcls: " + create.getCause());
 
@@ -268,6 +283,7 @@ class WalkingSkeletonTest {
                 new AccessControlEntryFilter("User:alice", null, AclOperation.ANY, AclPermissionType.ANY));
         ExecutionException delete = assertThrows(ExecutionException.class,
                 () -> admin.deleteAcls(List.of(aliceOrders)).all().get(WAIT_S, TimeUnit.SECONDS));
+        assertInstanceOf(PolicyViolationException.class, delete.getCause(), "deleteAcls: " + delete.getCause());
         assertNotNull(delete.getCause().getMessage(), "deleteAcls failure has a message: " + delete.getCause());
         assertTrue(delete.getCause().getMessage().contains("GrantForge"), "deleteAcls: " + delete.getCause());
 
@@ -289,11 +305,11 @@ class WalkingSkeletonTest {
         assertEquals(List.of(), alicePayments, "audit lines about alice and payments");
     }
 
-    private static List<String> auditLines() {
+    private List<String> auditLines() {
         return node.logLines().stream().filter(l -> l.contains("[grantforge.audit]")).collect(Collectors.toList());
     }
 
-    private static void awaitAuditLine(String what, java.util.function.Predicate<String> p) throws InterruptedException {
+    private void awaitAuditLine(String what, java.util.function.Predicate<String> p) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
         while (System.nanoTime() < deadline) {
             if (auditLines().stream().anyMatch(p)) {
@@ -316,7 +332,7 @@ class WalkingSkeletonTest {
 
     // ---------------------------------------------------------------------------------------------
 
-    private static List<String> consumeAll(String user, String group, String topic, int expected) {
+    private List<String> consumeAll(String user, String group, String topic, int expected) {
         List<String> values = new ArrayList<>();
         try (KafkaConsumer<String, String> consumer = node.consumer(user, group)) {
             consumer.subscribe(List.of(topic));
