@@ -1,0 +1,123 @@
+package org.devlive.grantforge.kafka.it;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The project's protocol-faithful GrantForge test server ({@code crates/grantforge-testserver}) as a
+ * child process on loopback: real HTTP, real signatures, and the {@code /_test/} controls to make it
+ * fail on purpose.
+ */
+public final class TestServer implements AutoCloseable {
+    public static final String BINARY_PROPERTY = "grantforge.testserver";
+
+    private final Process process;
+    private final String url;
+    private final Path stateDir;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private TestServer(Process process, String url, Path stateDir) {
+        this.process = process;
+        this.url = url;
+        this.stateDir = stateDir;
+    }
+
+    /** Starts a server on a free loopback port serving {@code policies}, heartbeat interval {@code refreshSeconds}. */
+    public static TestServer start(Path policies, Path stateDir, int refreshSeconds) throws IOException {
+        Files.createDirectories(stateDir);
+        ProcessBuilder builder = new ProcessBuilder(binary().toString(), "--policies", policies.toString(),
+            "--state-dir", stateDir.toString(), "--listen", "127.0.0.1:0", "--refresh-seconds", String.valueOf(refreshSeconds))
+            .redirectError(stateDir.resolve("server.err").toFile());
+        Process process = builder.start();
+        BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        String line = out.readLine();
+        String marker = "listening on ";
+        if (line == null || !line.contains(marker)) {
+            process.destroyForcibly();
+            throw new IOException("the test server did not start: " + line + "\n" + Files.readString(stateDir.resolve("server.err")));
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
+        return new TestServer(process, line.substring(line.indexOf(marker) + marker.length()).trim(), stateDir);
+    }
+
+    static Path binary() {
+        String configured = System.getProperty(BINARY_PROPERTY);
+        Path path = configured != null && !configured.isBlank() ? Paths.get(configured)
+            : ItPaths.findFromWorkingDir(Paths.get("target", "debug", "grantforge-testserver"),
+                Paths.get("..", "..", "target", "debug", "grantforge-testserver"));
+        if (!Files.isExecutable(path)) {
+            throw new IllegalStateException("no test server binary at " + path + "; build it with cargo build -p grantforge-testserver");
+        }
+        return path;
+    }
+
+    public String url() {
+        return url;
+    }
+
+    public Path tokenFile() {
+        return stateDir.resolve("token");
+    }
+
+    public Path signingKeyFile() {
+        return stateDir.resolve("signing-key.pub");
+    }
+
+    /** Makes the server fail on purpose, e.g. {@code {"mode":"status","status":500}}; {@code {"mode":"none"}} heals it. */
+    public void fault(String json) throws IOException, InterruptedException {
+        post("/_test/fault", json);
+    }
+
+    /** Replaces the policies (the server bumps the policy version). */
+    public void policies(String policiesJson) throws IOException, InterruptedException {
+        post("/_test/policies", policiesJson);
+    }
+
+    public String state() throws IOException, InterruptedException {
+        return get("/_test/state");
+    }
+
+    public String events() throws IOException, InterruptedException {
+        return get("/_test/events");
+    }
+
+    public String heartbeats() throws IOException, InterruptedException {
+        return get("/_test/heartbeats");
+    }
+
+    private void post(String path, String json) throws IOException, InterruptedException {
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(url + path))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() / 100 != 2) {
+            throw new IOException(path + " answered " + response.statusCode() + ": " + response.body());
+        }
+    }
+
+    private String get(String path) throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(URI.create(url + path)).GET().build(), HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    @Override
+    public void close() {
+        process.destroy();
+        try {
+            if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
