@@ -1,0 +1,158 @@
+//! Server mode against the project's GrantForge test server over loopback HTTP: what is verified
+//! is applied, what is not is never applied, and the disk cache carries a restart.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use grantforge_agent::{registry, Agent, AgentConfig};
+use grantforge_kafka::{Action, KafkaContext, Operation, Principal, RequestContext, ResourceType};
+use grantforge_testserver::{Config, Fault, RunningServer, Server};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gf-sync-{name}-{}-{:?}", std::process::id(), Instant::now()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn policies(marker: Option<&str>) -> String {
+    let file = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/server/policies.json")).unwrap();
+    let Some(topic) = marker else { return file };
+    let policy = format!(
+        r#"{{"id":"900","name":"marker","type":"ACCESS","priority":"NORMAL","document":{{"resources":{{"topic":{{"values":["{topic}"],"excludes":false,"recursive":false}}}},"allow":[{{"users":["alice"],"groups":[],"roles":[],"accessTypes":["read"],"conditions":[]}}],"allowExceptions":[],"deny":[],"denyExceptions":[],"validity":[]}}}},"#
+    );
+    file.replacen("\"policies\": [", &format!("\"policies\": [{policy}"), 1)
+}
+
+fn server(name: &str) -> RunningServer {
+    let mut config = Config::new(temp_dir(&format!("{name}-server")));
+    config.policies_json = Some(policies(None));
+    config.refresh_seconds = 1;
+    config.quiet = true;
+    Server::start(config).unwrap()
+}
+
+fn agent(server: &RunningServer, cache: &Path, extra: &[(&str, &str)]) -> Arc<Agent> {
+    let mut settings: BTreeMap<String, String> = [
+        ("grantforge.server.url", server.base_url().to_string()),
+        ("grantforge.token.file", server.state_dir().join("token").display().to_string()),
+        ("grantforge.cache.dir", cache.display().to_string()),
+        ("grantforge.instance", "test-agent".to_string()),
+        ("grantforge.refresh.interval.ms", "1000".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    settings.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    registry::open(AgentConfig::from_settings(&settings).unwrap()).unwrap()
+}
+
+fn may_read(agent: &Agent, topic: &str) -> bool {
+    let context = RequestContext {
+        principal: Principal { principal_type: "User".into(), name: "alice".into() },
+        conditions: KafkaContext { client_address: Some("127.0.0.1".parse().unwrap()), ..Default::default() },
+        request_type: 1,
+        request_version: 12,
+    };
+    let action = Action { operation: Some(Operation::Read), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: false, log_if_denied: false };
+    let mut allowed = [false];
+    agent.authorize(&context, &[action], &mut allowed);
+    allowed[0]
+}
+
+fn eventually(what: &str, timeout: Duration, condition: impl Fn() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !condition() {
+        assert!(Instant::now() < deadline, "not within {timeout:?}: {what}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+fn fault(json: &str) -> Fault {
+    serde_json::from_str(json).unwrap()
+}
+
+#[test]
+fn applies_verified_snapshots_and_follows_policy_changes() {
+    let server = server("changes");
+    let cache = temp_dir("changes-cache");
+    let agent = agent(&server, &cache, &[]);
+    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    assert!(may_read(&agent, "orders") && !may_read(&agent, "reports"));
+    server.set_policies_json(policies(Some("reports")).as_bytes()).unwrap();
+    eventually("the change reaches the agent", Duration::from_secs(5), || may_read(&agent, "reports"));
+    assert!(cache.join("snapshot.json").exists() && cache.join("signing-key.pin").exists());
+    registry::release(&agent);
+}
+
+#[test]
+fn never_applies_what_it_cannot_verify_or_use() {
+    let server = server("faults");
+    let agent = agent(&server, &temp_dir("faults-cache"), &[]);
+    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    let version = |a: &Agent| a.policies().map(|p| p.policy_version);
+    for (i, mode) in ["wrong-signature", "other-key", "old-version", "other-service", "truncated"].iter().enumerate() {
+        let applied = version(&agent);
+        server.set_fault(fault(&format!(r#"{{"mode":"{mode}"}}"#))).unwrap();
+        server.set_policies_json(policies(Some(&format!("t{i}"))).as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(2500));
+        assert_eq!(version(&agent), applied, "{mode}: the applied snapshot stays in force");
+        assert!(!may_read(&agent, &format!("t{i}")), "{mode}");
+        server.clear_fault();
+        eventually(mode, Duration::from_secs(10), || may_read(&agent, &format!("t{i}")));
+    }
+    registry::release(&agent);
+}
+
+#[test]
+fn a_snapshot_of_another_service_type_refuses_everything() {
+    let server = server("type");
+    let agent = agent(&server, &temp_dir("type-cache"), &[]);
+    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    assert!(may_read(&agent, "orders"));
+    server.set_fault(fault(r#"{"mode":"other-type"}"#)).unwrap();
+    server.set_policies_json(policies(Some("x")).as_bytes()).unwrap();
+    eventually("everything refused", Duration::from_secs(5), || !may_read(&agent, "orders"));
+    server.clear_fault();
+    eventually("a kafka snapshot decides again", Duration::from_secs(10), || may_read(&agent, "x"));
+    registry::release(&agent);
+}
+
+#[test]
+fn starts_from_the_verified_disk_cache_when_the_server_is_away_and_refuses_a_tampered_one() {
+    let server = server("cache");
+    let cache = temp_dir("cache-cache");
+    let first = agent(&server, &cache, &[]);
+    assert!(first.await_snapshot(Duration::from_secs(10)));
+    registry::release(&first);
+    server.set_fault(fault(r#"{"mode":"down"}"#)).unwrap();
+
+    let started = Instant::now();
+    let second = agent(&server, &cache, &[]);
+    assert!(second.await_snapshot(Duration::from_millis(100)), "the cache is applied at configure time");
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(may_read(&second, "orders"));
+    registry::release(&second);
+
+    let snapshot = cache.join("snapshot.json");
+    let tampered = std::fs::read_to_string(&snapshot).unwrap().replace("\"alice\"", "\"mallory\"");
+    std::fs::write(&snapshot, tampered).unwrap();
+    let third = agent(&server, &cache, &[]);
+    assert!(!third.await_snapshot(Duration::from_millis(300)), "a tampered cache is never used");
+    assert!(!may_read(&third, "orders"));
+    let moved_aside = std::fs::read_dir(&cache).unwrap().filter_map(Result::ok).any(|e| e.file_name().to_string_lossy().starts_with("rejected-"));
+    assert!(moved_aside, "the tampered cache is kept aside for inspection");
+    registry::release(&third);
+}
+
+#[test]
+fn a_pinned_key_refuses_snapshots_signed_by_another() {
+    let server = server("pinned");
+    let key_file = temp_dir("pinned-key").join("key.pub");
+    std::fs::write(&key_file, server.other_public_key_base64()).unwrap();
+    let agent = agent(&server, &temp_dir("pinned-cache"), &[("grantforge.signing.key.file", key_file.to_str().unwrap())]);
+    assert!(!agent.await_snapshot(Duration::from_secs(3)), "signed by a key other than the pinned one");
+    assert!(!may_read(&agent, "orders"));
+    registry::release(&agent);
+}
