@@ -108,10 +108,20 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
         Collection<String> early = serverInfo.earlyStartListeners();
         final CompletableFuture<Void> firstSnapshot = new CompletableFuture<Void>();
         Map<Endpoint, CompletableFuture<Void>> futures = new HashMap<Endpoint, CompletableFuture<Void>>();
+        boolean waits = false;
         for (Endpoint endpoint : serverInfo.endpoints()) {
-            String listener = endpoint.listenerName().orElse("");
-            futures.put(endpoint, early.contains(listener) ? CompletableFuture.<Void>completedFuture(null) : firstSnapshot);
+            boolean opensAtOnce = early.contains(endpoint.listenerName().orElse(""));
+            futures.put(endpoint, opensAtOnce ? CompletableFuture.<Void>completedFuture(null) : firstSnapshot);
+            waits |= !opensAtOnce;
         }
+        // The controller's authorizer has only early-start listeners: only the broker's one waits.
+        if (waits) {
+            awaitFirstSnapshot(firstSnapshot);
+        }
+        return futures;
+    }
+
+    private void awaitFirstSnapshot(final CompletableFuture<Void> firstSnapshot) {
         final long agentHandle = handle;
         final long timeoutMs = startTimeoutMs;
         Thread waiter = new Thread(new Runnable() {
@@ -126,7 +136,6 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
         }, "grantforge-start");
         waiter.setDaemon(true);
         waiter.start();
-        return futures;
     }
 
     @Override

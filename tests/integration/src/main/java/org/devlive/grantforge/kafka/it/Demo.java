@@ -30,15 +30,16 @@ import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
 
 /**
- * Shows the agent at work: a KRaft node (broker + controller) with the agent deciding from a policy
- * snapshot (default tests/fixtures/snapshots/e2e.json, or the path given as the first argument).
- * alice may produce to {@code orders}, bob may not, and the policies are listed as ACLs the way
- * {@code kafka-acls --list} shows them.
+ * Shows the agent at work: a KRaft node (broker + controller) whose agent keeps its policies from the
+ * project's GrantForge test server (server mode: signed snapshots over HTTP, heartbeat every second),
+ * with the policies in {@code .demo/policies.json}. alice may produce to {@code orders}, bob may not;
+ * the policies are listed as ACLs the way {@code kafka-acls --list} shows them; then the demo edits
+ * the policy file to let bob write, and bob's next produce goes through within a heartbeat.
  *
  * <pre>
- * mvn -B -q -pl tests/integration exec:java            (after the modules are installed)
- * java -cp "tests/integration/target/classes:$(cat tests/integration/target/it.classpath)" \
- *      org.devlive.grantforge.kafka.it.Demo [snapshot.json]
+ * scripts/demo                      the whole show, then the node stops
+ * scripts/demo --keep-running       ... and the node keeps running: edit .demo/policies.json and watch
+ * scripts/demo --snapshot FILE      offline mode instead: the agent decides from a snapshot file
  * </pre>
  */
 public final class Demo {
@@ -50,21 +51,39 @@ public final class Demo {
     }
 
     public static void main(String[] args) throws Exception {
-        Path snapshot = args.length > 0 ? Paths.get(args[0]).toAbsolutePath() : ItPaths.snapshot("e2e.json");
-        if (!Files.isRegularFile(snapshot)) {
-            System.err.println("No policy snapshot at " + snapshot);
-            System.exit(2);
-        }
+        List<String> options = List.of(args);
+        boolean keepRunning = options.contains("--keep-running");
+        int snapshotAt = options.indexOf("--snapshot");
+        Path snapshot = snapshotAt >= 0 && snapshotAt + 1 < args.length ? Paths.get(args[snapshotAt + 1]).toAbsolutePath() : null;
         KafkaDist dist = KafkaDist.defaultDist();
+        Path demoDir = ItPaths.findFromWorkingDir(Paths.get(".demo"), Paths.get("..", "..", ".demo"));
+        Files.createDirectories(demoDir);
+        Path policies = demoDir.resolve("policies.json");
+        if (!Files.exists(policies)) {
+            Files.copy(ItPaths.fixtures().resolve("server/policies.json"), policies);
+        }
+
         OUT.println("== GrantForge agent for Apache Kafka: demo ==");
         OUT.println("Kafka:     " + dist.version() + " (one KRaft node, broker + controller, SASL/PLAIN)");
         OUT.println("Agent:     " + ItPaths.agentJar());
-        OUT.println("Policies:  " + snapshot + " (offline mode, grantforge.policy.file)");
+        TestServer server = null;
+        KafkaNode.Builder builder = KafkaNode.builder().dist(dist).name("demo");
+        if (snapshot != null) {
+            OUT.println("Policies:  " + snapshot + " (offline mode, grantforge.policy.file)");
+            builder.policyFile(snapshot);
+        } else {
+            server = TestServer.start(policies, demoDir.resolve("server"), 1);
+            OUT.println("Policies:  " + policies + ", served by the GrantForge test server at " + server.url());
+            builder.property("grantforge.server.url", server.url())
+                .property("grantforge.token.file", server.tokenFile().toString())
+                .property("grantforge.cache.dir", demoDir.resolve("cache").toString())
+                .property("grantforge.instance", "demo-broker");
+        }
         OUT.println();
 
-        KafkaNode node = KafkaNode.builder().dist(dist).name("demo").policyFile(snapshot).build();
+        KafkaNode node = builder.build();
         OUT.println("Starting the node in " + node.dir() + " ...");
-        try (node) {
+        try (node; TestServer ignored = server) {
             node.start();
             OUT.printf("Node ready at %s after %.1f s%n%n", node.bootstrapServers(), node.startedAfterMillis() / 1000.0);
 
@@ -74,26 +93,11 @@ public final class Demo {
                 OUT.println();
 
                 OUT.println("$ alice produces \"first order\" to orders");
-                try (KafkaProducer<String, String> producer = node.producer("alice")) {
-                    RecordMetadata md = producer.send(new ProducerRecord<>("orders", "o-1", "first order"))
-                            .get(WAIT_S, TimeUnit.SECONDS);
-                    OUT.printf("  OK       written to topic %s, partition %d, offset %d%n", md.topic(), md.partition(), md.offset());
-                } catch (ExecutionException e) {
-                    OUT.println("  REFUSED  " + describe(e.getCause()) + "   <-- unexpected");
-                }
+                OUT.println("  " + produce(node, "alice", "first order"));
                 OUT.println();
 
-                OUT.println("$ bob produces \"bob's order\" to orders   (non-idempotent producer)");
-                Properties plain = new Properties();
-                plain.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
-                plain.put(ProducerConfig.RETRIES_CONFIG, "0");
-                try (KafkaProducer<String, String> producer = node.producer("bob", plain)) {
-                    RecordMetadata md = producer.send(new ProducerRecord<>("orders", "o-2", "bob's order"))
-                            .get(WAIT_S, TimeUnit.SECONDS);
-                    OUT.printf("  OK       written to %s-%d@%d   <-- unexpected%n", md.topic(), md.partition(), md.offset());
-                } catch (ExecutionException e) {
-                    OUT.println("  REFUSED  " + describe(e.getCause()));
-                }
+                OUT.println("$ bob produces \"bob's order\" to orders");
+                OUT.println("  " + produce(node, "bob", "bob's order"));
                 OUT.println();
 
                 OUT.println("$ kafka-acls --list   (Admin.describeAcls(AclBindingFilter.ANY) as admin)");
@@ -112,12 +116,57 @@ public final class Demo {
                 }
                 OUT.println();
             }
+            if (server != null) {
+                showPolicyChange(node, policies);
+            }
+            if (keepRunning) {
+                OUT.println("The node keeps running at " + node.bootstrapServers() + " (users alice, bob, carol; password <user>-secret).");
+                OUT.println("Edit " + policies + ": the broker follows within a heartbeat. Press Enter to stop.");
+                System.in.read();
+            }
             OUT.println("Stopping the node ...");
         } catch (RuntimeException e) {
             OUT.println("The node failed: " + e.getMessage());
             throw e;
         }
         OUT.println("Node stopped.");
+    }
+
+    /** Lets bob write to orders by editing the policy file, and shows when the broker enforces it. */
+    private static void showPolicyChange(KafkaNode node, Path policies) throws Exception {
+        String before = Files.readString(policies);
+        String alice = "\"users\": [\n       \"alice\"\n      ],";
+        if (!before.contains(alice)) {
+            return;
+        }
+        OUT.println("$ edit " + policies + ": policy 1 \"alice works with orders\" now names bob too");
+        int at = before.indexOf(alice);
+        Files.writeString(policies, before.substring(0, at) + "\"users\": [\n       \"alice\", \"bob\"\n      ],"
+            + before.substring(at + alice.length()));
+        long start = System.nanoTime();
+        try {
+            String outcome;
+            do {
+                Thread.sleep(100);
+                outcome = produce(node, "bob", "bob's second order");
+            } while (outcome.startsWith("REFUSED") && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(WAIT_S));
+            OUT.printf("$ bob produces again, %.1f s after the edit%n  %s%n%n", (System.nanoTime() - start) / 1e9, outcome);
+        } finally {
+            Files.writeString(policies, before);
+        }
+    }
+
+    /** One record from {@code user} to orders (idempotence off, so a refusal names the topic). */
+    private static String produce(KafkaNode node, String user, String value) throws Exception {
+        Properties plain = new Properties();
+        plain.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+        plain.put(ProducerConfig.RETRIES_CONFIG, "0");
+        try (KafkaProducer<String, String> producer = node.producer(user, plain)) {
+            RecordMetadata md = producer.send(new ProducerRecord<>("orders", user, value)).get(WAIT_S, TimeUnit.SECONDS);
+            return String.format("OK       written to topic %s, partition %d, offset %d", md.topic(), md.partition(), md.offset());
+        } catch (ExecutionException e) {
+            return "REFUSED  " + describe(e.getCause());
+        }
     }
 
     private static String describe(Throwable t) {

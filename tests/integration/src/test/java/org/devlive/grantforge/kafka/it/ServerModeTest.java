@@ -1,0 +1,224 @@
+package org.devlive.grantforge.kafka.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Server mode against the project's protocol-faithful GrantForge test server over loopback HTTP, in
+ * a real Kafka node: policy changes reach the broker, the disk cache carries a restart while the
+ * server is away, and nothing unverified or unusable is ever applied (each fault leaves the applied
+ * snapshot in force and is logged once).
+ */
+@Timeout(value = 8, unit = TimeUnit.MINUTES)
+class ServerModeTest {
+    @TempDir
+    Path tmp;
+
+    private static String basePolicies() throws Exception {
+        return Files.readString(ItPaths.fixtures().resolve("server/policies.json"));
+    }
+
+    /** The base policies plus one that allows alice to read {@code topic}: it shows as an ACL. */
+    private static String policiesWithMarker(String topic) throws Exception {
+        String policy = "{\"id\":\"900\",\"name\":\"marker\",\"type\":\"ACCESS\",\"priority\":\"NORMAL\",\"document\":{"
+            + "\"resources\":{\"topic\":{\"values\":[\"" + topic + "\"],\"excludes\":false,\"recursive\":false}},"
+            + "\"allow\":[{\"users\":[\"alice\"],\"groups\":[],\"roles\":[],\"accessTypes\":[\"read\",\"write\"],\"conditions\":[],"
+            + "\"maskType\":null,\"maskValue\":null,\"rowFilter\":null}],\"allowExceptions\":[],\"deny\":[],\"denyExceptions\":[],\"validity\":[]}}";
+        String base = basePolicies();
+        int at = base.indexOf("\"policies\": [") + "\"policies\": [".length();
+        return base.substring(0, at) + policy + "," + base.substring(at);
+    }
+
+    private TestServer server(String name) throws Exception {
+        Path policies = tmp.resolve(name + "-policies.json");
+        Files.writeString(policies, basePolicies());
+        return TestServer.start(policies, tmp.resolve(name + "-server"), 1);
+    }
+
+    private static KafkaNode.Builder node(String name, TestServer server, Path cacheDir) {
+        return KafkaNode.builder().name(name)
+            .property("grantforge.server.url", server.url())
+            .property("grantforge.token.file", server.tokenFile().toString())
+            .property("grantforge.cache.dir", cacheDir.toString())
+            .property("grantforge.instance", name)
+            .property("grantforge.start.timeout.ms", "4000");
+    }
+
+    private static boolean hasAclFor(KafkaNode node, String topic) {
+        try (Admin admin = node.admin(KafkaNode.SUPER_USER)) {
+            return admin.describeAcls(AclBindingFilter.ANY).values().get(30, TimeUnit.SECONDS).stream()
+                .map(AclBinding::pattern).anyMatch(p -> p.name().equals(topic));
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static long await(String what, Duration timeout, BooleanSupplier condition) throws InterruptedException {
+        long start = System.nanoTime();
+        long deadline = start + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not within " + timeout + ": " + what);
+            }
+            Thread.sleep(50);
+        }
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    }
+
+    private static void createTopic(KafkaNode node, String topic) throws Exception {
+        try (Admin admin = node.admin(KafkaNode.SUPER_USER)) {
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Whether {@code user} may write to {@code topic}: a real produce, idempotence off. */
+    private static boolean canWrite(KafkaNode node, String user, String topic) {
+        Properties extra = new Properties();
+        extra.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+        extra.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "5000");
+        extra.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "5000");
+        extra.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "4000");
+        try (KafkaProducer<String, String> producer = node.producer(user, extra)) {
+            producer.send(new ProducerRecord<>(topic, "k", "v")).get(15, TimeUnit.SECONDS);
+            return true;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof TopicAuthorizationException) {
+                return false;
+            }
+            throw new AssertionError(e);
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static long agentLines(KafkaNode node, String text) {
+        return node.logLines().stream().filter(l -> l.contains("[org.devlive.grantforge") && l.contains(text)).count();
+    }
+
+    @Test
+    void aPolicyChangeReachesTheBrokerAndTheCacheCarriesARestartWhileTheServerIsAway() throws Exception {
+        Path cache = tmp.resolve("cache");
+        try (TestServer server = server("change")) {
+            try (KafkaNode node = node("server-change", server, cache).start()) {
+                assertTrue(node.logText().contains("applied policy version 1 of service kafka-demo from " + server.url()), node.diagnostics());
+                assertTrue(agentLines(node, "trusting the GrantForge server's signing key") == 1, "trust on first use is a warning");
+                createTopic(node, "reports");
+                assertFalse(canWrite(node, "alice", "reports"));
+                server.policies(policiesWithMarker("reports"));
+                long changedAt = System.nanoTime();
+                await("alice may write reports", Duration.ofSeconds(15), () -> canWrite(node, "alice", "reports"));
+                System.out.printf("policy change to enforcement: %d ms (heartbeat every 1 s)%n",
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - changedAt));
+            }
+            assertTrue(Files.exists(cache.resolve("snapshot.json")), "the disk cache holds the snapshot");
+            server.fault("{\"mode\":\"down\"}");
+            long launched = System.nanoTime();
+            try (KafkaNode node = node("server-down-cached", server, cache).start()) {
+                long startedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - launched);
+                assertTrue(node.logText().contains("from the disk cache"), node.diagnostics());
+                createTopic(node, "reports");
+                createTopic(node, "orders");
+                assertFalse(node.logText().contains("has no policy snapshot after"), "listeners opened on the cached snapshot, not the timeout");
+                assertTrue(canWrite(node, "alice", "reports"), "the cached snapshot (version 2) decides");
+                assertFalse(canWrite(node, "bob", "orders"));
+                assertEquals(1, agentLines(node, "cannot be reached"), "one line for the unreachable server, not one per round\n" + node.logText());
+                System.out.printf("start from the disk cache with the server down: %d ms%n", startedMs);
+            }
+        }
+    }
+
+    @Test
+    void withoutServerAndCacheListenersOpenAfterTheTimeoutAndRefuseAllButSuperUsers() throws Exception {
+        try (TestServer server = server("nothing")) {
+            server.fault("{\"mode\":\"down\"}");
+            try (KafkaNode node = node("server-down-empty", server, tmp.resolve("empty-cache")).start()) {
+                assertEquals(1, agentLines(node, "has no policy snapshot after 4000 ms"), node.diagnostics());
+                createTopic(node, "orders");
+                assertFalse(canWrite(node, "alice", "orders"), "no snapshot: refused");
+                assertTrue(canWrite(node, KafkaNode.SUPER_USER, "orders"), "super users still work");
+                server.fault("{\"mode\":\"none\"}");
+                await("the server's snapshot is applied", Duration.ofSeconds(20), () -> canWrite(node, "alice", "orders"));
+                assertEquals(1, agentLines(node, "answers again"), node.logText());
+            }
+        }
+    }
+
+    @Test
+    void nothingUnverifiedOrUnusableIsAppliedAndEachFaultIsLoggedOnce() throws Exception {
+        try (TestServer server = server("faults");
+             KafkaNode node = node("server-faults", server, tmp.resolve("faults-cache")).start()) {
+            String[][] faults = {
+                {"{\"mode\":\"wrong-signature\"}", "signature does not verify"},
+                {"{\"mode\":\"other-key\"}", "is signed by key"},
+                {"{\"mode\":\"old-version\"}", "but other content"},
+                {"{\"mode\":\"other-service\"}", "but this agent serves `kafka-demo`"},
+                {"{\"mode\":\"truncated\",\"endpoints\":[\"policies\"]}", "could not be read completely"},
+                {"{\"mode\":\"huge\",\"endpoints\":[\"policies\"]}", "larger than grantforge.snapshot.max.bytes"},
+                {"{\"mode\":\"status\",\"status\":401}", "answered 401"},
+                {"{\"mode\":\"status\",\"status\":404}", "answered 404"},
+                {"{\"mode\":\"status\",\"status\":409}", "answered 409"},
+                {"{\"mode\":\"status\",\"status\":500}", "answered 500"},
+            };
+            int round = 0;
+            for (String[] fault : faults) {
+                round++;
+                String marker = "marker-" + round;
+                server.fault(fault[0]);
+                server.policies(policiesWithMarker(marker));
+                Thread.sleep(3500);
+                assertFalse(hasAclFor(node, marker), fault[0] + " must leave the applied snapshot in force");
+                assertEquals(1, agentLines(node, fault[1]), fault[0] + ": one clear line, not one per round\n" + node.logText());
+                server.fault("{\"mode\":\"none\"}");
+                await(fault[0] + ": recovery applies the latest snapshot", Duration.ofSeconds(20), () -> hasAclFor(node, marker));
+            }
+            createTopic(node, "orders");
+            assertTrue(canWrite(node, "alice", "orders"));
+            server.fault("{\"mode\":\"other-type\"}");
+            server.policies(policiesWithMarker("marker-type"));
+            await("a snapshot of another type refuses everything", Duration.ofSeconds(20), () -> !canWrite(node, "alice", "orders"));
+            assertEquals(1, agentLines(node, "service type `hive`: the agent token belongs to a service that is not of type kafka"), node.logText());
+            assertTrue(canWrite(node, KafkaNode.SUPER_USER, "orders"), "super users still work");
+            server.fault("{\"mode\":\"none\"}");
+            await("a kafka snapshot decides again", Duration.ofSeconds(20), () -> canWrite(node, "alice", "orders"));
+        }
+    }
+
+    @Test
+    void aBadServerSettingStopsTheBrokerNamingTheKey() throws Exception {
+        Path token = tmp.resolve("empty-token");
+        Files.write(token, new byte[0]);
+        try (KafkaNode node = KafkaNode.builder().name("server-bad-token")
+                .property("grantforge.server.url", "http://127.0.0.1:9")
+                .property("grantforge.token.file", token.toString())
+                .property("grantforge.cache.dir", tmp.resolve("c").toString()).build()) {
+            node.launch();
+            assertTrue(node.awaitExit(Duration.ofSeconds(60)) != 0, node.diagnostics());
+            List<String> errors = node.logLines().stream()
+                .filter(l -> l.contains(" ERROR ") && l.contains("grantforge.token.file") && l.contains(token.toString()))
+                .collect(Collectors.toList());
+            assertEquals(1, errors.size(), node.diagnostics());
+        }
+    }
+}
