@@ -1,0 +1,1280 @@
+//! A streaming, strict reader of snapshot format 1.
+//!
+//! The Java agent reads a Jackson tree and checks every member's JSON type (`text`, `number`,
+//! `bool`, `object`, `array`). A tree of a 200,000-policy snapshot would cost far more memory than
+//! the snapshot itself, so this reader checks the same rules while streaming with serde: every JSON
+//! value is handed to a [`Handler`] that accepts only the JSON types its field may have, and records
+//! the path of the first value it refuses. Unknown fields are skipped; of a repeated field the last
+//! occurrence counts, as in a Jackson tree.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use super::{
+    ConditionDefinition, ConditionRef, Definition, Item, LevelMap, PolicyRecord, Priority,
+    ResourceValues, Snapshot, Validity, FORMAT,
+};
+use crate::error::SnapshotError;
+use crate::matcher::RegexCache;
+use crate::model::{AccessTypeDefinition, MatcherKind, ResourceLevel, ServiceModel};
+use crate::time::Instant;
+
+pub(super) fn parse(bytes: &[u8]) -> Result<Snapshot, SnapshotError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let ctx = Ctx::default();
+    let root = Path::ROOT;
+    let cx = Cx {
+        ctx: &ctx,
+        path: &root,
+        policy: None,
+    };
+    let mut json = serde_json::Deserializer::from_slice(bytes);
+    let read = Node { cx, handler: RootH }
+        .deserialize(&mut json)
+        .and_then(|raw| json.end().map(|()| raw));
+    let raw = read.map_err(|error| {
+        ctx.error.take().unwrap_or_else(|| {
+            SnapshotError::new("", format!("the snapshot is not valid JSON: {error}"))
+        })
+    })?;
+    raw.finish()
+}
+
+/// What the root object held, before the checks that need all of it.
+#[derive(Default)]
+struct RawSnapshot {
+    format: Option<i64>,
+    service: Option<String>,
+    service_type: Option<String>,
+    type_version: Option<i64>,
+    service_enabled: Option<bool>,
+    policy_version: Option<i64>,
+    definition: Option<Definition>,
+    /// The model of the last `definition` read (policies read after it are checked at once).
+    model: Option<Result<ServiceModel, SnapshotError>>,
+    policies: Option<Policies>,
+    roles: Option<BTreeMap<String, Vec<String>>>,
+    groups: Option<BTreeMap<String, Vec<String>>>,
+}
+
+impl RawSnapshot {
+    fn finish(self) -> Result<Snapshot, SnapshotError> {
+        let missing = |field: &str| SnapshotError::new(field, "is missing");
+        let format = self.format.ok_or_else(|| missing("format"))?;
+        check_format(format).map_err(|message| SnapshotError::new("format", message))?;
+        let definition = self.definition.ok_or_else(|| missing("definition"))?;
+        let policies = self.policies.ok_or_else(|| missing("policies"))?;
+        let service = self.service.ok_or_else(|| missing("service"))?;
+        let service_type = self.service_type.ok_or_else(|| missing("serviceType"))?;
+        let service_enabled = self
+            .service_enabled
+            .ok_or_else(|| missing("serviceEnabled"))?;
+        let policy_version = self
+            .policy_version
+            .ok_or_else(|| missing("policyVersion"))?;
+        let model = self.model.unwrap_or_else(|| definition.model())?;
+        if !policies.checked {
+            let mut regexes = RegexCache::new();
+            for (policy, index) in policies.access.iter().zip(&policies.positions) {
+                crate::policy::check(&model, policy, *index, &mut regexes)?;
+            }
+        }
+        Ok(Snapshot {
+            service,
+            service_type,
+            type_version: self.type_version,
+            service_enabled,
+            policy_version,
+            definition,
+            policies: policies.access,
+            other_policies: policies.others,
+            roles: self.roles.unwrap_or_default(),
+            groups: self.groups.unwrap_or_default(),
+        })
+    }
+}
+
+fn check_format(format: i64) -> Result<(), String> {
+    if format == FORMAT {
+        Ok(())
+    } else {
+        Err(format!("snapshot format {format} is not supported; this agent reads format {FORMAT}, upgrade it"))
+    }
+}
+
+/// The ACCESS policies with their places in the `policies` array, and how many others there were.
+#[derive(Default)]
+struct Policies {
+    access: Vec<PolicyRecord>,
+    positions: Vec<usize>,
+    others: usize,
+    /// Whether each was checked against the model as it was read (the definition came first, as
+    /// the server writes it); checking a policy while its strings are still in cache is far
+    /// cheaper than walking 200,000 of them again.
+    checked: bool,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths and the first error
+
+#[derive(Default)]
+struct Ctx {
+    error: RefCell<Option<SnapshotError>>,
+    /// Gathers the elements of one string array, which then gets a vector of exactly their number.
+    strings: RefCell<Vec<String>>,
+}
+
+#[derive(Clone, Copy)]
+enum Seg<'a> {
+    Field(&'a str),
+    Index(usize),
+}
+
+/// Where a value lies, as a linked list up to the root; rendered only when a value is refused.
+#[derive(Clone, Copy)]
+struct Path<'a> {
+    parent: Option<&'a Path<'a>>,
+    seg: Option<Seg<'a>>,
+}
+
+impl<'a> Path<'a> {
+    const ROOT: Path<'static> = Path {
+        parent: None,
+        seg: None,
+    };
+
+    fn field(&'a self, name: &'a str) -> Path<'a> {
+        Path {
+            parent: Some(self),
+            seg: Some(Seg::Field(name)),
+        }
+    }
+
+    fn index(&'a self, index: usize) -> Path<'a> {
+        Path {
+            parent: Some(self),
+            seg: Some(Seg::Index(index)),
+        }
+    }
+
+    fn render(&self) -> String {
+        let mut text = self.parent.map(Path::render).unwrap_or_default();
+        match self.seg {
+            Some(Seg::Field(name)) => {
+                if !text.is_empty() {
+                    text.push('.');
+                }
+                text.push_str(name);
+            }
+            Some(Seg::Index(index)) => {
+                let _ = write!(text, "[{index}]");
+            }
+            None => {}
+        }
+        text
+    }
+}
+
+/// What a handler knows of where it is: the path, and the policy id once it is known.
+#[derive(Clone, Copy)]
+struct Cx<'c, 'p> {
+    ctx: &'c Ctx,
+    path: &'p Path<'p>,
+    policy: Option<i64>,
+}
+
+impl<'c, 'p> Cx<'c, 'p> {
+    fn at<'q>(&self, path: &'q Path<'q>) -> Cx<'c, 'q> {
+        Cx {
+            ctx: self.ctx,
+            path,
+            policy: self.policy,
+        }
+    }
+
+    /// Records the first refusal (with its path) and stops the reader.
+    fn fail<E: de::Error>(&self, message: impl Into<String>) -> E {
+        let mut slot = self.ctx.error.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(SnapshotError {
+                policy_id: self.policy,
+                field: self.path.render(),
+                message: message.into(),
+            });
+        }
+        E::custom("the snapshot was refused")
+    }
+
+    /// Records a refusal found by the checks of the policies themselves.
+    fn refuse<E: de::Error>(&self, error: SnapshotError) -> E {
+        let mut slot = self.ctx.error.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(error);
+        }
+        E::custom("the snapshot was refused")
+    }
+
+    fn fail_at<E: de::Error>(&self, field: &str, message: impl Into<String>) -> E {
+        let path = self.path.field(field);
+        self.at(&path).fail(message)
+    }
+
+    fn wrong<E: de::Error>(&self, expected: &str) -> E {
+        if self.path.parent.is_none() {
+            self.fail(format!("the snapshot is not {expected}"))
+        } else {
+            self.fail(format!("is not {expected}"))
+        }
+    }
+
+    fn required<T, E: de::Error>(&self, value: Option<T>, field: &str) -> Result<T, E> {
+        value.ok_or_else(|| self.fail_at(field, "is missing"))
+    }
+
+    /// Reads the value of `field` with a handler, one level down the path.
+    fn value<'de, A: MapAccess<'de>, H: Handler<'de>>(
+        &self,
+        map: &mut A,
+        field: &str,
+        handler: H,
+    ) -> Result<H::Out, A::Error> {
+        let path = self.path.field(field);
+        map.next_value_seed(Node {
+            cx: self.at(&path),
+            handler,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Handlers: one per kind of JSON value a field may hold
+
+/// Accepts the JSON types one field may have. Every method refuses by default, naming the type
+/// the field must have (as Java's "is not a string" / "is not an object").
+trait Handler<'de>: Sized {
+    type Out;
+    const EXPECTED: &'static str;
+
+    fn null<E: de::Error>(self, cx: Cx) -> Result<Self::Out, E> {
+        Err(cx.wrong(Self::EXPECTED))
+    }
+    fn boolean<E: de::Error>(self, cx: Cx, _value: bool) -> Result<Self::Out, E> {
+        Err(cx.wrong(Self::EXPECTED))
+    }
+    fn integer<E: de::Error>(self, cx: Cx, _value: i64) -> Result<Self::Out, E> {
+        Err(cx.wrong(Self::EXPECTED))
+    }
+    /// A fraction, an exponent, or an integer beyond `i64`.
+    fn other_number<E: de::Error>(self, cx: Cx) -> Result<Self::Out, E> {
+        Err(cx.wrong(Self::EXPECTED))
+    }
+    fn string<E: de::Error>(self, cx: Cx, _value: &str) -> Result<Self::Out, E> {
+        Err(cx.wrong(Self::EXPECTED))
+    }
+    fn map<A: MapAccess<'de>>(self, cx: Cx, _map: A) -> Result<Self::Out, A::Error> {
+        Err(cx.wrong(Self::EXPECTED))
+    }
+    fn seq<A: SeqAccess<'de>>(self, cx: Cx, _seq: A) -> Result<Self::Out, A::Error> {
+        Err(cx.wrong(Self::EXPECTED))
+    }
+}
+
+/// Hands one JSON value to a handler.
+struct Node<'c, 'p, H> {
+    cx: Cx<'c, 'p>,
+    handler: H,
+}
+
+impl<'de, H: Handler<'de>> DeserializeSeed<'de> for Node<'_, '_, H> {
+    type Value = H::Out;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<H::Out, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de, H: Handler<'de>> Visitor<'de> for Node<'_, '_, H> {
+    type Value = H::Out;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(H::EXPECTED)
+    }
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<H::Out, E> {
+        self.handler.boolean(self.cx, value)
+    }
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<H::Out, E> {
+        self.handler.integer(self.cx, value)
+    }
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<H::Out, E> {
+        match i64::try_from(value) {
+            Ok(value) => self.handler.integer(self.cx, value),
+            Err(_) => self.handler.other_number(self.cx),
+        }
+    }
+    fn visit_i128<E: de::Error>(self, value: i128) -> Result<H::Out, E> {
+        match i64::try_from(value) {
+            Ok(value) => self.handler.integer(self.cx, value),
+            Err(_) => self.handler.other_number(self.cx),
+        }
+    }
+    fn visit_u128<E: de::Error>(self, value: u128) -> Result<H::Out, E> {
+        match i64::try_from(value) {
+            Ok(value) => self.handler.integer(self.cx, value),
+            Err(_) => self.handler.other_number(self.cx),
+        }
+    }
+    fn visit_f64<E: de::Error>(self, _value: f64) -> Result<H::Out, E> {
+        self.handler.other_number(self.cx)
+    }
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<H::Out, E> {
+        self.handler.string(self.cx, value)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<H::Out, E> {
+        self.handler.null(self.cx)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<H::Out, E> {
+        self.handler.null(self.cx)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<H::Out, A::Error> {
+        self.handler.map(self.cx, map)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<H::Out, A::Error> {
+        self.handler.seq(self.cx, seq)
+    }
+}
+
+/// Reads object keys without copying them: known names become their index in `names`.
+struct KeySeed(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Option<usize>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<usize>, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a field name")
+    }
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Option<usize>, E> {
+        Ok(self.0.iter().position(|name| *name == key))
+    }
+}
+
+/// The next field of an object: `Some(Some(i))` for the known name `names[i]`, `Some(None)` for
+/// an unknown one (whose value the caller must skip), `None` at the end.
+fn next_field<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    names: &'static [&'static str],
+) -> Result<Option<Option<usize>>, A::Error> {
+    map.next_key_seed(KeySeed(names))
+}
+
+fn skip_value<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
+    map.next_value::<IgnoredAny>().map(|_| ())
+}
+
+fn drain_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
+    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+fn drain_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
+    while seq.next_element::<IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+/// A JSON string.
+struct Text;
+
+impl<'de> Handler<'de> for Text {
+    type Out = String;
+    const EXPECTED: &'static str = "a string";
+
+    fn string<E: de::Error>(self, _cx: Cx, value: &str) -> Result<String, E> {
+        Ok(value.to_owned())
+    }
+}
+
+/// An integral JSON number that fits a long.
+struct Int;
+
+impl<'de> Handler<'de> for Int {
+    type Out = i64;
+    const EXPECTED: &'static str = "a whole number";
+
+    fn integer<E: de::Error>(self, _cx: Cx, value: i64) -> Result<i64, E> {
+        Ok(value)
+    }
+}
+
+/// A JSON boolean.
+struct Bool;
+
+impl<'de> Handler<'de> for Bool {
+    type Out = bool;
+    const EXPECTED: &'static str = "a boolean";
+
+    fn boolean<E: de::Error>(self, _cx: Cx, value: bool) -> Result<bool, E> {
+        Ok(value)
+    }
+}
+
+/// `null` as `None`, anything else as the inner handler says (Java treats a null member as absent).
+struct Opt<H>(H);
+
+impl<'de, H: Handler<'de>> Handler<'de> for Opt<H> {
+    type Out = Option<H::Out>;
+    const EXPECTED: &'static str = H::EXPECTED;
+
+    fn null<E: de::Error>(self, _cx: Cx) -> Result<Self::Out, E> {
+        Ok(None)
+    }
+    fn boolean<E: de::Error>(self, cx: Cx, value: bool) -> Result<Self::Out, E> {
+        self.0.boolean(cx, value).map(Some)
+    }
+    fn integer<E: de::Error>(self, cx: Cx, value: i64) -> Result<Self::Out, E> {
+        self.0.integer(cx, value).map(Some)
+    }
+    fn other_number<E: de::Error>(self, cx: Cx) -> Result<Self::Out, E> {
+        self.0.other_number(cx).map(Some)
+    }
+    fn string<E: de::Error>(self, cx: Cx, value: &str) -> Result<Self::Out, E> {
+        self.0.string(cx, value).map(Some)
+    }
+    fn map<A: MapAccess<'de>>(self, cx: Cx, map: A) -> Result<Self::Out, A::Error> {
+        self.0.map(cx, map).map(Some)
+    }
+    fn seq<A: SeqAccess<'de>>(self, cx: Cx, seq: A) -> Result<Self::Out, A::Error> {
+        self.0.seq(cx, seq).map(Some)
+    }
+}
+
+/// A JSON array whose elements one handler reads, each one level down the path.
+struct Array<H>(H);
+
+impl<'de, H: Handler<'de> + Copy> Handler<'de> for Array<H> {
+    type Out = Vec<H::Out>;
+    const EXPECTED: &'static str = "an array";
+
+    fn seq<A: SeqAccess<'de>>(self, cx: Cx, mut seq: A) -> Result<Self::Out, A::Error> {
+        // Snapshots hold millions of short lists, mostly of none or one element: no room to spare,
+        // and no reallocation for those.
+        let mut next = |at: usize| {
+            let path = cx.path.index(at);
+            seq.next_element_seed(Node {
+                cx: cx.at(&path),
+                handler: self.0,
+            })
+        };
+        let Some(first) = next(0)? else {
+            return Ok(Vec::new());
+        };
+        let Some(second) = next(1)? else {
+            return Ok(vec![first]);
+        };
+        let mut out = Vec::with_capacity(4);
+        out.push(first);
+        out.push(second);
+        while let Some(value) = next(out.len())? {
+            out.push(value);
+        }
+        out.shrink_to_fit();
+        Ok(out)
+    }
+}
+
+/// An optional array of strings (`texts` in Java): absent or null means none.
+fn texts<'de, A: MapAccess<'de>>(
+    cx: &Cx,
+    map: &mut A,
+    field: &str,
+) -> Result<Vec<String>, A::Error> {
+    Ok(cx.value(map, field, Opt(Texts))?.unwrap_or_default())
+}
+
+/// An array of strings, gathered in the context's scratch vector and stored at exact size.
+struct Texts;
+
+impl<'de> Handler<'de> for Texts {
+    type Out = Vec<String>;
+    const EXPECTED: &'static str = "an array";
+
+    fn seq<A: SeqAccess<'de>>(self, cx: Cx, mut seq: A) -> Result<Vec<String>, A::Error> {
+        let mut scratch = cx.ctx.strings.take();
+        scratch.clear();
+        loop {
+            let path = cx.path.index(scratch.len());
+            match seq.next_element_seed(Node {
+                cx: cx.at(&path),
+                handler: TextElement,
+            }) {
+                Ok(Some(text)) => scratch.push(text),
+                Ok(None) => break,
+                Err(error) => return Err(error),
+            }
+        }
+        // Not `mem::take`: the scratch keeps its room, the result gets none to spare.
+        let mut out = Vec::with_capacity(scratch.len());
+        out.append(&mut scratch);
+        cx.ctx.strings.replace(scratch);
+        Ok(out)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct TextElement;
+
+impl<'de> Handler<'de> for TextElement {
+    type Out = String;
+    const EXPECTED: &'static str = "a string";
+
+    fn string<E: de::Error>(self, _cx: Cx, value: &str) -> Result<String, E> {
+        Ok(value.to_owned())
+    }
+}
+
+/// A value Java does not read: a string is kept, anything else is skipped without complaint.
+struct LenientText;
+
+impl<'de> Handler<'de> for LenientText {
+    type Out = Option<String>;
+    const EXPECTED: &'static str = "anything";
+
+    fn null<E: de::Error>(self, _cx: Cx) -> Result<Self::Out, E> {
+        Ok(None)
+    }
+    fn boolean<E: de::Error>(self, _cx: Cx, _value: bool) -> Result<Self::Out, E> {
+        Ok(None)
+    }
+    fn integer<E: de::Error>(self, _cx: Cx, _value: i64) -> Result<Self::Out, E> {
+        Ok(None)
+    }
+    fn other_number<E: de::Error>(self, _cx: Cx) -> Result<Self::Out, E> {
+        Ok(None)
+    }
+    fn string<E: de::Error>(self, _cx: Cx, value: &str) -> Result<Self::Out, E> {
+        Ok(Some(value.to_owned()))
+    }
+    fn map<A: MapAccess<'de>>(self, _cx: Cx, map: A) -> Result<Self::Out, A::Error> {
+        drain_map(map).map(|()| None)
+    }
+    fn seq<A: SeqAccess<'de>>(self, _cx: Cx, seq: A) -> Result<Self::Out, A::Error> {
+        drain_seq(seq).map(|()| None)
+    }
+}
+
+/// A value Java does not read (`typeVersion`): a whole number is kept, anything else skipped.
+struct LenientInt;
+
+impl<'de> Handler<'de> for LenientInt {
+    type Out = Option<i64>;
+    const EXPECTED: &'static str = "anything";
+
+    fn null<E: de::Error>(self, _cx: Cx) -> Result<Self::Out, E> {
+        Ok(None)
+    }
+    fn boolean<E: de::Error>(self, _cx: Cx, _value: bool) -> Result<Self::Out, E> {
+        Ok(None)
+    }
+    fn integer<E: de::Error>(self, _cx: Cx, value: i64) -> Result<Self::Out, E> {
+        Ok(Some(value))
+    }
+    fn other_number<E: de::Error>(self, _cx: Cx) -> Result<Self::Out, E> {
+        Ok(None)
+    }
+    fn string<E: de::Error>(self, _cx: Cx, _value: &str) -> Result<Self::Out, E> {
+        Ok(None)
+    }
+    fn map<A: MapAccess<'de>>(self, _cx: Cx, map: A) -> Result<Self::Out, A::Error> {
+        drain_map(map).map(|()| None)
+    }
+    fn seq<A: SeqAccess<'de>>(self, _cx: Cx, seq: A) -> Result<Self::Out, A::Error> {
+        drain_seq(seq).map(|()| None)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The snapshot's structure
+
+struct RootH;
+
+const ROOT_FIELDS: &[&str] = &[
+    "format",
+    "service",
+    "serviceType",
+    "typeVersion",
+    "serviceEnabled",
+    "policyVersion",
+    "definition",
+    "policies",
+    "roles",
+    "groups",
+];
+
+impl<'de> Handler<'de> for RootH {
+    type Out = RawSnapshot;
+    const EXPECTED: &'static str = "a JSON object";
+
+    fn map<A: MapAccess<'de>>(self, cx: Cx, mut map: A) -> Result<RawSnapshot, A::Error> {
+        let mut raw = RawSnapshot::default();
+        while let Some(field) = next_field(&mut map, ROOT_FIELDS)? {
+            match field {
+                Some(0) => {
+                    raw.format = cx.value(&mut map, "format", Opt(Int))?;
+                    // Checked at once: a newer format may be laid out differently.
+                    if let Some(format) = raw.format {
+                        check_format(format)
+                            .map_err(|message| cx.fail_at::<A::Error>("format", message))?;
+                    }
+                }
+                Some(1) => raw.service = cx.value(&mut map, "service", Opt(Text))?,
+                Some(2) => raw.service_type = cx.value(&mut map, "serviceType", Opt(Text))?,
+                Some(3) => raw.type_version = cx.value(&mut map, "typeVersion", LenientInt)?,
+                Some(4) => raw.service_enabled = cx.value(&mut map, "serviceEnabled", Opt(Bool))?,
+                Some(5) => raw.policy_version = cx.value(&mut map, "policyVersion", Opt(Int))?,
+                Some(6) => {
+                    raw.definition = cx.value(&mut map, "definition", Opt(DefinitionH))?;
+                    raw.model = raw.definition.as_ref().map(Definition::model);
+                    // A repeated `definition` replaces the one policies were checked with.
+                    if let Some(policies) = &mut raw.policies {
+                        policies.checked = false;
+                    }
+                }
+                Some(7) => {
+                    let model = match &raw.model {
+                        Some(Ok(model)) => Some(model),
+                        _ => None,
+                    };
+                    raw.policies = cx.value(&mut map, "policies", Opt(PoliciesH { model }))?;
+                }
+                Some(8) => raw.roles = cx.value(&mut map, "roles", Opt(MembersH))?,
+                Some(9) => raw.groups = cx.value(&mut map, "groups", Opt(MembersH))?,
+                _ => skip_value(&mut map)?,
+            }
+        }
+        Ok(raw)
+    }
+}
+
+struct DefinitionH;
+
+impl<'de> Handler<'de> for DefinitionH {
+    type Out = Definition;
+    const EXPECTED: &'static str = "an object";
+
+    fn map<A: MapAccess<'de>>(self, cx: Cx, mut map: A) -> Result<Definition, A::Error> {
+        let (mut resources, mut access_types, mut conditions) = (None, None, None);
+        while let Some(field) = next_field(&mut map, &["resources", "accessTypes", "conditions"])? {
+            match field {
+                Some(0) => resources = cx.value(&mut map, "resources", Opt(Array(LevelH)))?,
+                Some(1) => access_types = cx.value(&mut map, "accessTypes", Opt(Array(AccessH)))?,
+                Some(2) => {
+                    conditions = cx.value(&mut map, "conditions", Opt(Array(ConditionDefH)))?
+                }
+                _ => skip_value(&mut map)?,
+            }
+        }
+        let listed: Vec<ResourceLevel> = cx.required(resources, "resources")?;
+        // As the Java agent's LinkedHashMap: a repeated name keeps its first place, its last definition.
+        let mut resources: Vec<ResourceLevel> = Vec::with_capacity(listed.len());
+        for level in listed {
+            match resources.iter_mut().find(|l| l.name == level.name) {
+                Some(slot) => *slot = level,
+                None => resources.push(level),
+            }
+        }
+        Ok(Definition {
+            resources,
+            access_types: cx.required(access_types, "accessTypes")?,
+            conditions: cx.required(conditions, "conditions")?,
+        })
+    }
+}
+
+#[derive(Clone, Copy)]
+struct LevelH;
+
+impl<'de> Handler<'de> for LevelH {
+    type Out = ResourceLevel;
+    const EXPECTED: &'static str = "an object";
+
+    fn map<A: MapAccess<'de>>(self, cx: Cx, mut map: A) -> Result<ResourceLevel, A::Error> {
+        let (mut name, mut parent, mut matcher, mut case_sensitive) = (None, None, None, None);
+        while let Some(field) =
+            next_field(&mut map, &["name", "parent", "matcher", "caseSensitive"])?
+        {
+            match field {
+                Some(0) => name = cx.value(&mut map, "name", Opt(Text))?,
+                Some(1) => parent = cx.value(&mut map, "parent", Opt(Text))?,
+                Some(2) => matcher = cx.value(&mut map, "matcher", Opt(Text))?,
+                Some(3) => case_sensitive = cx.value(&mut map, "caseSensitive", Opt(Bool))?,
+                _ => skip_value(&mut map)?,
+            }
+        }
+        let name = cx.required(name, "name")?;
+        let matcher: String = cx.required(matcher, "matcher")?;
+        let matcher = matcher
+            .parse::<MatcherKind>()
+            .map_err(|message| cx.fail_at::<A::Error>("matcher", message))?;
+        Ok(ResourceLevel {
+            name,
+            parent,
+            matcher,
+            case_sensitive: cx.required(case_sensitive, "caseSensitive")?,
+        })
+    }
+}
+
+#[derive(Clone, Copy)]
+struct AccessH;
+
+impl<'de> Handler<'de> for AccessH {
+    type Out = AccessTypeDefinition;
+    const EXPECTED: &'static str = "an object";
+
+    fn map<A: MapAccess<'de>>(self, cx: Cx, mut map: A) -> Result<AccessTypeDefinition, A::Error> {
+        let (mut name, mut implied) = (None, Vec::new());
+        while let Some(field) = next_field(&mut map, &["name", "impliedGrants"])? {
+            match field {
+                Some(0) => name = cx.value(&mut map, "name", Opt(Text))?,
+                Some(1) => implied = texts(&cx, &mut map, "impliedGrants")?,
+                _ => skip_value(&mut map)?,
+            }
+        }
+        Ok(AccessTypeDefinition {
+            name: cx.required(name, "name")?,
+            implied_grants: implied,
+        })
+    }
+}
+
+#[derive(Clone, Copy)]
+struct ConditionDefH;
+
+impl<'de> Handler<'de> for ConditionDefH {
+    type Out = ConditionDefinition;
+    const EXPECTED: &'static str = "an object";
+
+    fn map<A: MapAccess<'de>>(self, cx: Cx, mut map: A) -> Result<ConditionDefinition, A::Error> {
+        let (mut name, mut evaluator, mut options) = (None, None, BTreeMap::new());
+        while let Some(field) = next_field(&mut map, &["name", "evaluator", "options"])? {
+            match field {
+                Some(0) => name = cx.value(&mut map, "name", Opt(Text))?,
+                Some(1) => evaluator = cx.value(&mut map, "evaluator", Opt(Text))?,
+                Some(2) => options = cx.value(&mut map, "options", OptionsH)?,
+                _ => skip_value(&mut map)?,
+            }
+        }
+        Ok(ConditionDefinition {
+            name: cx.required(name, "name")?,
+            evaluator: cx.required(evaluator, "evaluator")?,
+            options,
+        })
+    }
+}
+
+/// A condition's options, which Java does not read: string entries are kept, the rest skipped.
+struct OptionsH;
+
+impl<'de> Handler<'de> for OptionsH {
+    type Out = BTreeMap<String, String>;
+    const EXPECTED: &'static str = "anything";
+
+    fn null<E: de::Error>(self, _cx: Cx) -> Result<Self::Out, E> {
+        Ok(BTreeMap::new())
+    }
+    fn boolean<E: de::Error>(self, _cx: Cx, _value: bool) -> Result<Self::Out, E> {
+        Ok(BTreeMap::new())
+    }
+    fn integer<E: de::Error>(self, _cx: Cx, _value: i64) -> Result<Self::Out, E> {
+        Ok(BTreeMap::new())
+    }
+    fn other_number<E: de::Error>(self, _cx: Cx) -> Result<Self::Out, E> {
+        Ok(BTreeMap::new())
+    }
+    fn string<E: de::Error>(self, _cx: Cx, _value: &str) -> Result<Self::Out, E> {
+        Ok(BTreeMap::new())
+    }
+    fn map<A: MapAccess<'de>>(self, cx: Cx, mut map: A) -> Result<Self::Out, A::Error> {
+        let mut options = BTreeMap::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if let Some(value) = map.next_value_seed(Node {
+                cx,
+                handler: LenientText,
+            })? {
+                options.insert(key, value);
+            }
+        }
+        Ok(options)
+    }
+    fn seq<A: SeqAccess<'de>>(self, _cx: Cx, seq: A) -> Result<Self::Out, A::Error> {
+        drain_seq(seq).map(|()| BTreeMap::new())
+    }
+}
+
+/// `roles` or `groups`: code → array of user names.
+struct MembersH;
+
+impl<'de> Handler<'de> for MembersH {
+    type Out = BTreeMap<String, Vec<String>>;
+    const EXPECTED: &'static str = "an object";
+
+    fn map<A: MapAccess<'de>>(self, cx: Cx, mut map: A) -> Result<Self::Out, A::Error> {
+        let mut members = BTreeMap::new();
+        while let Some(code) = map.next_key::<String>()? {
+            let names = cx.value(&mut map, &code, Texts)?;
+            members.insert(code, names);
+        }
+        Ok(members)
+    }
+}
+
+/// The `policies` array; with the model at hand each ACCESS policy is checked as soon as it is read.
+struct PoliciesH<'m> {
+    model: Option<&'m ServiceModel>,
+}
+
+impl<'de> Handler<'de> for PoliciesH<'_> {
+    type Out = Policies;
+    const EXPECTED: &'static str = "an array";
+
+    fn seq<A: SeqAccess<'de>>(self, cx: Cx, mut seq: A) -> Result<Policies, A::Error> {
+        let mut policies = Policies {
+            checked: self.model.is_some(),
+            ..Policies::default()
+        };
+        let mut regexes = RegexCache::new();
+        for index in 0.. {
+            let path = cx.path.index(index);
+            match seq.next_element_seed(Node {
+                cx: cx.at(&path),
+                handler: PolicyH,
+            })? {
+                Some(Some(policy)) => {
+                    if let Some(model) = self.model {
+                        crate::policy::check(model, &policy, index, &mut regexes)
+                            .map_err(|error| cx.refuse::<A::Error>(error))?;
+                    }
+                    policies.access.push(policy);
+                    policies.positions.push(index);
+                }
+                Some(None) => policies.others += 1,
+                None => break,
+            }
+        }
+        policies.access.shrink_to_fit();
+        Ok(policies)
+    }
+}
+
+/// A member read as Java's `text` would be, deferring the complaint until it is known to matter.
+enum Raw {
+    Absent,
+    Text(String),
+    NotText,
+}
+
+impl Raw {
+    fn get<E: de::Error>(self, cx: &Cx, field: &str) -> Result<String, E> {
+        match self {
+            Raw::Absent => Err(cx.fail_at(field, "is missing")),
+            Raw::NotText => Err(cx.fail_at(field, "is not a string")),
+            Raw::Text(text) => Ok(text),
+        }
+    }
+}
+
+struct RawText;
+
+impl<'de> Handler<'de> for RawText {
+    type Out = Raw;
+    const EXPECTED: &'static str = "anything";
+
+    fn null<E: de::Error>(self, _cx: Cx) -> Result<Raw, E> {
+        Ok(Raw::Absent)
+    }
+    fn boolean<E: de::Error>(self, _cx: Cx, _value: bool) -> Result<Raw, E> {
+        Ok(Raw::NotText)
+    }
+    fn integer<E: de::Error>(self, _cx: Cx, _value: i64) -> Result<Raw, E> {
+        Ok(Raw::NotText)
+    }
+    fn other_number<E: de::Error>(self, _cx: Cx) -> Result<Raw, E> {
+        Ok(Raw::NotText)
+    }
+    fn string<E: de::Error>(self, _cx: Cx, value: &str) -> Result<Raw, E> {
+        Ok(Raw::Text(value.to_owned()))
+    }
+    fn map<A: MapAccess<'de>>(self, _cx: Cx, map: A) -> Result<Raw, A::Error> {
+        drain_map(map).map(|()| Raw::NotText)
+    }
+    fn seq<A: SeqAccess<'de>>(self, _cx: Cx, seq: A) -> Result<Raw, A::Error> {
+        drain_seq(seq).map(|()| Raw::NotText)
+    }
+}
+
+/// The document of a policy: read at once when the policy is known to be ACCESS, skipped when it
+/// is known to be another type, and kept as a JSON tree when `type` comes after it.
+enum RawDocument {
+    Absent,
+    Read(Document),
+    Deferred(serde_json::Value),
+}
+
+struct Document {
+    resources: LevelMap,
+    lists: [Vec<Item>; 4],
+    validity: Vec<Validity>,
+}
+
+const POLICY_FIELDS: &[&str] = &["id", "name", "type", "priority", "document"];
+
+/// One element of `policies`: `Some(record)` for an ACCESS policy, `None` for another type.
+struct PolicyH;
+
+impl<'de> Handler<'de> for PolicyH {
+    type Out = Option<PolicyRecord>;
+    const EXPECTED: &'static str = "an object";
+
+    fn map<A: MapAccess<'de>>(self, mut cx: Cx, mut map: A) -> Result<Self::Out, A::Error> {
+        let (mut id, mut name, mut kind, mut priority) = (Raw::Absent, None, None, Raw::Absent);
+        let mut document = RawDocument::Absent;
+        while let Some(field) = next_field(&mut map, POLICY_FIELDS)? {
+            match field {
+                Some(0) => {
+                    id = cx.value(&mut map, "id", RawText)?;
+                    // Later refusals in this policy can then name it.
+                    cx.policy = match &id {
+                        Raw::Text(text) => parse_long(text),
+                        _ => None,
+                    };
+                }
+                Some(1) => name = cx.value(&mut map, "name", LenientText)?,
+                Some(2) => kind = cx.value(&mut map, "type", Opt(Text))?,
+                Some(3) => priority = cx.value(&mut map, "priority", RawText)?,
+                Some(4) => {
+                    document = match kind.as_deref() {
+                        Some("ACCESS") => match cx.value(&mut map, "document", Opt(DocumentH))? {
+                            Some(read) => RawDocument::Read(read),
+                            None => RawDocument::Absent,
+                        },
+                        Some(_) => {
+                            skip_value(&mut map)?;
+                            RawDocument::Absent
+                        }
+                        None => match map.next_value::<serde_json::Value>()? {
+                            serde_json::Value::Null => RawDocument::Absent,
+                            value => RawDocument::Deferred(value),
+                        },
+                    }
+                }
+                _ => skip_value(&mut map)?,
+            }
+        }
+        let kind: String = cx.required(kind, "type")?;
+        if kind != "ACCESS" {
+            return Ok(None);
+        }
+        let id_text = id.get(&cx, "id")?;
+        let id = parse_long(&id_text).ok_or_else(|| {
+            cx.fail_at::<A::Error>("id", format!("policy id {id_text} is not a number"))
+        })?;
+        cx.policy = Some(id);
+        let document = match document {
+            RawDocument::Absent => return Err(cx.fail_at("document", "is missing")),
+            RawDocument::Read(read) => read,
+            RawDocument::Deferred(value) => {
+                let path = cx.path.field("document");
+                Node {
+                    cx: cx.at(&path),
+                    handler: DocumentH,
+                }
+                .deserialize(value)
+                .map_err(|_| de::Error::custom("the snapshot was refused"))?
+            }
+        };
+        let priority = priority.get(&cx, "priority")?;
+        let priority = priority
+            .parse::<Priority>()
+            .map_err(|message| cx.fail_at::<A::Error>("priority", message))?;
+        let [allow, allow_exceptions, deny, deny_exceptions] = document.lists;
+        Ok(Some(PolicyRecord {
+            id,
+            name: name.unwrap_or_default(),
+            priority,
+            resources: document.resources,
+            allow,
+            allow_exceptions,
+            deny,
+            deny_exceptions,
+            validity: document.validity,
+        }))
+    }
+}
+
+/// Java's `Long.parseLong`: an optional sign and decimal digits that fit a long.
+fn parse_long(text: &str) -> Option<i64> {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+const DOCUMENT_FIELDS: &[&str] = &[
+    "resources",
+    "allow",
+    "allowExceptions",
+    "deny",
+    "denyExceptions",
+    "validity",
+];
+
+struct DocumentH;
+
+impl<'de> Handler<'de> for DocumentH {
+    type Out = Document;
+    const EXPECTED: &'static str = "an object";
+
+    fn map<A: MapAccess<'de>>(self, cx: Cx, mut map: A) -> Result<Document, A::Error> {
+        let mut resources = None;
+        let mut lists: [Vec<Item>; 4] = Default::default();
+        let mut validity = Vec::new();
+        while let Some(field) = next_field(&mut map, DOCUMENT_FIELDS)? {
+            match field {
+                Some(0) => resources = cx.value(&mut map, "resources", Opt(ResourcesH))?,
+                Some(list @ 1..=4) => {
+                    let name = DOCUMENT_FIELDS[list];
+                    lists[list - 1] = cx
+                        .value(&mut map, name, Opt(Array(ItemH)))?
+                        .unwrap_or_default();
+                }
+                Some(5) => {
+                    validity = cx
+                        .value(&mut map, "validity", Opt(Array(PeriodH)))?
+                        .unwrap_or_default()
+                }
+                _ => skip_value(&mut map)?,
+            }
+        }
+        Ok(Document {
+            resources: cx.required(resources, "resources")?,
+            lists,
+            validity,
+        })
+    }
+}
+
+struct ResourcesH;
+
+impl<'de> Handler<'de> for ResourcesH {
+    type Out = LevelMap;
+    const EXPECTED: &'static str = "an object";
+
+    fn map<A: MapAccess<'de>>(self, cx: Cx, mut map: A) -> Result<Self::Out, A::Error> {
+        let mut resources = LevelMap::new();
+        while let Some(level) = map.next_key::<String>()? {
+            let values = cx.value(&mut map, &level, ValuesH)?;
+            resources.insert(level, values);
+        }
+        resources.shrink_to_fit();
+        Ok(resources)
+    }
+}
+
+struct ValuesH;
+
+impl<'de> Handler<'de> for ValuesH {
+    type Out = ResourceValues;
+    const EXPECTED: &'static str = "an object";
+
+    fn map<A: MapAccess<'de>>(self, cx: Cx, mut map: A) -> Result<ResourceValues, A::Error> {
+        let (mut values, mut excludes, mut recursive) = (Vec::new(), None, None);
+        while let Some(field) = next_field(&mut map, &["values", "excludes", "recursive"])? {
+            match field {
+                Some(0) => values = texts(&cx, &mut map, "values")?,
+                Some(1) => excludes = cx.value(&mut map, "excludes", Opt(Bool))?,
+                Some(2) => recursive = cx.value(&mut map, "recursive", Opt(Bool))?,
+                _ => skip_value(&mut map)?,
+            }
+        }
+        Ok(ResourceValues {
+            values,
+            excludes: cx.required(excludes, "excludes")?,
+            recursive: cx.required(recursive, "recursive")?,
+        })
+    }
+}
+
+const ITEM_FIELDS: &[&str] = &["users", "groups", "roles", "accessTypes", "conditions"];
+
+#[derive(Clone, Copy)]
+struct ItemH;
+
+impl<'de> Handler<'de> for ItemH {
+    type Out = Item;
+    const EXPECTED: &'static str = "an object";
+
+    fn map<A: MapAccess<'de>>(self, cx: Cx, mut map: A) -> Result<Item, A::Error> {
+        let mut item = Item::default();
+        while let Some(field) = next_field(&mut map, ITEM_FIELDS)? {
+            match field {
+                Some(0) => item.users = distinct(texts(&cx, &mut map, "users")?),
+                Some(1) => item.groups = distinct(texts(&cx, &mut map, "groups")?),
+                Some(2) => item.roles = distinct(texts(&cx, &mut map, "roles")?),
+                Some(3) => item.access_types = distinct(texts(&cx, &mut map, "accessTypes")?),
+                Some(4) => {
+                    item.conditions = cx
+                        .value(&mut map, "conditions", Opt(Array(ConditionH)))?
+                        .unwrap_or_default()
+                }
+                _ => skip_value(&mut map)?,
+            }
+        }
+        Ok(item)
+    }
+}
+
+/// The names of an item are sets in Java (`LinkedHashSet`): repeats are dropped, order kept.
+fn distinct(mut names: Vec<String>) -> Vec<String> {
+    if names.len() <= 16 {
+        let mut index = 1;
+        while index < names.len() {
+            if names[..index].contains(&names[index]) {
+                names.remove(index);
+            } else {
+                index += 1;
+            }
+        }
+        names
+    } else {
+        let mut seen = std::collections::HashSet::with_capacity(names.len());
+        names.retain(|name| seen.insert(name.clone()));
+        names
+    }
+}
+
+#[derive(Clone, Copy)]
+struct ConditionH;
+
+impl<'de> Handler<'de> for ConditionH {
+    type Out = ConditionRef;
+    const EXPECTED: &'static str = "an object";
+
+    fn map<A: MapAccess<'de>>(self, cx: Cx, mut map: A) -> Result<ConditionRef, A::Error> {
+        let (mut type_name, mut values) = (None, Vec::new());
+        while let Some(field) = next_field(&mut map, &["type", "values"])? {
+            match field {
+                Some(0) => type_name = cx.value(&mut map, "type", Opt(Text))?,
+                Some(1) => values = texts(&cx, &mut map, "values")?,
+                _ => skip_value(&mut map)?,
+            }
+        }
+        Ok(ConditionRef {
+            type_name: cx.required(type_name, "type")?,
+            values,
+        })
+    }
+}
+
+/// A validity period. Java reads `from` and `until` with `get`, which finds nothing in a value that
+/// is not an object: such a value is an always-open period there, and here too.
+#[derive(Clone, Copy)]
+struct PeriodH;
+
+impl<'de> Handler<'de> for PeriodH {
+    type Out = Validity;
+    const EXPECTED: &'static str = "an object";
+
+    fn null<E: de::Error>(self, _cx: Cx) -> Result<Validity, E> {
+        Ok(Validity::default())
+    }
+    fn boolean<E: de::Error>(self, _cx: Cx, _value: bool) -> Result<Validity, E> {
+        Ok(Validity::default())
+    }
+    fn integer<E: de::Error>(self, _cx: Cx, _value: i64) -> Result<Validity, E> {
+        Ok(Validity::default())
+    }
+    fn other_number<E: de::Error>(self, _cx: Cx) -> Result<Validity, E> {
+        Ok(Validity::default())
+    }
+    fn string<E: de::Error>(self, _cx: Cx, _value: &str) -> Result<Validity, E> {
+        Ok(Validity::default())
+    }
+    fn seq<A: SeqAccess<'de>>(self, _cx: Cx, seq: A) -> Result<Validity, A::Error> {
+        drain_seq(seq).map(|()| Validity::default())
+    }
+    fn map<A: MapAccess<'de>>(self, cx: Cx, mut map: A) -> Result<Validity, A::Error> {
+        let mut period = Validity::default();
+        while let Some(field) = next_field(&mut map, &["from", "until"])? {
+            match field {
+                Some(0) => period.from = instant(&cx, &mut map, "from")?,
+                Some(1) => period.until = instant(&cx, &mut map, "until")?,
+                _ => skip_value(&mut map)?,
+            }
+        }
+        Ok(period)
+    }
+}
+
+fn instant<'de, A: MapAccess<'de>>(
+    cx: &Cx,
+    map: &mut A,
+    field: &str,
+) -> Result<Option<Instant>, A::Error> {
+    match cx.value(map, field, Opt(Text))? {
+        None => Ok(None),
+        Some(text) => Instant::parse(&text)
+            .map(Some)
+            .map_err(|message| cx.fail_at(field, message)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_java_longs() {
+        assert_eq!(parse_long("11"), Some(11));
+        assert_eq!(parse_long("+11"), Some(11));
+        assert_eq!(parse_long("-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_long("9223372036854775808"), None);
+        assert_eq!(parse_long("eleven"), None);
+        assert_eq!(parse_long(""), None);
+        assert_eq!(parse_long("+"), None);
+        assert_eq!(parse_long(" 1"), None);
+    }
+
+    #[test]
+    fn keeps_the_first_place_of_repeated_names() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            distinct(names(&["a", "b", "a", "c", "b"])),
+            names(&["a", "b", "c"])
+        );
+        let many: Vec<String> = (0..40).map(|i| (i % 20).to_string()).collect();
+        assert_eq!(
+            distinct(many),
+            (0..20).map(|i| i.to_string()).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn paths_render_as_json_paths() {
+        let root = Path::ROOT;
+        let policies = root.field("policies");
+        let third = policies.index(3);
+        let document = third.field("document");
+        assert_eq!(document.render(), "policies[3].document");
+        assert_eq!(root.render(), "");
+    }
+}
