@@ -12,6 +12,8 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::config::{AgentConfig, ConfigError, PolicySource};
 use crate::audit::Auditor;
+use crate::events::{AccessEvent, EventIds};
+use crate::shipper::DeliveryStats;
 use crate::decisions::DecisionCache;
 use crate::server::ServerSync;
 use crate::source::{load_policy_file, stamp, FileStamp};
@@ -44,6 +46,8 @@ pub struct Agent {
     /// kind of service, and everything but super users is refused until a kafka snapshot arrives.
     refuse_all: AtomicBool,
     auditor: Auditor,
+    event_ids: EventIds,
+    delivery: Arc<DeliveryStats>,
     background: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -52,9 +56,16 @@ impl Agent {
     /// start; server mode validates its settings and applies the disk cache if it verifies (no
     /// network here). The agent's own thread then keeps the policies current.
     pub fn start(config: AgentConfig) -> Result<Arc<Agent>, ConfigError> {
+        let delivery = Arc::new(DeliveryStats::default());
         let mut driver = match &config.source {
             PolicySource::File(path) => Driver::File { path: path.clone(), last_seen: stamp(path) },
-            PolicySource::Server(settings) => Driver::Server(Box::new(ServerSync::new(settings.clone(), &config)?)),
+            PolicySource::Server(settings) => {
+                Driver::Server(Box::new(ServerSync::new(settings.clone(), &config, Arc::clone(&delivery))?))
+            }
+        };
+        let instance = match &config.source {
+            PolicySource::Server(settings) => settings.instance.clone(),
+            PolicySource::File(_) => config.instance.clone().unwrap_or_else(crate::config::host_name),
         };
         let initial = match &config.source {
             PolicySource::File(path) => Some((load_policy_file(path, config.snapshot_max_bytes)?, path.display().to_string())),
@@ -68,6 +79,8 @@ impl Agent {
             stopping: AtomicBool::new(false),
             refuse_all: AtomicBool::new(false),
             auditor: Auditor::new(usize::try_from(config.audit_queue_capacity).unwrap_or(usize::MAX)),
+            event_ids: EventIds::new(&instance),
+            delivery,
             background: Mutex::new(None),
             config,
         });
@@ -193,7 +206,11 @@ impl Agent {
     }
 
     pub(crate) fn dropped_audit_events(&self) -> u64 {
-        self.auditor.dropped_total()
+        self.auditor.dropped_total() + self.delivery.dropped.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn delivery(&self) -> &DeliveryStats {
+        &self.delivery
     }
 
     pub(crate) fn apply(&self, policies: KafkaPolicies, from: &str) {
@@ -213,28 +230,28 @@ impl Agent {
     }
 
     /// The agent's own thread: keeps the policies current (policy file changes, or rounds with
-    /// the server) and writes out the folded audit every fold window, and once more at the end.
+    /// the server) and delivers the audit: refusals within a tick, folded allowed accesses every
+    /// fold window, the spool every flush interval, and everything once more at the end.
     fn run_background(&self, mut driver: Driver) {
-        let fold_window = self.config.audit_fold_window;
+        let tick = Duration::from_millis(250);
         let started = std::time::Instant::now();
         let mut next_source = match driver {
             Driver::File { .. } => started + self.config.policy_file_poll_interval,
             Driver::Server(_) => started,
         };
-        let mut next_flush = started + fold_window;
+        let mut next_fold = started + self.config.audit_fold_window;
+        let mut next_flush = started + self.config.audit_flush_interval;
         loop {
             {
                 let mut state = self.state.lock();
                 if !self.stopping.load(Ordering::Acquire) {
-                    self.changed.wait_until(&mut state, next_source.min(next_flush));
+                    let wake = next_source.min(std::time::Instant::now() + tick);
+                    self.changed.wait_until(&mut state, wake);
                 }
             }
-            if self.stopping.load(Ordering::Acquire) {
-                self.auditor.flush();
-                return;
-            }
+            let stopping = self.stopping.load(Ordering::Acquire);
             let now = std::time::Instant::now();
-            if now >= next_source {
+            if !stopping && now >= next_source {
                 let delay = match &mut driver {
                     Driver::File { path, last_seen } => {
                         self.check_policy_file(path, last_seen);
@@ -244,9 +261,42 @@ impl Agent {
                 };
                 next_source = std::time::Instant::now() + delay;
             }
-            if now >= next_flush {
-                self.auditor.flush();
-                next_flush = now + fold_window;
+            let fold_over = stopping || now >= next_fold;
+            if fold_over {
+                next_fold = now + self.config.audit_fold_window;
+            }
+            let retry_spool = stopping || now >= next_flush;
+            if retry_spool {
+                next_flush = now + self.config.audit_flush_interval;
+            }
+            self.deliver_audit(&mut driver, fold_over, retry_spool);
+            if stopping {
+                return;
+            }
+        }
+    }
+
+    /// Turns due audit groups into events and hands them on: to GrantForge in server mode, to the
+    /// log `grantforge.audit` in offline mode.
+    fn deliver_audit(&self, driver: &mut Driver, fold_over: bool, retry_spool: bool) {
+        let events = self.auditor.take_events(Instant::now(), fold_over, |key, parts| AccessEvent::new(self.event_ids.next(), key, parts));
+        let dropped = self.auditor.take_dropped();
+        if dropped > 0 {
+            tracing::warn!(
+                "{dropped} accesses were not audited because grantforge.audit.queue.capacity groups were already waiting; raise it or shorten grantforge.audit.fold.window.ms"
+            );
+        }
+        match driver {
+            Driver::File { .. } => {
+                for event in &events {
+                    tracing::info!(target: "grantforge.audit", "{}", event.log_line());
+                }
+            }
+            Driver::Server(sync) => {
+                if !events.is_empty() || retry_spool {
+                    let batch: Vec<serde_json::Value> = events.iter().map(AccessEvent::to_json).collect();
+                    sync.ship(&batch);
+                }
             }
         }
     }

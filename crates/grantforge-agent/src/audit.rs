@@ -1,11 +1,12 @@
-//! Audit of the accesses Kafka asks to report, folded.
+//! Audit of the accesses Kafka asks to report (`logIfAllowed` / `logIfDenied`), folded.
 //!
 //! Identical allowed accesses within the fold window (same principal, client address, resource,
-//! access type, request type and deciding policy) become one event that says how many there were
-//! and when the first and last happened; refusals are reported one by one at once. Offline mode
-//! writes the events to the log (logger `grantforge.audit`, one line per event, in the style of
-//! Kafka's authorizer log). Memory is bounded by `grantforge.audit.queue.capacity` groups: beyond
-//! it new groups are dropped and counted, and the count is logged with the next flush.
+//! access type, request type and deciding policy) become one [`AccessEvent`] with the count and
+//! the first and last time. Refusals become an event at once; repeats of the same refusal within a
+//! second are counted into one follow-up event, so a flood of refusals cannot flood the server or
+//! exhaust memory. The tables are sharded (no global lock on a request thread) and bounded by
+//! `grantforge.audit.queue.capacity` groups: beyond it accesses are dropped and counted. A decision
+//! from the cache is recorded exactly like a new one.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, Hasher, RandomState};
@@ -16,22 +17,28 @@ use grantforge_engine::Instant;
 use grantforge_kafka::{Action, Decided, Operation, RequestContext, ResourceType};
 use parking_lot::Mutex;
 
-/// Shards of the fold table: request threads folding different accesses rarely share a lock.
+use crate::events::AccessEvent;
+
+/// Shards of each table: request threads recording different accesses rarely share a lock.
 const SHARDS: usize = 16;
 
-/// What makes two allowed accesses "identical" for the audit.
+/// Repeats of one refusal within this long are folded into one follow-up event.
+const DENIAL_QUIET_MILLIS: i64 = 1000;
+
+/// What makes two accesses "identical" for the audit.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct FoldKey {
-    principal: String,
-    client: Option<IpAddr>,
-    resource_type: Option<ResourceType>,
-    resource: String,
-    operation: Option<Operation>,
-    request_type: i16,
-    policy_id: Option<i64>,
+pub(crate) struct FoldKey {
+    pub principal_type: String,
+    pub principal_name: String,
+    pub client: Option<IpAddr>,
+    pub resource_type: Option<ResourceType>,
+    pub resource: String,
+    pub operation: Option<Operation>,
+    pub request_type: i16,
+    pub policy_id: Option<i64>,
 }
 
-/// One folded group of allowed accesses.
+/// One folded group of identical accesses.
 #[derive(Clone, Debug)]
 struct Group {
     count: u64,
@@ -41,12 +48,31 @@ struct Group {
     listener: String,
     client_id: String,
     policy_version: i64,
+    /// Refusals: whether the first one has been reported already.
+    reported: bool,
+}
+
+struct Table {
+    hasher: RandomState,
+    shards: Vec<Mutex<HashMap<FoldKey, Group>>>,
+}
+
+impl Table {
+    fn new() -> Table {
+        Table { hasher: RandomState::new(), shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect() }
+    }
+
+    fn shard(&self, key: &FoldKey) -> &Mutex<HashMap<FoldKey, Group>> {
+        let mut hasher = self.hasher.build_hasher();
+        key.hash(&mut hasher);
+        &self.shards[hasher.finish() as usize % SHARDS]
+    }
 }
 
 pub struct Auditor {
     capacity: usize,
-    hasher: RandomState,
-    shards: Vec<Mutex<HashMap<FoldKey, Group>>>,
+    allowed: Table,
+    denied: Table,
     groups: AtomicUsize,
     dropped: AtomicU64,
     dropped_total: AtomicU64,
@@ -56,37 +82,33 @@ impl Auditor {
     pub fn new(capacity: usize) -> Auditor {
         Auditor {
             capacity,
-            hasher: RandomState::new(),
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            allowed: Table::new(),
+            denied: Table::new(),
             groups: AtomicUsize::new(0),
             dropped: AtomicU64::new(0),
             dropped_total: AtomicU64::new(0),
         }
     }
 
-    /// Records one decided action, if Kafka asked to report it (`logIfAllowed` / `logIfDenied`).
-    /// A disabled service is never audited; super users never reach this.
+    /// Records one decided action, if Kafka asked to report it. A disabled service is never
+    /// audited; super users never reach this.
     pub fn record(&self, context: &RequestContext, action: &Action<'_>, decided: &Decided, version: i64, now: Instant) {
-        if decided.unchecked {
+        let wanted = if decided.allowed { action.log_if_allowed } else { action.log_if_denied };
+        if decided.unchecked || !wanted {
             return;
         }
-        if !decided.allowed {
-            if action.log_if_denied {
-                let key = fold_key(context, action, decided);
-                let line = describe(&key, "Denied", version);
-                tracing::info!(target: "grantforge.audit", "{line}; at {now}");
-            }
-            return;
-        }
-        if action.log_if_allowed {
-            self.fold(fold_key(context, action, decided), context, version, now);
-        }
-    }
-
-    fn fold(&self, key: FoldKey, context: &RequestContext, version: i64, now: Instant) {
-        let mut hasher = self.hasher.build_hasher();
-        key.hash(&mut hasher);
-        let mut shard = self.shards[hasher.finish() as usize % SHARDS].lock();
+        let key = FoldKey {
+            principal_type: context.principal.principal_type.clone(),
+            principal_name: context.principal.name.clone(),
+            client: context.conditions.client_address,
+            resource_type: action.resource_type,
+            resource: action.name.to_string(),
+            operation: action.operation,
+            request_type: context.request_type,
+            policy_id: decided.policy_id,
+        };
+        let table = if decided.allowed { &self.allowed } else { &self.denied };
+        let mut shard = table.shard(&key).lock();
         if let Some(group) = shard.get_mut(&key) {
             group.count += 1;
             group.last = now;
@@ -98,90 +120,99 @@ impl Auditor {
             self.dropped_total.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        shard.insert(
-            key,
-            Group {
-                count: 1,
-                first: now,
-                last: now,
-                request_version: context.request_version,
-                listener: context.conditions.listener.clone(),
-                client_id: context.conditions.client_id.clone(),
-                policy_version: version,
-            },
-        );
+        let group = Group {
+            count: 1,
+            first: now,
+            last: now,
+            request_version: context.request_version,
+            listener: context.conditions.listener.clone(),
+            client_id: context.conditions.client_id.clone(),
+            policy_version: version,
+            reported: false,
+        };
+        shard.insert(key, group);
     }
 
-    /// Folded groups waiting to be written out.
+    /// Groups waiting to become events.
     pub fn queued(&self) -> usize {
         self.groups.load(Ordering::Acquire)
     }
 
-    /// Accesses dropped because the group table was full, since start.
+    /// Accesses dropped because the tables were full, since start.
     pub fn dropped_total(&self) -> u64 {
         self.dropped_total.load(Ordering::Relaxed)
     }
 
-    /// Writes out every folded group (called every fold window and when the agent stops).
-    pub fn flush(&self) {
-        for shard in &self.shards {
-            let groups = std::mem::take(&mut *shard.lock());
-            self.groups.fetch_sub(groups.len(), Ordering::AcqRel);
-            for (key, group) in groups {
-                let line = describe(&key, "Allowed", group.policy_version);
-                let times = if group.count == 1 {
-                    format!("at {}", group.first)
-                } else {
-                    format!("{} identical accesses, first at {}, last at {}", group.count, group.first, group.last)
-                };
-                tracing::info!(
-                    target: "grantforge.audit",
-                    "{line}; {times} (request version {}, listener {}, client id {})",
-                    group.request_version,
-                    group.listener,
-                    group.client_id
-                );
+    /// Accesses dropped since the last call (for one log line per occurrence, not per access).
+    pub fn take_dropped(&self) -> u64 {
+        self.dropped.swap(0, Ordering::Relaxed)
+    }
+
+    /// The events due now: every new refusal, folded repeats of refusals whose quiet second has
+    /// passed, and — when `fold_window_over` (or at the end) — every folded allowed group.
+    pub fn take_events(&self, now: Instant, fold_window_over: bool, mut make: impl FnMut(&FoldKey, EventParts) -> AccessEvent) -> Vec<AccessEvent> {
+        let mut events = Vec::new();
+        for shard in &self.denied.shards {
+            let mut shard = shard.lock();
+            let before = shard.len();
+            shard.retain(|key, group| {
+                if !group.reported {
+                    events.push(make(key, group.parts(false, 1, group.first, group.first)));
+                    group.reported = true;
+                    group.count -= 1;
+                    group.first = group.last;
+                }
+                let quiet = now.unix_millis() - group.last.unix_millis() >= DENIAL_QUIET_MILLIS;
+                if (quiet || fold_window_over) && group.count > 0 {
+                    events.push(make(key, group.parts(false, group.count, group.first, group.last)));
+                    group.count = 0;
+                }
+                !(quiet || fold_window_over)
+            });
+            self.groups.fetch_sub(before - shard.len(), Ordering::AcqRel);
+        }
+        if fold_window_over {
+            for shard in &self.allowed.shards {
+                let groups = std::mem::take(&mut *shard.lock());
+                self.groups.fetch_sub(groups.len(), Ordering::AcqRel);
+                events.extend(groups.iter().map(|(key, g)| make(key, g.parts(true, g.count, g.first, g.last))));
             }
         }
-        let dropped = self.dropped.swap(0, Ordering::Relaxed);
-        if dropped > 0 {
-            tracing::warn!(
-                "{dropped} allowed accesses were not audited because grantforge.audit.queue.capacity groups were already waiting; raise it or shorten grantforge.audit.fold.window.ms"
-            );
+        events
+    }
+}
+
+/// What a group contributes to its event.
+pub struct EventParts {
+    pub allowed: bool,
+    pub count: u64,
+    pub first: Instant,
+    pub last: Instant,
+    pub request_version: i16,
+    pub listener: String,
+    pub client_id: String,
+    pub policy_version: i64,
+}
+
+impl Group {
+    fn parts(&self, allowed: bool, count: u64, first: Instant, last: Instant) -> EventParts {
+        EventParts {
+            allowed,
+            count,
+            first,
+            last,
+            request_version: self.request_version,
+            listener: self.listener.clone(),
+            client_id: self.client_id.clone(),
+            policy_version: self.policy_version,
         }
     }
-}
-
-fn fold_key(context: &RequestContext, action: &Action<'_>, decided: &Decided) -> FoldKey {
-    FoldKey {
-        principal: context.principal.to_kafka_string(),
-        client: context.conditions.client_address,
-        resource_type: action.resource_type,
-        resource: action.name.to_string(),
-        operation: action.operation,
-        request_type: context.request_type,
-        policy_id: decided.policy_id,
-    }
-}
-
-/// `Principal = User:alice is Allowed operation = WRITE from host = 10.0.0.1 on resource =
-/// topic:orders for request = api key 0 based on policy 1 of policy version 7`.
-fn describe(key: &FoldKey, verdict: &str, version: i64) -> String {
-    let host = key.client.map_or("unknown".to_string(), |a| a.to_string());
-    let basis = key.policy_id.map_or("no policy (refused: nothing decided)".to_string(), |id| format!("policy {id}"));
-    format!(
-        "Principal = {} is {verdict} operation = {} from host = {host} on resource = {}:{} for request = api key {} based on {basis} of policy version {version}",
-        key.principal,
-        key.operation.map_or("UNKNOWN", Operation::kafka_name),
-        key.resource_type.map_or("unknown", ResourceType::level),
-        key.resource,
-        key.request_type,
-    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::EventIds;
     use grantforge_engine::Outcome;
     use grantforge_kafka::{KafkaContext, Principal};
 
@@ -195,44 +226,71 @@ mod tests {
     }
 
     fn write(topic: &str) -> Action<'_> {
-        Action {
-            operation: Some(Operation::Write),
-            resource_type: Some(ResourceType::Topic),
-            literal: true,
-            name: topic,
-            log_if_allowed: true,
-            log_if_denied: true,
-        }
+        Action { operation: Some(Operation::Write), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: true, log_if_denied: true }
     }
 
     const ALLOWED: Decided = Decided { allowed: true, outcome: Outcome::Allowed, policy_id: Some(1), unchecked: false, cacheable: true };
+    const DENIED: Decided = Decided { allowed: false, outcome: Outcome::Denied, policy_id: Some(5), unchecked: false, cacheable: true };
+
+    fn take(auditor: &Auditor, now: Instant, window_over: bool) -> Vec<AccessEvent> {
+        let ids = EventIds::new("test");
+        auditor.take_events(now, window_over, |key, parts| AccessEvent::new(ids.next(), key, parts))
+    }
 
     #[test]
-    fn identical_allowed_accesses_fold_into_one_group_and_capacity_bounds_groups() {
+    fn identical_allowed_accesses_fold_into_one_event_and_capacity_bounds_groups() {
         let auditor = Auditor::new(2);
         let now = Instant::now();
         for _ in 0..1000 {
             auditor.record(&context("alice"), &write("orders"), &ALLOWED, 1, now);
         }
-        assert_eq!(auditor.groups.load(Ordering::Acquire), 1);
         auditor.record(&context("alice"), &write("payments"), &ALLOWED, 1, now);
         auditor.record(&context("bob"), &write("orders"), &ALLOWED, 1, now);
-        assert_eq!(auditor.groups.load(Ordering::Acquire), 2);
-        assert_eq!(auditor.dropped.load(Ordering::Acquire), 1);
-        let total: u64 = auditor.shards.iter().flat_map(|s| s.lock().values().map(|g| g.count).collect::<Vec<_>>()).sum();
-        assert_eq!(total, 1001);
-        auditor.flush();
-        assert_eq!(auditor.groups.load(Ordering::Acquire), 0);
+        assert_eq!((auditor.queued(), auditor.take_dropped()), (2, 1));
+        assert!(take(&auditor, now, false).is_empty(), "allowed groups wait for the window");
+        let events = take(&auditor, now, true);
+        assert_eq!(events.iter().map(|e| e.count).sum::<u64>(), 1001);
+        assert_eq!(events.len(), 2);
+        assert_eq!(auditor.queued(), 0);
     }
 
     #[test]
-    fn unchecked_and_unrequested_accesses_are_not_folded() {
+    fn refusals_are_reported_at_once_and_repeats_fold_after_a_quiet_second() {
+        let auditor = Auditor::new(100);
+        let t0 = Instant::from_unix_millis(1_000_000);
+        for i in 0..50 {
+            auditor.record(&context("bob"), &write("orders"), &DENIED, 1, t0.plus_millis(i));
+        }
+        let first = take(&auditor, t0.plus_millis(50), false);
+        assert_eq!(first.len(), 1);
+        assert_eq!((first[0].count, first[0].allowed), (1, false));
+        assert!(take(&auditor, t0.plus_millis(500), false).is_empty(), "repeats wait for a quiet second");
+        let repeats = take(&auditor, t0.plus_millis(1100), false);
+        assert_eq!(repeats.len(), 1);
+        assert_eq!(repeats[0].count, 49, "every refusal is counted: 1 + 49");
+        assert_eq!(auditor.queued(), 0);
+    }
+
+    #[test]
+    fn a_flood_of_distinct_refusals_stays_bounded_and_counted() {
+        let auditor = Auditor::new(1000);
+        let now = Instant::now();
+        let names: Vec<String> = (0..100_000).map(|i| format!("t{i}")).collect();
+        for name in &names {
+            auditor.record(&context("mallory"), &write(name), &DENIED, 1, now);
+        }
+        assert_eq!(auditor.queued(), 1000);
+        assert_eq!(auditor.take_dropped(), 99_000);
+    }
+
+    #[test]
+    fn unchecked_and_unrequested_accesses_are_not_recorded() {
         let auditor = Auditor::new(10);
         let mut quiet = write("orders");
         quiet.log_if_allowed = false;
         auditor.record(&context("alice"), &quiet, &ALLOWED, 1, Instant::now());
         let unchecked = Decided { unchecked: true, ..ALLOWED };
         auditor.record(&context("alice"), &write("orders"), &unchecked, 1, Instant::now());
-        assert_eq!(auditor.groups.load(Ordering::Acquire), 0);
+        assert_eq!(auditor.queued(), 0);
     }
 }

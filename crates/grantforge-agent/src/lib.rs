@@ -10,10 +10,12 @@ pub mod cache;
 pub mod client;
 pub mod config;
 mod decisions;
+pub mod events;
 pub mod explain;
 pub mod logging;
 pub mod registry;
 mod server;
+mod shipper;
 mod source;
 pub mod trust;
 

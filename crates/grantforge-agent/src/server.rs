@@ -9,6 +9,7 @@
 //! starts from it when the server is away. Failures back off with jitter and are logged once per
 //! distinct problem, not once per round.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant as Clock};
 
 use grantforge_engine::{Instant, Snapshot};
@@ -19,6 +20,7 @@ use crate::agent::Agent;
 use crate::cache::{Download, SnapshotCache};
 use crate::client::{CallError, PolicyAnswer, ServerClient};
 use crate::config::{AgentConfig, ConfigError, ServerSettings};
+use crate::shipper::{DeliveryStats, Shipper};
 use crate::trust::SigningKey;
 
 /// What was applied last, to compare the next snapshot with.
@@ -39,13 +41,14 @@ pub struct ServerSync {
     trusted: Option<SigningKey>,
     applied: Option<Applied>,
     failures: u32,
+    shipper: Shipper,
     /// The problem logged last: the same problem is not logged again until something changes.
     last_problem: Option<String>,
 }
 
 impl ServerSync {
     /// Validates what can be validated without the network, and opens the disk cache.
-    pub fn new(settings: ServerSettings, config: &AgentConfig) -> Result<ServerSync, ConfigError> {
+    pub fn new(settings: ServerSettings, config: &AgentConfig, delivery: Arc<DeliveryStats>) -> Result<ServerSync, ConfigError> {
         let client = ServerClient::new(&settings, config.connect_timeout, config.read_timeout, config.snapshot_max_bytes)?;
         let cache = SnapshotCache::open(&settings.cache_dir)?;
         let trusted = match &settings.signing_key {
@@ -64,7 +67,10 @@ impl ServerSync {
             },
         };
         warn_if_token_readable_by_others(&settings);
+        let batch_size = usize::try_from(config.audit_batch_size).unwrap_or(500);
+        let shipper = Shipper::new(&settings.instance, batch_size, cache.dir().join("audit-spool"), config.audit_spool_limit_bytes, delivery);
         Ok(ServerSync {
+            shipper,
             settings,
             client,
             cache,
@@ -190,6 +196,12 @@ impl ServerSync {
         Ok(key)
     }
 
+    /// Delivers access events (and what the spool holds) unless the server is known to be away,
+    /// in which case they are spooled.
+    pub fn ship(&mut self, events: &[Value]) {
+        self.shipper.ship(&self.client, events, self.failures == 0);
+    }
+
     fn heartbeat_body(&self, agent: &Agent) -> Value {
         json!({
             "instance": self.settings.instance,
@@ -199,7 +211,7 @@ impl ServerSync {
             "health": {
                 "snapshotAgeSeconds": self.applied.as_ref().map(|a| a.at.elapsed().as_secs()),
                 "queuedEvents": agent.queued_audit_groups(),
-                "spooledBytes": 0,
+                "spooledBytes": agent.delivery().spooled_bytes.load(std::sync::atomic::Ordering::Relaxed),
                 "droppedEvents": agent.dropped_audit_events(),
                 "lastError": self.last_problem,
             },

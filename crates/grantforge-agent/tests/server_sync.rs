@@ -156,3 +156,84 @@ fn a_pinned_key_refuses_snapshots_signed_by_another() {
     assert!(!may_read(&agent, "orders"));
     registry::release(&agent);
 }
+
+fn access(agent: &Agent, user: &str, topic: &str, operation: Operation) -> bool {
+    let context = RequestContext {
+        principal: Principal { principal_type: "User".into(), name: user.into() },
+        conditions: KafkaContext { client_address: Some("127.0.0.1".parse().unwrap()), listener: "SASL_PLAINTEXT".into(), client_id: "producer-1".into() },
+        request_type: 0,
+        request_version: 9,
+    };
+    let action = Action { operation: Some(operation), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: true, log_if_denied: true };
+    let mut allowed = [false];
+    agent.authorize(&context, &[action], &mut allowed);
+    allowed[0]
+}
+
+/// Sum of `count` over the server's events for this user, outcome and resource.
+fn counted(server: &RunningServer, user: &str, outcome: &str, resource: &str) -> u64 {
+    server
+        .events()
+        .iter()
+        .filter(|e| e["user"] == user && e["outcome"] == outcome && e["resource"] == resource)
+        .map(|e| e["count"].as_u64().unwrap_or(1))
+        .sum()
+}
+
+const FAST_AUDIT: &[(&str, &str)] = &[("grantforge.audit.fold.window.ms", "500"), ("grantforge.audit.flush.interval.ms", "300")];
+
+#[test]
+fn folded_accesses_and_refusals_reach_the_server_and_counts_add_up() {
+    let server = server("audit");
+    let agent = agent(&server, &temp_dir("audit-cache"), FAST_AUDIT);
+    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    for _ in 0..10_000 {
+        assert!(access(&agent, "alice", "orders", Operation::Write));
+    }
+    let refused_at = Instant::now();
+    assert!(!access(&agent, "bob", "orders", Operation::Write));
+    eventually("bob's refusal reaches the server", Duration::from_secs(1), || counted(&server, "bob", "DENIED", "orders") == 1);
+    println!("refusal to server: {:?}", refused_at.elapsed());
+    eventually("alice's accesses are folded and delivered", Duration::from_secs(5), || counted(&server, "alice", "ALLOWED", "orders") == 10_000);
+    let events = server.events().iter().filter(|e| e["user"] == "alice").count();
+    assert!(events <= 3, "10,000 accesses become one event per fold window, not {events}");
+    registry::release(&agent);
+}
+
+#[test]
+fn nothing_is_lost_while_the_server_is_away() {
+    let server = server("outage");
+    let cache = temp_dir("outage-cache");
+    let agent = agent(&server, &cache, FAST_AUDIT);
+    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    server.set_fault(fault(r#"{"mode":"down"}"#)).unwrap();
+    for round in 0..5 {
+        for _ in 0..100 {
+            access(&agent, "alice", "orders", Operation::Read);
+        }
+        access(&agent, "bob", "orders", Operation::Write);
+        std::thread::sleep(Duration::from_millis(600 + round * 10));
+    }
+    let spooled = std::fs::read_dir(cache.join("audit-spool")).map(|d| d.count()).unwrap_or(0);
+    assert!(spooled > 0, "events wait in the spool while the server is away");
+    assert_eq!(counted(&server, "alice", "ALLOWED", "orders"), 0);
+    server.clear_fault();
+    eventually("the spool is delivered", Duration::from_secs(15), || counted(&server, "alice", "ALLOWED", "orders") == 500);
+    eventually("every refusal too", Duration::from_secs(5), || counted(&server, "bob", "DENIED", "orders") == 5);
+    registry::release(&agent);
+}
+
+#[test]
+fn a_refused_batch_is_split_and_the_rest_delivered() {
+    let server = server("split");
+    let agent = agent(&server, &temp_dir("split-cache"), FAST_AUDIT);
+    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    server.set_fault(fault(r#"{"mode":"fail-events-400","times":1}"#)).unwrap();
+    for topic in ["orders", "orders-eu", "orders-us", "orders-asia"] {
+        access(&agent, "alice", topic, Operation::Read);
+    }
+    eventually("all four delivered after the split", Duration::from_secs(5), || {
+        ["orders", "orders-eu", "orders-us", "orders-asia"].iter().all(|t| counted(&server, "alice", "ALLOWED", t) == 1)
+    });
+    registry::release(&agent);
+}

@@ -1,0 +1,255 @@
+//! Access events: what the audit tells GrantForge (or the log), and in which words.
+
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use grantforge_engine::Instant;
+use grantforge_kafka::{Operation, ResourceType};
+use serde_json::{json, Value};
+
+use crate::audit::{EventParts, FoldKey};
+
+/// One access event, possibly standing for `count` identical accesses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessEvent {
+    /// Unique and stable: assigned once, so a resent (or spooled and resent) event is deduplicated.
+    pub event_id: String,
+    pub principal_type: String,
+    pub principal_name: String,
+    pub client: Option<IpAddr>,
+    pub resource_type: Option<ResourceType>,
+    pub resource: String,
+    pub operation: Option<Operation>,
+    pub request_type: i16,
+    pub request_version: i16,
+    pub listener: String,
+    pub client_id: String,
+    pub allowed: bool,
+    pub policy_id: Option<i64>,
+    pub policy_version: i64,
+    pub count: u64,
+    pub first: Instant,
+    pub last: Instant,
+}
+
+impl AccessEvent {
+    pub(crate) fn new(event_id: String, key: &FoldKey, parts: EventParts) -> AccessEvent {
+        AccessEvent {
+            event_id,
+            principal_type: key.principal_type.clone(),
+            principal_name: key.principal_name.clone(),
+            client: key.client,
+            resource_type: key.resource_type,
+            resource: key.resource.clone(),
+            operation: key.operation,
+            request_type: key.request_type,
+            request_version: parts.request_version,
+            listener: parts.listener,
+            client_id: parts.client_id,
+            allowed: parts.allowed,
+            policy_id: key.policy_id,
+            policy_version: parts.policy_version,
+            count: parts.count,
+            first: parts.first,
+            last: parts.last,
+        }
+    }
+
+    /// The GrantForge user: the principal's name for `User:` principals, `Type:name` otherwise.
+    fn user(&self) -> String {
+        if self.principal_type == "User" {
+            self.principal_name.clone()
+        } else {
+            format!("{}:{}", self.principal_type, self.principal_name)
+        }
+    }
+
+    /// The request in words: type and version, client id, listener, and the fold.
+    fn request_text(&self) -> String {
+        let mut text = format!(
+            "{} v{}, client id {}, listener {}",
+            api_name(self.request_type),
+            self.request_version,
+            if self.client_id.is_empty() { "-" } else { &self.client_id },
+            self.listener
+        );
+        if self.count > 1 {
+            text.push_str(&format!(", {} identical accesses, last at {}", self.count, self.last));
+        }
+        text
+    }
+
+    /// The event as `POST /access-events` takes it, every field clamped to the server's limits
+    /// (one invalid event makes the server refuse the whole batch). `count` and `lastOccurredAt`
+    /// are extensions.
+    pub fn to_json(&self) -> Value {
+        let resource = if self.resource.is_empty() { "(empty)".to_string() } else { self.resource.clone() };
+        let user = self.user();
+        json!({
+            "eventId": clamp(&self.event_id, 64),
+            "occurredAt": self.first.to_string(),
+            "user": clamp(if user.trim().is_empty() { "(anonymous)" } else { &user }, 128),
+            "clientIp": self.client.map(|ip| clamp(&ip.to_string(), 45)),
+            "resource": clamp(&resource, 1000),
+            "resourceType": clamp(self.resource_type.map_or("unknown", ResourceType::level), 64),
+            "accessType": clamp(self.operation.map_or("unknown", Operation::access_type), 64),
+            "action": clamp(&api_name(self.request_type), 128),
+            "outcome": if self.allowed { "ALLOWED" } else { "DENIED" },
+            "policyId": self.policy_id.map(|id| id.to_string()),
+            "policyVersion": self.policy_version,
+            "enforcer": "GRANTFORGE",
+            "request": clamp(&self.request_text(), 1000),
+            "count": self.count,
+            "lastOccurredAt": self.last.to_string(),
+        })
+    }
+
+    /// One line for the log `grantforge.audit`, in the style of Kafka's authorizer log.
+    pub fn log_line(&self) -> String {
+        let host = self.client.map_or("unknown".to_string(), |a| a.to_string());
+        let basis = self.policy_id.map_or("no policy (refused: nothing decided)".to_string(), |id| format!("policy {id}"));
+        let times = if self.count == 1 {
+            format!("at {}", self.first)
+        } else {
+            format!("{} identical accesses, first at {}, last at {}", self.count, self.first, self.last)
+        };
+        format!(
+            "Principal = {}:{} is {} operation = {} from host = {host} on resource = {}:{} for request = {} based on {basis} of policy version {}; {times} (request version {}, listener {}, client id {})",
+            self.principal_type,
+            self.principal_name,
+            if self.allowed { "Allowed" } else { "Denied" },
+            self.operation.map_or("UNKNOWN", Operation::kafka_name),
+            self.resource_type.map_or("unknown", ResourceType::level),
+            self.resource,
+            api_name(self.request_type),
+            self.policy_version,
+            self.request_version,
+            self.listener,
+            self.client_id,
+        )
+    }
+}
+
+/// Event ids: the instance, this process's boot id and a sequence number; unique per event and
+/// stable once assigned.
+pub struct EventIds {
+    prefix: String,
+    next: AtomicU64,
+}
+
+impl EventIds {
+    pub fn new(instance: &str) -> EventIds {
+        let mut boot = [0u8; 6];
+        let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut boot);
+        let boot: String = boot.iter().map(|b| format!("{b:02x}")).collect();
+        EventIds { prefix: format!("{}-{boot}", clamp(instance, 32)), next: AtomicU64::new(0) }
+    }
+
+    pub fn next(&self) -> String {
+        format!("{}-{}", self.prefix, self.next.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// At most `limit` UTF-16 code units (the server's `@Size` counts those), cut at a char boundary.
+fn clamp(text: &str, limit: usize) -> String {
+    let mut units = 0;
+    let mut end = 0;
+    for c in text.chars() {
+        units += c.len_utf16();
+        if units > limit {
+            break;
+        }
+        end += c.len_utf8();
+    }
+    text[..end].to_string()
+}
+
+/// Kafka's name of a request type (`ApiKeys`), for audit; newer keys by number.
+pub fn api_name(key: i16) -> String {
+    const NAMES: [&str; 88] = [
+        "PRODUCE", "FETCH", "LIST_OFFSETS", "METADATA", "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA",
+        "CONTROLLED_SHUTDOWN", "OFFSET_COMMIT", "OFFSET_FETCH", "FIND_COORDINATOR", "JOIN_GROUP", "HEARTBEAT",
+        "LEAVE_GROUP", "SYNC_GROUP", "DESCRIBE_GROUPS", "LIST_GROUPS", "SASL_HANDSHAKE", "API_VERSIONS",
+        "CREATE_TOPICS", "DELETE_TOPICS", "DELETE_RECORDS", "INIT_PRODUCER_ID", "OFFSET_FOR_LEADER_EPOCH",
+        "ADD_PARTITIONS_TO_TXN", "ADD_OFFSETS_TO_TXN", "END_TXN", "WRITE_TXN_MARKERS", "TXN_OFFSET_COMMIT",
+        "DESCRIBE_ACLS", "CREATE_ACLS", "DELETE_ACLS", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "ALTER_REPLICA_LOG_DIRS",
+        "DESCRIBE_LOG_DIRS", "SASL_AUTHENTICATE", "CREATE_PARTITIONS", "CREATE_DELEGATION_TOKEN",
+        "RENEW_DELEGATION_TOKEN", "EXPIRE_DELEGATION_TOKEN", "DESCRIBE_DELEGATION_TOKEN", "DELETE_GROUPS",
+        "ELECT_LEADERS", "INCREMENTAL_ALTER_CONFIGS", "ALTER_PARTITION_REASSIGNMENTS", "LIST_PARTITION_REASSIGNMENTS",
+        "OFFSET_DELETE", "DESCRIBE_CLIENT_QUOTAS", "ALTER_CLIENT_QUOTAS", "DESCRIBE_USER_SCRAM_CREDENTIALS",
+        "ALTER_USER_SCRAM_CREDENTIALS", "VOTE", "BEGIN_QUORUM_EPOCH", "END_QUORUM_EPOCH", "DESCRIBE_QUORUM",
+        "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "FETCH_SNAPSHOT", "DESCRIBE_CLUSTER", "DESCRIBE_PRODUCERS",
+        "BROKER_REGISTRATION", "BROKER_HEARTBEAT", "UNREGISTER_BROKER", "DESCRIBE_TRANSACTIONS", "LIST_TRANSACTIONS",
+        "ALLOCATE_PRODUCER_IDS", "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE", "CONTROLLER_REGISTRATION",
+        "GET_TELEMETRY_SUBSCRIPTIONS", "PUSH_TELEMETRY", "ASSIGN_REPLICAS_TO_DIRS", "LIST_CLIENT_METRICS_RESOURCES",
+        "DESCRIBE_TOPIC_PARTITIONS", "SHARE_GROUP_HEARTBEAT", "SHARE_GROUP_DESCRIBE", "SHARE_FETCH",
+        "SHARE_ACKNOWLEDGE", "ADD_RAFT_VOTER", "REMOVE_RAFT_VOTER", "UPDATE_RAFT_VOTER", "INITIALIZE_SHARE_GROUP_STATE",
+        "READ_SHARE_GROUP_STATE", "WRITE_SHARE_GROUP_STATE", "DELETE_SHARE_GROUP_STATE", "READ_SHARE_GROUP_STATE_SUMMARY",
+    ];
+    usize::try_from(key).ok().and_then(|k| NAMES.get(k)).map_or_else(|| format!("API_KEY_{key}"), |n| n.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event() -> AccessEvent {
+        AccessEvent {
+            event_id: "e".repeat(80),
+            principal_type: "User".into(),
+            principal_name: "ü".repeat(200),
+            client: Some("2001:db8::1".parse().unwrap()),
+            resource_type: Some(ResourceType::Topic),
+            resource: "t".repeat(2000),
+            operation: Some(Operation::Write),
+            request_type: 0,
+            request_version: 9,
+            listener: "SASL_PLAINTEXT".into(),
+            client_id: "x".repeat(2000),
+            allowed: true,
+            policy_id: Some(7),
+            policy_version: 3,
+            count: 5,
+            first: Instant::from_unix_millis(0),
+            last: Instant::from_unix_millis(1500),
+        }
+    }
+
+    #[test]
+    fn every_field_is_clamped_to_the_servers_limits() {
+        let json = event().to_json();
+        let units = |v: &Value| v.as_str().unwrap().encode_utf16().count();
+        assert_eq!(units(&json["eventId"]), 64);
+        assert_eq!(units(&json["user"]), 128);
+        assert_eq!(units(&json["resource"]), 1000);
+        assert_eq!(units(&json["request"]), 1000);
+        assert_eq!(json["action"], "PRODUCE");
+        assert_eq!(json["accessType"], "write");
+        assert_eq!(json["policyId"], "7");
+        assert_eq!(json["count"], 5);
+        assert_eq!(json["lastOccurredAt"], "1970-01-01T00:00:01.500Z");
+    }
+
+    #[test]
+    fn clamping_counts_utf16_units_and_keeps_characters_whole() {
+        assert_eq!(clamp("a😀b", 2), "a");
+        assert_eq!(clamp("a😀b", 3), "a😀");
+        assert_eq!(clamp("abc", 10), "abc");
+    }
+
+    #[test]
+    fn event_ids_are_unique_and_fit() {
+        let ids = EventIds::new(&"broker".repeat(30));
+        let (a, b) = (ids.next(), ids.next());
+        assert_ne!(a, b);
+        assert!(a.len() <= 64, "{a}");
+        assert_ne!(EventIds::new("x").next(), EventIds::new("x").next(), "boot ids differ");
+    }
+
+    #[test]
+    fn request_types_have_kafka_names() {
+        assert_eq!(api_name(0), "PRODUCE");
+        assert_eq!(api_name(22), "INIT_PRODUCER_ID");
+        assert_eq!(api_name(999), "API_KEY_999");
+    }
+}
