@@ -13,6 +13,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use crate::config::{AgentConfig, ConfigError, PolicySource};
 use crate::audit::Auditor;
 use crate::events::{AccessEvent, EventIds};
+use crate::metrics::{Metrics, Stats};
 use crate::shipper::DeliveryStats;
 use crate::decisions::DecisionCache;
 use crate::server::ServerSync;
@@ -22,6 +23,7 @@ use crate::source::{load_policy_file, stamp, FileStamp};
 struct Applied {
     policies: Arc<KafkaPolicies>,
     decisions: DecisionCache,
+    at: std::time::Instant,
 }
 
 /// What keeps the policies current, owned by the agent's thread.
@@ -46,6 +48,8 @@ pub struct Agent {
     /// kind of service, and everything but super users is refused until a kafka snapshot arrives.
     refuse_all: AtomicBool,
     auditor: Auditor,
+    metrics: Metrics,
+    instance: String,
     event_ids: EventIds,
     delivery: Arc<DeliveryStats>,
     background: Mutex<Option<JoinHandle<()>>>,
@@ -80,6 +84,8 @@ impl Agent {
             refuse_all: AtomicBool::new(false),
             auditor: Auditor::new(usize::try_from(config.audit_queue_capacity).unwrap_or(usize::MAX)),
             event_ids: EventIds::new(&instance),
+            metrics: Metrics::default(),
+            instance,
             delivery,
             background: Mutex::new(None),
             config,
@@ -132,8 +138,11 @@ impl Agent {
         };
         let now = Instant::now();
         for (action, allowed) in actions.iter().zip(allowed.iter_mut()) {
-            let decided = applied.decisions.get_or_decide(context, action, || applied.policies.decide(context, action, now));
+            let (decided, hit) = applied.decisions.get_or_decide(context, action, || applied.policies.decide(context, action, now));
             *allowed = decided.allowed;
+            let metrics = &self.metrics;
+            (if hit { &metrics.cache_hits } else { &metrics.cache_misses }).add(1);
+            (if decided.allowed { &metrics.allowed } else { &metrics.denied }).add(1);
             // A kept decision is audited exactly like a new one.
             self.auditor.record(context, action, &decided, applied.policies.policy_version, now);
         }
@@ -213,6 +222,32 @@ impl Agent {
         &self.delivery
     }
 
+    pub(crate) fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Everything the metrics show, now.
+    pub fn stats(&self) -> Stats {
+        let applied = self.current.read().clone();
+        let m = &self.metrics;
+        Stats {
+            decisions_allowed: m.allowed.get(),
+            decisions_denied: m.denied.get(),
+            cache_hits: m.cache_hits.get(),
+            cache_misses: m.cache_misses.get(),
+            cache_size: applied.as_ref().map_or(0, |a| a.decisions.size()),
+            snapshot_version: applied.as_ref().map_or(-1, |a| a.policies.policy_version),
+            snapshot_age_seconds: applied.as_ref().map_or(-1, |a| a.at.elapsed().as_secs() as i64),
+            heartbeat_failures: m.heartbeat_failures.load(Ordering::Relaxed),
+            audit_queued: self.auditor.queued() as u64,
+            audit_spooled_bytes: self.delivery.spooled_bytes.load(Ordering::Relaxed),
+            audit_sent: self.delivery.sent.load(Ordering::Relaxed),
+            audit_dropped: self.dropped_audit_events(),
+            last_error: m.last_error.lock().clone().unwrap_or_default(),
+            instance: self.instance.clone(),
+        }
+    }
+
     pub(crate) fn apply(&self, policies: KafkaPolicies, from: &str) {
         self.refuse_all.store(false, Ordering::Release);
         tracing::info!(
@@ -223,7 +258,8 @@ impl Agent {
             if policies.service_enabled { "" } else { "; the service is disabled, so Kafka is unchecked" }
         );
         let decisions = DecisionCache::new(self.config.decision_cache_max_entries, self.config.decision_cache_ttl, policies.reads);
-        *self.current.write() = Some(Arc::new(Applied { policies: Arc::new(policies), decisions }));
+        let applied = Applied { policies: Arc::new(policies), decisions, at: std::time::Instant::now() };
+        *self.current.write() = Some(Arc::new(applied));
         self.generation.fetch_add(1, Ordering::AcqRel);
         let _state = self.state.lock();
         self.changed.notify_all();

@@ -37,18 +37,27 @@ impl DecisionCache {
         DecisionCache { cache, reads }
     }
 
-    /// The kept decision, or `decide()`'s, kept when it may be.
-    pub fn get_or_decide(&self, context: &RequestContext, action: &Action<'_>, decide: impl FnOnce() -> Decided) -> Decided {
-        let Some(cache) = &self.cache else { return decide() };
+    /// The kept decision (and `true`), or `decide()`'s (and `false`), kept when it may be.
+    pub fn get_or_decide(&self, context: &RequestContext, action: &Action<'_>, decide: impl FnOnce() -> Decided) -> (Decided, bool) {
+        let Some(cache) = &self.cache else { return (decide(), false) };
         let key = self.key(context, action);
         if let Some(decided) = cache.get(&key) {
-            return decided;
+            return (decided, true);
         }
         let decided = decide();
         if decided.cacheable {
             cache.insert(key, decided);
         }
-        decided
+        (decided, false)
+    }
+
+    /// Decisions kept now (moka counts lazily: its pending bookkeeping is run first; this is a
+    /// metrics read, never on a request path).
+    pub fn size(&self) -> u64 {
+        self.cache.as_ref().map_or(0, |c| {
+            c.run_pending_tasks();
+            c.entry_count()
+        })
     }
 
     fn key(&self, context: &RequestContext, action: &Action<'_>) -> DecisionKey {
@@ -65,13 +74,6 @@ impl DecisionCache {
         }
     }
 
-    #[cfg(test)]
-    fn len(&self) -> u64 {
-        self.cache.as_ref().map_or(0, |c| {
-            c.run_pending_tasks();
-            c.entry_count()
-        })
-    }
 }
 
 #[cfg(test)]
@@ -109,7 +111,7 @@ mod tests {
             cache.get_or_decide(&context("10.0.0.1", "a"), &read("bad"), || { asked.set(asked.get() + 1); ERROR });
         }
         assert_eq!(asked.get(), 4, "errors are decided every time");
-        assert_eq!(cache.len(), 1);
+        assert_eq!(cache.size(), 1);
     }
 
     #[test]
@@ -117,12 +119,12 @@ mod tests {
         let blind = DecisionCache::new(100, Duration::from_secs(60), ConditionReads::default());
         blind.get_or_decide(&context("10.0.0.1", "a"), &read("orders"), || SETTLED);
         blind.get_or_decide(&context("10.0.0.2", "b"), &read("orders"), || SETTLED);
-        assert_eq!(blind.len(), 1, "no condition reads the address: one entry serves every client");
+        assert_eq!(blind.size(), 1, "no condition reads the address: one entry serves every client");
         let by_address = DecisionCache::new(100, Duration::from_secs(60), ConditionReads { client_address: true, ..Default::default() });
         by_address.get_or_decide(&context("10.0.0.1", "a"), &read("orders"), || SETTLED);
         by_address.get_or_decide(&context("10.0.0.2", "a"), &read("orders"), || SETTLED);
         by_address.get_or_decide(&context("10.0.0.2", "b"), &read("orders"), || SETTLED);
-        assert_eq!(by_address.len(), 2);
+        assert_eq!(by_address.size(), 2);
     }
 
     #[test]

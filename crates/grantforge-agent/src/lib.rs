@@ -13,6 +13,7 @@ mod decisions;
 pub mod events;
 pub mod explain;
 pub mod logging;
+pub mod metrics;
 pub mod registry;
 mod server;
 mod shipper;

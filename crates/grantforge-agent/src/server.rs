@@ -105,7 +105,7 @@ impl ServerSync {
     pub fn refresh(&mut self, agent: &Agent) -> Duration {
         let heartbeat = match self.client.heartbeat(&self.heartbeat_body(agent)) {
             Ok(heartbeat) => heartbeat,
-            Err(e) => return self.failed(&e),
+            Err(e) => return self.failed(agent, &e),
         };
         let stale = self.applied.as_ref().is_none_or(|a| a.version != heartbeat.policy_version);
         if stale {
@@ -119,7 +119,7 @@ impl ServerSync {
                         return self.back_off();
                     }
                 }
-                Err(e) => return self.failed(&e),
+                Err(e) => return self.failed(agent, &e),
             }
         }
         self.recovered();
@@ -218,9 +218,11 @@ impl ServerSync {
         })
     }
 
-    fn failed(&mut self, error: &CallError) -> Duration {
+    fn failed(&mut self, agent: &Agent, error: &CallError) -> Duration {
+        agent.metrics().heartbeat_failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let kept = self.applied.as_ref().map_or("no snapshot yet: every request but the super users' is refused".to_string(), |a| format!("policy version {} stays in force", a.version));
         self.problem(format!("GrantForge server {}: {error}; {kept}", self.settings.url), matches!(error, CallError::Status { status: 401 | 404 | 409, .. }));
+        *agent.metrics().last_error.lock() = self.last_problem.clone();
         self.back_off()
     }
 

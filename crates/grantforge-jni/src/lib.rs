@@ -258,6 +258,38 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_servi
     .resolve::<FailClosed>()
 }
 
+/// The metrics: 12 little-endian i64 (see `NativeAgent.stats`), then `str lastError str instance`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_stats<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> JByteArray<'local> {
+    env.with_env(|env| -> Result<JByteArray<'local>, BridgeError> {
+        let stats = shell(handle)?.agent.stats();
+        let numbers = [
+            stats.decisions_allowed as i64,
+            stats.decisions_denied as i64,
+            stats.cache_hits as i64,
+            stats.cache_misses as i64,
+            stats.cache_size as i64,
+            stats.snapshot_version,
+            stats.snapshot_age_seconds,
+            stats.heartbeat_failures as i64,
+            stats.audit_queued as i64,
+            stats.audit_spooled_bytes as i64,
+            stats.audit_sent as i64,
+            stats.audit_dropped as i64,
+        ];
+        let mut out = Vec::with_capacity(numbers.len() * 8 + 64);
+        numbers.iter().for_each(|n| out.extend_from_slice(&n.to_le_bytes()));
+        put_str(&mut out, &stats.last_error);
+        put_str(&mut out, &stats.instance);
+        Ok(env.byte_array_from_slice(&out)?)
+    })
+    .resolve::<FailClosed>()
+}
+
 /// Blocks the calling (shim-owned, never a Kafka request) thread until a snapshot is in force.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_awaitSnapshot<'local>(

@@ -44,6 +44,7 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
     private volatile long handle;
     private long startTimeoutMs = DEFAULT_START_TIMEOUT_MS;
     private AclView aclView;
+    private AgentMetrics metrics;
 
     @Override
     public void configure(Map<String, ?> configs) {
@@ -118,6 +119,7 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
         if (waits) {
             awaitFirstSnapshot(firstSnapshot);
         }
+        metrics = AgentMetrics.register(handle, waits ? "broker" : "controller");
         return futures;
     }
 
@@ -213,6 +215,9 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
     @Override
     public void close() {
         long closing = handle;
+        if (metrics != null) {
+            metrics.unregister();
+        }
         if (closing != 0) {
             NativeAgent.close(closing);
             NativeLogDrain.drainNow();

@@ -36,6 +36,13 @@ final class NativeAgent {
 
     static native boolean awaitSnapshot(long handle, long timeoutMs);
 
+    /**
+     * The metrics: 12 little-endian longs (decisions allowed, denied, cache hits, misses, size,
+     * snapshot version, snapshot age in seconds, heartbeat failures, audit queued, spooled bytes,
+     * sent, dropped), then the last refresh error and the instance name as strings.
+     */
+    static native byte[] stats(long handle);
+
     static native byte[] drainLogs();
 
     static native void close(long handle);

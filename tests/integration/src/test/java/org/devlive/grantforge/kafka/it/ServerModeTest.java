@@ -63,7 +63,9 @@ class ServerModeTest {
             .property("grantforge.token.file", server.tokenFile().toString())
             .property("grantforge.cache.dir", cacheDir.toString())
             .property("grantforge.instance", name)
-            .property("grantforge.start.timeout.ms", "4000");
+            .property("grantforge.start.timeout.ms", "4000")
+            // decisions are kept for 10 minutes: a policy change must still apply at once
+            .property("grantforge.decision.cache.ttl.ms", "600000");
     }
 
     private static boolean hasAclFor(KafkaNode node, String topic) {

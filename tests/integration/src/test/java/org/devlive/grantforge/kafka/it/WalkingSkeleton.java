@@ -81,9 +81,14 @@ abstract class WalkingSkeleton {
         this.kafkaVersion = kafkaVersion;
     }
 
+    private Jmx jmx;
+
     @BeforeAll
     void startNode() throws Exception {
-        node = KafkaNode.builder().name("walking-skeleton-" + kafkaVersion).kafkaVersion(kafkaVersion)
+        jmx = Jmx.onFreePort();
+        KafkaNode.Builder builder = KafkaNode.builder().name("walking-skeleton-" + kafkaVersion).kafkaVersion(kafkaVersion);
+        jmx.jvmArgs().forEach(builder::jvmArg);
+        node = builder
                 .policyFile(ItPaths.snapshot("e2e.json"))
                 // short fold window so folded allowed accesses reach the audit log during the test
                 .property("grantforge.audit.fold.window.ms", "1000")
@@ -345,5 +350,27 @@ abstract class WalkingSkeleton {
             consumer.commitSync(Duration.ofSeconds(WAIT_S));
         }
         return values;
+    }
+
+    @Test
+    void metricsAreVisibleInJmxForBothRoles() throws Exception {
+        try (KafkaProducer<String, String> producer = node.producer("alice")) {
+            for (int i = 0; i < 3; i++) {
+                producer.send(new ProducerRecord<>("orders", "k", "metrics-" + i)).get(WAIT_S, TimeUnit.SECONDS);
+            }
+        }
+        Map<String, Map<String, Object>> agents = jmx.read("org.devlive.grantforge.kafka:type=Agent,*",
+                "DecisionsAllowed", "DecisionsDenied", "CacheHits", "CacheMisses", "CacheSize", "SnapshotVersion",
+                "SnapshotAgeSeconds", "LastRefreshError", "HeartbeatFailures", "AuditQueued", "AuditDropped");
+        assertEquals(2, agents.size(), "one MBean per role: " + agents.keySet());
+        assertTrue(agents.keySet().stream().anyMatch(n -> n.contains("role=broker")), agents.keySet().toString());
+        assertTrue(agents.keySet().stream().anyMatch(n -> n.contains("role=controller")), agents.keySet().toString());
+        Map<String, Object> broker = agents.entrySet().stream().filter(e -> e.getKey().contains("role=broker"))
+                .findFirst().orElseThrow().getValue();
+        assertEquals(1L, broker.get("SnapshotVersion"));
+        assertTrue((Long) broker.get("DecisionsAllowed") >= 3, broker.toString());
+        assertTrue((Long) broker.get("CacheHits") >= 1, "repeated produce requests are answered from the cache: " + broker);
+        assertTrue((Long) broker.get("CacheSize") >= 1, broker.toString());
+        assertEquals(0L, broker.get("AuditDropped"));
     }
 }
