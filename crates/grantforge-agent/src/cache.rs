@@ -48,6 +48,11 @@ impl SnapshotCache {
         Ok(SnapshotCache { dir: dir.to_path_buf() })
     }
 
+    /// A cache directory to read only (for `explain`): no creation, no write check.
+    pub fn at(dir: &Path) -> SnapshotCache {
+        SnapshotCache { dir: dir.to_path_buf() }
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }

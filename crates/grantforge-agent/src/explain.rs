@@ -1,7 +1,7 @@
 //! `explain`: answers one question (or many) as the agent would, and says why.
 //!
 //! ```text
-//! grantforge-explain --snapshot FILE | --cache-dir DIR  [--json] [--super-users 'User:admin;...']
+//! grantforge-explain --snapshot FILE | --cache-dir DIR [--signing-key FILE]  [--json] [--super-users 'User:admin;...']
 //!     --principal User:alice --operation READ (--topic T | --group G | --cluster | --transactional-id T
 //!     | --delegation-token T | --user U) [--host 10.1.2.3] [--listener NAME] [--client-id ID]
 //! grantforge-explain --snapshot FILE [--json] --batch   < questions (one per line, request options only)
@@ -20,9 +20,11 @@ use grantforge_engine::{Branch, Instant, Item, Outcome, PolicyRecord, Snapshot};
 use grantforge_kafka::{Action, AclRow, KafkaContext, KafkaPolicies, Operation, PatternType, Principal, RequestContext, ResourceType, CLUSTER_NAME};
 use serde_json::{json, Value};
 
+use crate::cache::SnapshotCache;
 use crate::source::read_policy_file;
+use crate::trust::SigningKey;
 
-pub const USAGE: &str = "usage: explain (--snapshot FILE | --cache-dir DIR) [--json] [--super-users 'User:a;User:b']
+pub const USAGE: &str = "usage: explain (--snapshot FILE | --cache-dir DIR [--signing-key FILE]) [--json] [--super-users 'User:a;User:b']
          --principal User:NAME --operation OP (--topic T | --group G | --cluster | --transactional-id T
          | --delegation-token T | --user U) [--host IP] [--listener NAME] [--client-id ID]
        explain (--snapshot FILE | --cache-dir DIR) [--json] --batch < questions   (one question per line)
@@ -42,8 +44,16 @@ enum Failure {
     Snapshot(String),
 }
 
+/// Where the policies come from.
+enum Source {
+    Snapshot(PathBuf),
+    /// The agent's cache directory: the snapshot is verified with the pinned key (or `--signing-key`).
+    CacheDir(PathBuf),
+}
+
 struct Options {
-    source: PathBuf,
+    source: Source,
+    signing_key: Option<PathBuf>,
     json: bool,
     batch: bool,
     super_users: Vec<String>,
@@ -52,11 +62,10 @@ struct Options {
 
 fn run_inner(args: &[String], stdin: &str) -> Result<String, Failure> {
     let options = parse_options(args)?;
-    let bytes = read_policy_file(&options.source, u64::MAX >> 1).map_err(|e| Failure::Snapshot(e.to_string()))?;
-    let snapshot = Snapshot::parse(&bytes).map_err(|e| Failure::Snapshot(format!("{}: {e}", options.source.display())))?;
+    let (bytes, shown) = read_source(&options)?;
+    let snapshot = Snapshot::parse(&bytes).map_err(|e| Failure::Snapshot(format!("{shown}: {e}")))?;
     let now = Instant::now();
-    let policies = KafkaPolicies::from_snapshot(&snapshot, now)
-        .map_err(|e| Failure::Snapshot(format!("{}: {e}", options.source.display())))?;
+    let policies = KafkaPolicies::from_snapshot(&snapshot, now).map_err(|e| Failure::Snapshot(format!("{shown}: {e}")))?;
     let explainer = Explainer { snapshot: &snapshot, policies: &policies, super_users: &options.super_users, now, by_id: index(&snapshot) };
     let questions: Vec<Vec<String>> = if options.batch {
         stdin.lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')).map(split_words).collect()
@@ -79,15 +88,54 @@ fn run_inner(args: &[String], stdin: &str) -> Result<String, Failure> {
     Ok(out)
 }
 
+/// The snapshot bytes, verified when they come from a cache directory.
+fn read_source(options: &Options) -> Result<(Vec<u8>, String), Failure> {
+    match &options.source {
+        Source::Snapshot(file) => {
+            let bytes = read_policy_file(file, u64::MAX >> 1).map_err(|e| Failure::Snapshot(e.to_string()))?;
+            Ok((bytes, file.display().to_string()))
+        }
+        Source::CacheDir(dir) => {
+            let cache = SnapshotCache::at(dir);
+            let shown = dir.display().to_string();
+            let download = cache
+                .load()
+                .map_err(|e| Failure::Snapshot(e))?
+                .ok_or_else(|| Failure::Snapshot(format!("{shown} holds no cached snapshot")))?;
+            let key_text = match &options.signing_key {
+                Some(file) => std::fs::read_to_string(file).map_err(|e| Failure::Snapshot(format!("cannot read {}: {e}", file.display())))?,
+                None => cache
+                    .pinned_key()
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| Failure::Snapshot(format!("{shown} has no pinned signing key; give the server's key with --signing-key FILE")))?,
+            };
+            let key = SigningKey::from_base64(&key_text).map_err(|e| Failure::Snapshot(format!("the signing key is {e}")))?;
+            if key.key_id() != download.key_id || !key.verifies(&download.body, &download.signature) {
+                return Err(Failure::Snapshot(format!("the cached snapshot in {shown} does not verify under signing key {}; it is not used", key.key_id())));
+            }
+            Ok((download.body, shown))
+        }
+    }
+}
+
 fn parse_options(args: &[String]) -> Result<Options, Failure> {
-    let mut options = Options { source: PathBuf::new(), json: false, batch: false, super_users: Vec::new(), question: Vec::new() };
+    let mut options = Options {
+        source: Source::Snapshot(PathBuf::new()),
+        signing_key: None,
+        json: false,
+        batch: false,
+        super_users: Vec::new(),
+        question: Vec::new(),
+    };
     let mut source = None;
     let mut i = 0;
     while i < args.len() {
         let value = |i: usize| args.get(i + 1).cloned().ok_or_else(|| Failure::Usage(format!("{} needs a value", args[i])));
         match args[i].as_str() {
-            "--snapshot" => source = Some(PathBuf::from(value(i)?)),
-            "--cache-dir" => source = Some(PathBuf::from(value(i)?).join("snapshot.json")),
+            "--snapshot" => source = Some(Source::Snapshot(PathBuf::from(value(i)?))),
+            "--cache-dir" => source = Some(Source::CacheDir(PathBuf::from(value(i)?))),
+            "--signing-key" => options.signing_key = Some(PathBuf::from(value(i)?)),
             "--super-users" => {
                 options.super_users = value(i)?.split(';').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
             }

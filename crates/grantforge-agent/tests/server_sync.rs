@@ -126,6 +126,13 @@ fn starts_from_the_verified_disk_cache_when_the_server_is_away_and_refuses_a_tam
     let first = agent(&server, &cache, &[]);
     assert!(first.await_snapshot(Duration::from_secs(10)));
     registry::release(&first);
+    let question: Vec<String> = ["--cache-dir", cache.to_str().unwrap(), "--principal", "User:alice", "--operation", "READ", "--topic", "orders"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let (code, answer) = grantforge_agent::explain::run(&question, "");
+    assert_eq!(code, 0, "{answer}");
+    assert!(answer.contains("decision: ALLOWED by policy 1"), "explain reads the verified cache: {answer}");
     server.set_fault(fault(r#"{"mode":"down"}"#)).unwrap();
 
     let started = Instant::now();
@@ -138,6 +145,9 @@ fn starts_from_the_verified_disk_cache_when_the_server_is_away_and_refuses_a_tam
     let snapshot = cache.join("snapshot.json");
     let tampered = std::fs::read_to_string(&snapshot).unwrap().replace("\"alice\"", "\"mallory\"");
     std::fs::write(&snapshot, tampered).unwrap();
+    let (code, answer) = grantforge_agent::explain::run(&question, "");
+    assert_eq!(code, 1, "explain refuses a cache that does not verify: {answer}");
+    assert!(answer.contains("does not verify"), "{answer}");
     let third = agent(&server, &cache, &[]);
     assert!(!third.await_snapshot(Duration::from_millis(300)), "a tampered cache is never used");
     assert!(!may_read(&third, "orders"));
