@@ -9,7 +9,6 @@
 //! from the cache is recorded exactly like a new one.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher, RandomState};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -18,6 +17,7 @@ use grantforge_kafka::{Action, Decided, Operation, RequestContext, ResourceType}
 use parking_lot::Mutex;
 
 use crate::events::AccessEvent;
+use crate::keys::{hash_of, with_key_buffer, FxBuildHasher, KeyWriter};
 
 /// Shards of each table: request threads recording different accesses rarely share a lock.
 const SHARDS: usize = 16;
@@ -41,6 +41,7 @@ pub(crate) struct FoldKey {
 /// One folded group of identical accesses.
 #[derive(Clone, Debug)]
 struct Group {
+    key: FoldKey,
     count: u64,
     first: Instant,
     last: Instant,
@@ -52,20 +53,18 @@ struct Group {
     reported: bool,
 }
 
+/// Groups by packed fold key (see `keys`): looking a group up allocates nothing.
 struct Table {
-    hasher: RandomState,
-    shards: Vec<Mutex<HashMap<FoldKey, Group>>>,
+    shards: Vec<Mutex<HashMap<Box<[u8]>, Group, FxBuildHasher>>>,
 }
 
 impl Table {
     fn new() -> Table {
-        Table { hasher: RandomState::new(), shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect() }
+        Table { shards: (0..SHARDS).map(|_| Mutex::new(HashMap::default())).collect() }
     }
 
-    fn shard(&self, key: &FoldKey) -> &Mutex<HashMap<FoldKey, Group>> {
-        let mut hasher = self.hasher.build_hasher();
-        key.hash(&mut hasher);
-        &self.shards[hasher.finish() as usize % SHARDS]
+    fn shard(&self, packed: &[u8]) -> &Mutex<HashMap<Box<[u8]>, Group, FxBuildHasher>> {
+        &self.shards[hash_of(packed) as usize % SHARDS]
     }
 }
 
@@ -97,40 +96,47 @@ impl Auditor {
         if decided.unchecked || !wanted {
             return;
         }
-        let key = FoldKey {
-            principal_type: context.principal.principal_type.clone(),
-            principal_name: context.principal.name.clone(),
-            client: context.conditions.client_address,
-            resource_type: action.resource_type,
-            resource: action.name.to_string(),
-            operation: action.operation,
-            request_type: context.request_type,
-            policy_id: decided.policy_id,
-        };
         let table = if decided.allowed { &self.allowed } else { &self.denied };
-        let mut shard = table.shard(&key).lock();
-        if let Some(group) = shard.get_mut(&key) {
-            group.count += 1;
-            group.last = now;
-            return;
-        }
-        if self.groups.fetch_add(1, Ordering::AcqRel) >= self.capacity {
-            self.groups.fetch_sub(1, Ordering::AcqRel);
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            self.dropped_total.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        let group = Group {
-            count: 1,
-            first: now,
-            last: now,
-            request_version: context.request_version,
-            listener: context.conditions.listener.clone(),
-            client_id: context.conditions.client_id.clone(),
-            policy_version: version,
-            reported: false,
-        };
-        shard.insert(key, group);
+        with_key_buffer(|packed| {
+            let mut w = KeyWriter(packed);
+            w.str(&context.principal.principal_type).str(&context.principal.name).address(context.conditions.client_address);
+            w.byte(action.resource_type.map_or(0, |t| t.code())).str(action.name).byte(action.operation.map_or(0, |o| o.code()));
+            w.i64(i64::from(context.request_type)).byte(u8::from(decided.policy_id.is_some())).i64(decided.policy_id.unwrap_or(0));
+            let mut shard = table.shard(packed).lock();
+            if let Some(group) = shard.get_mut(packed.as_slice()) {
+                group.count += 1;
+                group.last = now;
+                return;
+            }
+            if self.groups.fetch_add(1, Ordering::AcqRel) >= self.capacity {
+                self.groups.fetch_sub(1, Ordering::AcqRel);
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                self.dropped_total.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            let key = FoldKey {
+                principal_type: context.principal.principal_type.clone(),
+                principal_name: context.principal.name.clone(),
+                client: context.conditions.client_address,
+                resource_type: action.resource_type,
+                resource: action.name.to_string(),
+                operation: action.operation,
+                request_type: context.request_type,
+                policy_id: decided.policy_id,
+            };
+            let group = Group {
+                key,
+                count: 1,
+                first: now,
+                last: now,
+                request_version: context.request_version,
+                listener: context.conditions.listener.clone(),
+                client_id: context.conditions.client_id.clone(),
+                policy_version: version,
+                reported: false,
+            };
+            shard.insert(packed.as_slice().into(), group);
+        })
     }
 
     /// Groups waiting to become events.
@@ -155,7 +161,8 @@ impl Auditor {
         for shard in &self.denied.shards {
             let mut shard = shard.lock();
             let before = shard.len();
-            shard.retain(|key, group| {
+            shard.retain(|_, group| {
+                let key = &group.key;
                 if !group.reported {
                     events.push(make(key, group.parts(false, 1, group.first, group.first)));
                     group.reported = true;
@@ -175,7 +182,7 @@ impl Auditor {
             for shard in &self.allowed.shards {
                 let groups = std::mem::take(&mut *shard.lock());
                 self.groups.fetch_sub(groups.len(), Ordering::AcqRel);
-                events.extend(groups.iter().map(|(key, g)| make(key, g.parts(true, g.count, g.first, g.last))));
+                events.extend(groups.values().map(|g| make(&g.key, g.parts(true, g.count, g.first, g.last))));
             }
         }
         events

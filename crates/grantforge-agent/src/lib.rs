@@ -12,6 +12,7 @@ pub mod config;
 mod decisions;
 pub mod events;
 pub mod explain;
+mod keys;
 pub mod logging;
 pub mod metrics;
 pub mod registry;

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use grantforge_kafka::{Action, KafkaContext, Operation, Principal, RequestContext, ResourceType};
+use grantforge_kafka::{Action, Operation, RequestContext, ResourceType};
 
 /// The layout version; bumped with `RequestEncoder.VERSION` whenever the layout changes.
 pub const VERSION: u8 = 1;
@@ -81,33 +81,37 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn context(&mut self) -> Result<RequestContext, MalformedRequest> {
+    /// Reads the context into `context`, reusing its strings' capacity (no allocation once warm).
+    fn context_into(&mut self, context: &mut RequestContext) -> Result<(), MalformedRequest> {
         if self.u8("version")? != VERSION {
             return Err(MalformedRequest("layout version: the JAR's Java and native parts differ"));
         }
-        let principal_type = self.str("principal type")?.to_string();
-        let name = self.str("principal name")?.to_string();
-        let client_address = self.address()?;
-        let listener = self.str("listener")?.to_string();
-        let client_id = self.str("client id")?.to_string();
-        Ok(RequestContext {
-            principal: Principal { principal_type, name },
-            conditions: KafkaContext { client_address, listener, client_id },
-            request_type: self.i16("request type")?,
-            request_version: self.i16("request version")?,
-        })
+        let refill = |target: &mut String, text: &str| {
+            target.clear();
+            target.push_str(text);
+        };
+        refill(&mut context.principal.principal_type, self.str("principal type")?);
+        refill(&mut context.principal.name, self.str("principal name")?);
+        context.conditions.client_address = self.address()?;
+        refill(&mut context.conditions.listener, self.str("listener")?);
+        refill(&mut context.conditions.client_id, self.str("client id")?);
+        context.request_type = self.i16("request type")?;
+        context.request_version = self.i16("request version")?;
+        Ok(())
+    }
+
+    fn context(&mut self) -> Result<RequestContext, MalformedRequest> {
+        let mut context = RequestContext::default();
+        self.context_into(&mut context)?;
+        Ok(context)
     }
 }
 
-/// A decoded `authorize(context, actions)` call; action names borrow from the buffer.
-pub struct AuthorizeCall<'a> {
-    pub context: RequestContext,
-    pub actions: Vec<Action<'a>>,
-}
-
-pub fn decode_authorize(bytes: &[u8]) -> Result<AuthorizeCall<'_>, MalformedRequest> {
+/// Decodes an `authorize(context, actions)` call: the context into `context` (reused by the
+/// caller across calls), the actions with names borrowed from the buffer.
+pub fn decode_authorize<'a>(bytes: &'a [u8], context: &mut RequestContext) -> Result<Vec<Action<'a>>, MalformedRequest> {
     let mut reader = Reader { bytes, at: 0 };
-    let context = reader.context()?;
+    reader.context_into(context)?;
     let count = reader.u16("action count")?;
     let mut actions = Vec::with_capacity(usize::from(count));
     for _ in 0..count {
@@ -126,7 +130,7 @@ pub fn decode_authorize(bytes: &[u8]) -> Result<AuthorizeCall<'_>, MalformedRequ
         });
     }
     finish(&reader)?;
-    Ok(AuthorizeCall { context, actions })
+    Ok(actions)
 }
 
 /// A decoded `authorizeByResourceType(context, op, resourceType)` call.
@@ -191,16 +195,18 @@ mod tests {
         put_str(&mut bytes, "orders");
         bytes.extend_from_slice(&[99, 2, 4, 1]);
         put_str(&mut bytes, "pay");
-        let call = decode_authorize(&bytes).unwrap();
-        assert_eq!(call.context.principal.name, "alice");
-        assert_eq!(call.context.conditions.client_address, Some("127.0.0.1".parse().unwrap()));
-        assert_eq!(call.context.conditions.client_id, "producer-1");
-        assert_eq!(call.context.request_version, 9);
-        assert_eq!(call.actions.len(), 2);
-        let first = &call.actions[0];
+        let mut context = RequestContext::default();
+        context.principal.name = "a previous, longer name".into();
+        let actions = decode_authorize(&bytes, &mut context).unwrap();
+        assert_eq!(context.principal.name, "alice");
+        assert_eq!(context.conditions.client_address, Some("127.0.0.1".parse().unwrap()));
+        assert_eq!(context.conditions.client_id, "producer-1");
+        assert_eq!(context.request_version, 9);
+        assert_eq!(actions.len(), 2);
+        let first = &actions[0];
         assert_eq!((first.operation, first.resource_type, first.literal, first.name), (Some(Operation::Write), Some(ResourceType::Topic), true, "orders"));
         assert!(!first.log_if_allowed && first.log_if_denied);
-        let second = &call.actions[1];
+        let second = &actions[1];
         assert_eq!((second.operation, second.literal, second.log_if_allowed), (None, false, true));
     }
 
@@ -212,10 +218,10 @@ mod tests {
         bytes.extend_from_slice(&[4, 2, 3, 3]);
         put_str(&mut bytes, "orders");
         for len in 0..bytes.len() {
-            assert!(decode_authorize(&bytes[..len]).is_err(), "truncated at {len}");
+            assert!(decode_authorize(&bytes[..len], &mut RequestContext::default()).is_err(), "truncated at {len}");
         }
         bytes.push(0);
-        assert_eq!(decode_authorize(&bytes).err(), Some(MalformedRequest("trailing bytes")));
+        assert_eq!(decode_authorize(&bytes, &mut RequestContext::default()).err(), Some(MalformedRequest("trailing bytes")));
     }
 
     #[test]
@@ -234,7 +240,7 @@ mod tests {
         put_str(&mut bytes, "User");
         bytes.extend_from_slice(&2u32.to_le_bytes());
         bytes.extend_from_slice(&[0xff, 0xfe]);
-        assert!(decode_authorize(&bytes).is_err());
-        assert!(decode_authorize(&[VERSION + 1]).is_err());
+        assert!(decode_authorize(&bytes, &mut RequestContext::default()).is_err());
+        assert!(decode_authorize(&[VERSION + 1], &mut RequestContext::default()).is_err());
     }
 }

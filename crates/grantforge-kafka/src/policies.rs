@@ -12,7 +12,7 @@ use crate::names::{Operation, ResourceType};
 pub const SERVICE_TYPE: &str = "kafka";
 
 /// Kafka's `KafkaPrincipal`: type and name (`User:alice`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Principal {
     pub principal_type: String,
     pub name: String,
@@ -26,7 +26,7 @@ impl Principal {
 }
 
 /// What Kafka tells the authorizer about one request (`AuthorizableRequestContext`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RequestContext {
     pub principal: Principal,
     pub conditions: KafkaContext,

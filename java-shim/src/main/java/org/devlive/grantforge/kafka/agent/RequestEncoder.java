@@ -90,10 +90,29 @@ final class RequestEncoder {
         buffer.putShort((short) context.requestVersion());
     }
 
+    /** u32 length + UTF-8; ASCII (topic names, most principals) is written as is, without garbage. */
     private void putString(String value) {
-        byte[] bytes = (value == null ? "" : value).getBytes(StandardCharsets.UTF_8);
+        String text = value == null ? "" : value;
+        int length = text.length();
+        if (buffer.remaining() >= 4 + length && isAscii(text)) {
+            buffer.putInt(length);
+            for (int i = 0; i < length; i++) {
+                buffer.put((byte) text.charAt(i));
+            }
+            return;
+        }
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         buffer.putInt(bytes.length);
         buffer.put(bytes);
+    }
+
+    private static boolean isAscii(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            if (text.charAt(i) >= 0x80) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void grow() {
