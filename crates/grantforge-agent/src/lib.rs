@@ -5,7 +5,7 @@
 //! decodes what the Java shim sends and calls [`registry::open`] and [`Agent`].
 
 pub mod agent;
-mod audit;
+pub mod audit;
 pub mod cache;
 pub mod client;
 pub mod config;
