@@ -19,6 +19,11 @@ use crate::decisions::DecisionCache;
 use crate::server::ServerSync;
 use crate::source::{load_policy_file, stamp, FileStamp};
 
+thread_local! {
+    /// This thread's view of the snapshot in force: (agent, generation, snapshot).
+    static IN_FORCE: std::cell::RefCell<Option<(usize, u64, Arc<Applied>)>> = const { std::cell::RefCell::new(None) };
+}
+
 /// A snapshot in force and the decisions kept for it (they never outlive it).
 struct Applied {
     policies: Arc<KafkaPolicies>,
@@ -113,13 +118,23 @@ impl Agent {
         self.current.read().as_ref().map(|applied| Arc::clone(&applied.policies))
     }
 
-    /// The snapshot that may decide: none while everything is refused.
-    fn deciding(&self) -> Option<Arc<Applied>> {
+    /// Runs `f` with the snapshot that may decide (none while everything is refused). Request
+    /// threads keep the snapshot in force in a thread-local, checked against the generation, so a
+    /// call touches no shared lock or reference count unless a new snapshot was applied.
+    fn with_deciding<R>(&self, f: impl FnOnce(Option<&Applied>) -> R) -> R {
         if self.refuse_all.load(Ordering::Acquire) {
-            None
-        } else {
-            self.current.read().clone()
+            return f(None);
         }
+        let generation = self.generation.load(Ordering::Acquire);
+        let me = self as *const Agent as usize;
+        IN_FORCE.with(|cell| {
+            let mut cached = cell.borrow_mut();
+            let fresh = matches!(&*cached, Some((agent, g, _)) if *agent == me && *g == generation);
+            if !fresh {
+                *cached = self.current.read().clone().map(|applied| (me, generation, applied));
+            }
+            f(cached.as_ref().map(|(_, _, applied)| &**applied))
+        })
     }
 
     pub fn generation(&self) -> u64 {
@@ -133,19 +148,19 @@ impl Agent {
             allowed.iter_mut().for_each(|a| *a = true);
             return;
         }
-        let Some(applied) = self.deciding() else {
-            return;
-        };
-        let now = Instant::now();
-        for (action, allowed) in actions.iter().zip(allowed.iter_mut()) {
-            let (decided, hit) = applied.decisions.get_or_decide(context, action, || applied.policies.decide(context, action, now));
-            *allowed = decided.allowed;
-            let metrics = &self.metrics;
-            (if hit { &metrics.cache_hits } else { &metrics.cache_misses }).add(1);
-            (if decided.allowed { &metrics.allowed } else { &metrics.denied }).add(1);
-            // A kept decision is audited exactly like a new one.
-            self.auditor.record(context, action, &decided, applied.policies.policy_version, now);
-        }
+        self.with_deciding(|applied| {
+            let Some(applied) = applied else { return };
+            let now = Instant::now();
+            for (action, allowed) in actions.iter().zip(allowed.iter_mut()) {
+                let (decided, hit) = applied.decisions.get_or_decide(context, action, || applied.policies.decide(context, action, now));
+                *allowed = decided.allowed;
+                let metrics = &self.metrics;
+                (if hit { &metrics.cache_hits } else { &metrics.cache_misses }).add(1);
+                (if decided.allowed { &metrics.allowed } else { &metrics.denied }).add(1);
+                // A kept decision is audited exactly like a new one.
+                self.auditor.record(context, action, &decided, applied.policies.policy_version, now);
+            }
+        })
     }
 
     /// Kafka's `authorizeByResourceType` (asked for idempotent producers): never audited.
@@ -158,10 +173,12 @@ impl Agent {
         if self.is_super_user(context) {
             return true;
         }
-        let (Some(applied), Some(operation), Some(resource_type)) = (self.deciding(), operation, resource_type) else {
-            return false;
-        };
-        applied.policies.holds_on_some_resource(context, operation, resource_type, Instant::now())
+        self.with_deciding(|applied| match (applied, operation, resource_type) {
+            (Some(applied), Some(operation), Some(resource_type)) => {
+                applied.policies.holds_on_some_resource(context, operation, resource_type, Instant::now())
+            }
+            _ => false,
+        })
     }
 
     /// Waits until a snapshot is in force, at most `timeout`; true if one is.

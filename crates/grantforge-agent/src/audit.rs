@@ -156,7 +156,7 @@ impl Auditor {
 
     /// The events due now: every new refusal, folded repeats of refusals whose quiet second has
     /// passed, and — when `fold_window_over` (or at the end) — every folded allowed group.
-    pub fn take_events(&self, now: Instant, fold_window_over: bool, mut make: impl FnMut(&FoldKey, EventParts) -> AccessEvent) -> Vec<AccessEvent> {
+    pub(crate) fn take_events(&self, now: Instant, fold_window_over: bool, mut make: impl FnMut(&FoldKey, EventParts) -> AccessEvent) -> Vec<AccessEvent> {
         let mut events = Vec::new();
         for shard in &self.denied.shards {
             let mut shard = shard.lock();

@@ -4,7 +4,7 @@
 //! counting at once do not fight over one cache line.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
@@ -24,11 +24,14 @@ thread_local! {
     static STRIPE: Cell<usize> = const { Cell::new(usize::MAX) };
 }
 
+/// Hands out stripes round-robin, once per thread (thread-local addresses are aligned alike, so
+/// their bits would put every thread on the same stripe).
+static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
+
 fn stripe() -> usize {
     STRIPE.with(|s| {
         if s.get() == usize::MAX {
-            // Spread threads by the address of a thread-local: distinct per thread, no shared state.
-            s.set((s as *const Cell<usize> as usize >> 7) % STRIPES);
+            s.set(NEXT_STRIPE.fetch_add(1, Ordering::Relaxed) % STRIPES);
         }
         s.get()
     })
@@ -79,6 +82,13 @@ pub struct Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn threads_get_different_stripes() {
+        let stripes: std::collections::HashSet<usize> =
+            (0..4).map(|_| std::thread::spawn(stripe).join().unwrap()).collect();
+        assert!(stripes.len() >= 3, "{stripes:?}");
+    }
 
     #[test]
     fn striped_counts_add_up_across_threads() {

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs the benchmarks of docs/benchmarks.md one after the other (never in parallel: the machine has 2 cores)
+# and writes JMH's JSON and logs to benchmarks/results/. Needs the agent JAR in ~/.m2 (root:
+# `mvn -B -q install -DskipTests`). Stages: kafka, micro, layers, profile, rust, report, or all (default).
+#   kafka    Kafka's AuthorizerBenchmark set, StandardAuthorizer vs the agent (~35 min; 200k sets need RAM)
+#   micro    cache-hit microbenchmarks on tests/fixtures/snapshots/e2e.json, 1 and 2 threads (~2 min)
+#   layers   where one cached call's time goes, layer by layer (~1 min)
+#   profile  JMH's gc and stack profilers on the 1-thread cache hit; perf on the native side when
+#            GF_BENCH_NATIVE names a library built with symbols (see docs/benchmarks.md)
+#   rust     the engine-only criterion bench and load profile (no JNI)
+#   report   prints the Markdown tables from benchmarks/results/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+stage="${1:-all}"
+jar=benchmarks/target/benchmarks.jar
+out=benchmarks/results
+mkdir -p "$out"
+
+build() {
+  [ -f "$jar" ] || mvn -B -q -Pbenchmarks -pl benchmarks package -DskipTests
+}
+
+machine() {
+  { echo "date: $(date -u +%FT%TZ)"; echo "nproc: $(nproc)"; grep -m1 'model name' /proc/cpuinfo;
+    java -version 2>&1 | head -1; echo "load: $(cut -d' ' -f1-3 /proc/loadavg)";
+    sha256sum ~/.m2/repository/org/devlive/grantforge/grantforge-agent-kafka/0.1.0/grantforge-agent-kafka-0.1.0.jar; } > "$out/$1.env"
+}
+
+jmh() {
+  local name="$1"; shift
+  machine "$name"
+  java -jar "$jar" "$@" -rf json -rff "$out/$name.json" 2>&1 | tee "$out/$name.log"
+}
+
+case "$stage" in
+  kafka|micro|layers|profile|all) build ;;
+esac
+case "$stage" in kafka|all) jmh kafka-set KafkaAuthorizerBenchmark ;; esac
+case "$stage" in micro|all) jmh cache-hit CacheHitBenchmark ;; esac
+case "$stage" in layers|all) jmh layers JniLayersBenchmark ;; esac
+case "$stage" in
+  profile|all)
+    machine profile
+    java -jar "$jar" 'CacheHitBenchmark.hit_1t_(grantforge|standard)$' -prof gc 2>&1 | tee "$out/profile-gc.log"
+    java -jar "$jar" 'CacheHitBenchmark.hit_1t_grantforge$' -prof stack:lines=3 2>&1 | tee "$out/profile-stack.log"
+    if [ -n "${GF_BENCH_NATIVE:-}" ]; then
+      # perf on the forked JVM: cpu-clock (no hardware counters in this VM), DWARF call graphs (the Rust code
+      # has no frame pointers), JIT frames named through the perf map the JVM writes at exit, native frames
+      # through the symbols of $GF_BENCH_NATIVE. Self time of the benchmark thread, grouped by perf_categories.py.
+      for threads in 1t 2t; do
+        perf record -e cpu-clock -F 999 --call-graph dwarf,8192 -o "$out/perf-$threads.data" -- java -jar "$jar" \
+          "CacheHitBenchmark.hit_${threads}_grantforge\$" -wi 2 -i 2 \
+          -jvmArgsAppend "-Dgf.bench.native=$GF_BENCH_NATIVE -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit" \
+          > "$out/perf-$threads-run.log" 2>&1
+        perf report -i "$out/perf-$threads.data" --no-children --comm org.devlive.gra --sort dso,sym --stdio -g none \
+          --percentage relative 2>/dev/null | grep -v '^#' | grep -v '^$' > "$out/perf-$threads-symbols.txt"
+        python3 benchmarks/perf_categories.py "$out/perf-$threads-symbols.txt" > "$out/perf-$threads-categories.txt"
+        rm -f "$out/perf-$threads.data" "$out/perf-$threads.data.old"
+      done
+      jmh layers-symbols JniLayersBenchmark -jvmArgsAppend "-Dgf.bench.native=$GF_BENCH_NATIVE"
+    fi
+    ;;
+esac
+case "$stage" in
+  rust|all)
+    machine rust
+    cargo bench -p grantforge-engine --bench kafka_authorizer 2>&1 | tee "$out/criterion.log"
+    cargo run --release -p grantforge-engine --example load_profile 2>&1 | tee "$out/load-profile.log"
+    cargo run --release -p grantforge-engine --example load_profile -- 200000 50 2>&1 | tee -a "$out/load-profile.log"
+    ;;
+esac
+case "$stage" in report|all) python3 benchmarks/report.py "$out" ;; esac
