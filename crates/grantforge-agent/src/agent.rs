@@ -17,7 +17,7 @@ use crate::metrics::{Metrics, Stats};
 use crate::shipper::DeliveryStats;
 use crate::decisions::DecisionCache;
 use crate::server::ServerSync;
-use crate::source::{load_policy_file, stamp, FileStamp};
+use crate::source::{load_policy_file, watch_stamp, WatchStamp};
 
 thread_local! {
     /// This thread's view of the snapshot in force: (agent, generation, snapshot).
@@ -33,7 +33,7 @@ struct Applied {
 
 /// What keeps the policies current, owned by the agent's thread.
 enum Driver {
-    File { path: PathBuf, last_seen: Option<FileStamp> },
+    File { path: PathBuf, last_seen: WatchStamp },
     Server(Box<ServerSync>),
 }
 
@@ -67,17 +67,17 @@ impl Agent {
     pub fn start(config: AgentConfig) -> Result<Arc<Agent>, ConfigError> {
         let delivery = Arc::new(DeliveryStats::default());
         let mut driver = match &config.source {
-            PolicySource::File(path) => Driver::File { path: path.clone(), last_seen: stamp(path) },
+            PolicySource::File(path, _) => Driver::File { path: path.clone(), last_seen: watch_stamp(path) },
             PolicySource::Server(settings) => {
                 Driver::Server(Box::new(ServerSync::new(settings.clone(), &config, Arc::clone(&delivery))?))
             }
         };
         let instance = match &config.source {
             PolicySource::Server(settings) => settings.instance.clone(),
-            PolicySource::File(_) => config.instance.clone().unwrap_or_else(crate::config::host_name),
+            PolicySource::File(..) => config.instance.clone().unwrap_or_else(crate::config::host_name),
         };
         let initial = match &config.source {
-            PolicySource::File(path) => Some((load_policy_file(path, config.snapshot_max_bytes)?, path.display().to_string())),
+            PolicySource::File(path, key) => Some((load_policy_file(path, key.as_ref(), config.snapshot_max_bytes)?, path.display().to_string())),
             PolicySource::Server(_) => None,
         };
         let agent = Arc::new(Agent {
@@ -356,13 +356,17 @@ impl Agent {
 
     /// Applies a changed policy file; a bad version is logged once and the last good snapshot
     /// stays in force.
-    fn check_policy_file(&self, path: &Path, last_seen: &mut Option<FileStamp>) {
-        let now_seen = stamp(path);
+    fn check_policy_file(&self, path: &Path, last_seen: &mut WatchStamp) {
+        let now_seen = watch_stamp(path);
         if now_seen == *last_seen {
             return;
         }
         *last_seen = now_seen;
-        match load_policy_file(path, self.config.snapshot_max_bytes) {
+        let key = match &self.config.source {
+            PolicySource::File(_, key) => key.as_ref(),
+            PolicySource::Server(_) => None,
+        };
+        match load_policy_file(path, key, self.config.snapshot_max_bytes) {
             Ok(policies) => self.apply(policies, &path.display().to_string()),
             Err(e) => {
                 let kept = self.policies().map_or("none".to_string(), |p| p.policy_version.to_string());

@@ -39,8 +39,9 @@ impl std::error::Error for ConfigError {}
 /// Where the policies come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PolicySource {
-    /// Offline mode: a local GrantForge snapshot file, reloaded when it changes.
-    File(PathBuf),
+    /// Offline mode: a local GrantForge snapshot file, reloaded when it changes; with a signing key
+    /// configured, the file must come with its signature (`<file>.sig`) and is verified.
+    File(PathBuf, Option<SigningKey>),
     /// A GrantForge server, with a disk cache.
     Server(ServerSettings),
 }
@@ -190,7 +191,7 @@ impl Reader<'_> {
                 "grantforge.policy.file",
                 "both grantforge.policy.file (offline mode) and grantforge.server.url are set; keep only one",
             )),
-            (Some(file), None) => Ok(PolicySource::File(PathBuf::from(file))),
+            (Some(file), None) => Ok(PolicySource::File(PathBuf::from(file), self.signing_key()?)),
             (None, Some(url)) => self.server_settings(&url).map(PolicySource::Server),
             (None, None) => Err(ConfigError::new(
                 "grantforge.policy.file",
@@ -208,17 +209,7 @@ impl Reader<'_> {
         let cache_dir = PathBuf::from(self.text("grantforge.cache.dir").ok_or_else(|| {
             ConfigError::new("grantforge.cache.dir", "is required with grantforge.server.url; name a directory Kafka's account can write, such as /var/lib/kafka/grantforge-cache")
         })?);
-        let signing_key = match self.text("grantforge.signing.key.file") {
-            None => None,
-            Some(file) => {
-                let text = std::fs::read_to_string(&file).map_err(|e| {
-                    ConfigError::new("grantforge.signing.key.file", format!("cannot read {file}: {e}; save the publicKey of GET /api/v1/agent/signing-key there"))
-                })?;
-                Some(SigningKey::from_base64(&text).map_err(|e| {
-                    ConfigError::new("grantforge.signing.key.file", format!("{file} is {e}; save the publicKey of GET /api/v1/agent/signing-key there"))
-                })?)
-            }
-        };
+        let signing_key = self.signing_key()?;
         let ca_pem = match self.text("grantforge.ssl.ca.file") {
             None => None,
             Some(file) => Some(std::fs::read(&file).map_err(|e| {
@@ -234,6 +225,17 @@ impl Reader<'_> {
             cache_dir,
             signing_key,
             ca_pem,
+        })
+    }
+
+    /// The pinned signing key (`grantforge.signing.key.file`), if configured.
+    fn signing_key(&self) -> Result<Option<SigningKey>, ConfigError> {
+        let Some(file) = self.text("grantforge.signing.key.file") else { return Ok(None) };
+        let text = std::fs::read_to_string(&file).map_err(|e| {
+            ConfigError::new("grantforge.signing.key.file", format!("cannot read {file}: {e}; save the publicKey of GET /api/v1/agent/signing-key there"))
+        })?;
+        SigningKey::from_base64(&text).map(Some).map_err(|e| {
+            ConfigError::new("grantforge.signing.key.file", format!("{file} is {e}; save the publicKey of GET /api/v1/agent/signing-key there"))
         })
     }
 
@@ -381,7 +383,7 @@ mod tests {
             ("broker.id", "ignored"),
         ]))
         .unwrap();
-        assert_eq!(config.source, PolicySource::File("/etc/kafka/policies.json".into()));
+        assert_eq!(config.source, PolicySource::File("/etc/kafka/policies.json".into(), None));
         assert_eq!(config.super_users, vec!["User:admin", "User:kafka"]);
         assert_eq!(config.start_timeout, Duration::from_secs(30));
         assert_eq!(config.decision_cache_max_entries, 100_000);

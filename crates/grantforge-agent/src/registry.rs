@@ -62,14 +62,14 @@ pub fn release(agent: &Arc<Agent>) {
 
 fn identity(config: &AgentConfig) -> PathBuf {
     match &config.source {
-        PolicySource::File(path) => path.canonicalize().unwrap_or_else(|_| path.clone()),
+        PolicySource::File(path, _) => path.canonicalize().unwrap_or_else(|_| path.clone()),
         PolicySource::Server(server) => server.cache_dir.canonicalize().unwrap_or_else(|_| server.cache_dir.clone()),
     }
 }
 
 fn source_key(config: &AgentConfig) -> &'static str {
     match config.source {
-        PolicySource::File(_) => "grantforge.policy.file",
+        PolicySource::File(..) => "grantforge.policy.file",
         PolicySource::Server(_) => "grantforge.cache.dir",
     }
 }

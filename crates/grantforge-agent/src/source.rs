@@ -9,6 +9,7 @@ use grantforge_engine::Instant;
 use grantforge_kafka::KafkaPolicies;
 
 use crate::config::ConfigError;
+use crate::trust::SigningKey;
 
 const POLICY_FILE: &str = "grantforge.policy.file";
 
@@ -19,20 +20,56 @@ pub struct FileStamp {
     len: u64,
 }
 
-pub fn stamp(path: &Path) -> Option<FileStamp> {
+/// The stamps of the policy file and of its signature file: a change of either is a change.
+pub type WatchStamp = (Option<FileStamp>, Option<FileStamp>);
+
+pub fn watch_stamp(path: &Path) -> WatchStamp {
+    (stamp(path), stamp(&signature_file(path)))
+}
+
+fn stamp(path: &Path) -> Option<FileStamp> {
     let metadata = fs::metadata(path).ok()?;
     Some(FileStamp { modified: metadata.modified().ok(), len: metadata.len() })
 }
 
-/// Reads and compiles the snapshot file. The error names the key, the file and what to do.
-pub fn load_policy_file(path: &Path, max_bytes: u64) -> Result<KafkaPolicies, ConfigError> {
+/// Reads, verifies (when a signing key is configured) and compiles the snapshot file. The error
+/// names the key, the file and what to do.
+pub fn load_policy_file(path: &Path, key: Option<&SigningKey>, max_bytes: u64) -> Result<KafkaPolicies, ConfigError> {
     let bytes = read_policy_file(path, max_bytes)?;
+    if let Some(key) = key {
+        verify_policy_file(path, &bytes, key)?;
+    }
     KafkaPolicies::load(&bytes, Instant::now()).map_err(|e| {
         ConfigError::new(
             POLICY_FILE,
             format!("{} is not a usable GrantForge snapshot: {e}; fix the file (docs/operations.md shows the format)", path.display()),
         )
     })
+}
+
+/// The signature of a policy file sits beside it, `<file>.sig`: the Base64 Ed25519 signature the
+/// server sent in `X-GrantForge-Signature` for exactly these bytes.
+pub fn signature_file(path: &Path) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".sig");
+    name.into()
+}
+
+fn verify_policy_file(path: &Path, bytes: &[u8], key: &SigningKey) -> Result<(), ConfigError> {
+    let sig_file = signature_file(path);
+    let signature = fs::read_to_string(&sig_file).map_err(|e| {
+        ConfigError::new(
+            "grantforge.signing.key.file",
+            format!("is set, so {} needs its signature in {}: {e}; save the X-GrantForge-Signature of the download there", path.display(), sig_file.display()),
+        )
+    })?;
+    if !key.verifies(bytes, &signature) {
+        return Err(ConfigError::new(
+            POLICY_FILE,
+            format!("{} does not verify under the signing key {} with {}; it is not used", path.display(), key.key_id(), sig_file.display()),
+        ));
+    }
+    Ok(())
 }
 
 /// The exact bytes of the snapshot file, at most `max_bytes` of them.

@@ -1,0 +1,57 @@
+//! Offline mode with a signing key: the policy file is used only if its signature verifies.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use grantforge_agent::{registry, AgentConfig};
+use ring::rand::SystemRandom;
+use ring::signature::{Ed25519KeyPair, KeyPair};
+
+const SPKI_PREFIX: [u8; 12] = [0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00];
+
+fn setup(name: &str) -> (PathBuf, PathBuf, Ed25519KeyPair) {
+    let dir = std::env::temp_dir().join(format!("gf-signed-{name}-{}-{:?}", std::process::id(), Instant::now()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let policies = dir.join("policies.json");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/snapshots/e2e.json"), &policies).unwrap();
+    let pair = Ed25519KeyPair::from_pkcs8(Ed25519KeyPair::generate_pkcs8(&SystemRandom::new()).unwrap().as_ref()).unwrap();
+    let mut spki = SPKI_PREFIX.to_vec();
+    spki.extend_from_slice(pair.public_key().as_ref());
+    let key_file = dir.join("key.pub");
+    std::fs::write(&key_file, STANDARD.encode(spki)).unwrap();
+    (policies, key_file, pair)
+}
+
+fn open(policies: &PathBuf, key_file: &PathBuf) -> Result<(), String> {
+    let settings: BTreeMap<String, String> = [
+        ("grantforge.policy.file".to_string(), policies.display().to_string()),
+        ("grantforge.signing.key.file".to_string(), key_file.display().to_string()),
+    ]
+    .into_iter()
+    .collect();
+    let agent = registry::open(AgentConfig::from_settings(&settings).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    registry::release(&agent);
+    Ok(())
+}
+
+#[test]
+fn a_signed_policy_file_is_used_and_an_unsigned_or_forged_one_is_not() {
+    let (policies, key_file, pair) = setup("signed");
+    let sig_file = PathBuf::from(format!("{}.sig", policies.display()));
+
+    let missing = open(&policies, &key_file).unwrap_err();
+    assert!(missing.contains("grantforge.signing.key.file") && missing.contains(".sig"), "{missing}");
+
+    let bytes = std::fs::read(&policies).unwrap();
+    std::fs::write(&sig_file, STANDARD.encode(pair.sign(&bytes).as_ref())).unwrap();
+    open(&policies, &key_file).unwrap();
+
+    let mut tampered = bytes.clone();
+    tampered.extend_from_slice(b" ");
+    std::fs::write(&policies, &tampered).unwrap();
+    let forged = open(&policies, &key_file).unwrap_err();
+    assert!(forged.contains("grantforge.policy.file") && forged.contains("does not verify"), "{forged}");
+}
