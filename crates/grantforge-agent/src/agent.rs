@@ -66,19 +66,18 @@ impl Agent {
     /// network here). The agent's own thread then keeps the policies current.
     pub fn start(config: AgentConfig) -> Result<Arc<Agent>, ConfigError> {
         let delivery = Arc::new(DeliveryStats::default());
-        let mut driver = match &config.source {
-            PolicySource::File(path, _) => Driver::File { path: path.clone(), last_seen: watch_stamp(path) },
-            PolicySource::Server(settings) => {
-                Driver::Server(Box::new(ServerSync::new(settings.clone(), &config, Arc::clone(&delivery))?))
+        // Offline mode: the file's stamp is taken before it is read, so a change in between is seen.
+        let (mut driver, instance, initial) = match &config.source {
+            PolicySource::File(path, key) => {
+                let driver = Driver::File { path: path.clone(), last_seen: watch_stamp(path) };
+                let policies = load_policy_file(path, key.as_ref(), config.snapshot_max_bytes)?;
+                let instance = config.instance.clone().unwrap_or_else(crate::config::host_name);
+                (driver, instance, Some((policies, path.display().to_string())))
             }
-        };
-        let instance = match &config.source {
-            PolicySource::Server(settings) => settings.instance.clone(),
-            PolicySource::File(..) => config.instance.clone().unwrap_or_else(crate::config::host_name),
-        };
-        let initial = match &config.source {
-            PolicySource::File(path, key) => Some((load_policy_file(path, key.as_ref(), config.snapshot_max_bytes)?, path.display().to_string())),
-            PolicySource::Server(_) => None,
+            PolicySource::Server(settings) => {
+                let sync = ServerSync::new(settings.clone(), &config, Arc::clone(&delivery))?;
+                (Driver::Server(Box::new(sync)), settings.instance.clone(), None)
+            }
         };
         let agent = Arc::new(Agent {
             current: RwLock::new(None),

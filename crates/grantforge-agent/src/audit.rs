@@ -53,9 +53,11 @@ struct Group {
     reported: bool,
 }
 
-/// Groups by packed fold key (see `keys`): looking a group up allocates nothing.
+/// Groups of one shard, by packed fold key (see `keys`): looking a group up allocates nothing.
+type Shard = Mutex<HashMap<Box<[u8]>, Group, FxBuildHasher>>;
+
 struct Table {
-    shards: Vec<Mutex<HashMap<Box<[u8]>, Group, FxBuildHasher>>>,
+    shards: Vec<Shard>,
 }
 
 impl Table {
@@ -63,7 +65,7 @@ impl Table {
         Table { shards: (0..SHARDS).map(|_| Mutex::new(HashMap::default())).collect() }
     }
 
-    fn shard(&self, packed: &[u8]) -> &Mutex<HashMap<Box<[u8]>, Group, FxBuildHasher>> {
+    fn shard(&self, packed: &[u8]) -> &Shard {
         &self.shards[hash_of(packed) as usize % SHARDS]
     }
 }

@@ -95,16 +95,26 @@ impl ServerClient {
         format!("{}{path}", self.base)
     }
 
-    pub fn heartbeat(&self, body: &Value) -> Result<Heartbeat, CallError> {
+    /// A GET with the headers every call carries.
+    fn get(&self, path: &str) -> ureq::RequestBuilder<ureq::typestate::WithoutBody> {
+        self.http.get(self.url(path)).header("Authorization", &self.authorization).header("Accept", "application/json")
+    }
+
+    /// A JSON POST with the headers every call carries; the answer must be a JSON object.
+    fn post_json(&self, path: &str, body: &Value) -> Result<Value, CallError> {
         let response = self
             .http
-            .post(self.url("api/v1/agent/heartbeat"))
+            .post(self.url(path))
             .header("Authorization", &self.authorization)
             .header("Accept", "application/json")
             .header("Content-Type", "application/json")
             .send(body.to_string().as_bytes())
             .map_err(unreachable)?;
-        let answer = self.json(expect_ok(response)?)?;
+        self.json(expect_ok(response)?)
+    }
+
+    pub fn heartbeat(&self, body: &Value) -> Result<Heartbeat, CallError> {
+        let answer = self.post_json("api/v1/agent/heartbeat", body)?;
         let policy_version = answer["policyVersion"]
             .as_i64()
             .ok_or_else(|| CallError::Invalid("the heartbeat answer has no numeric policyVersion".to_string()))?;
@@ -113,11 +123,7 @@ impl ServerClient {
 
     /// `GET /policies`, conditional on the ETag held.
     pub fn policies(&self, etag: Option<&str>) -> Result<PolicyAnswer, CallError> {
-        let mut request = self
-            .http
-            .get(self.url("api/v1/agent/policies"))
-            .header("Authorization", &self.authorization)
-            .header("Accept", "application/json");
+        let mut request = self.get("api/v1/agent/policies");
         if let Some(etag) = etag {
             request = request.header("If-None-Match", etag);
         }
@@ -141,13 +147,7 @@ impl ServerClient {
 
     /// The server's signing key, Base64 SPKI.
     pub fn signing_key(&self) -> Result<String, CallError> {
-        let response = self
-            .http
-            .get(self.url("api/v1/agent/signing-key"))
-            .header("Authorization", &self.authorization)
-            .header("Accept", "application/json")
-            .call()
-            .map_err(unreachable)?;
+        let response = self.get("api/v1/agent/signing-key").call().map_err(unreachable)?;
         let answer = self.json(expect_ok(response)?)?;
         answer["publicKey"]
             .as_str()
@@ -155,17 +155,9 @@ impl ServerClient {
             .ok_or_else(|| CallError::Invalid("the signing-key answer has no publicKey".to_string()))
     }
 
-    /// `POST /access-events`; the answer's `accepted + duplicates`.
+    /// `POST /access-events`; the answer `{accepted, duplicates, expired}`.
     pub fn send_events(&self, body: &Value) -> Result<Value, CallError> {
-        let response = self
-            .http
-            .post(self.url("api/v1/agent/access-events"))
-            .header("Authorization", &self.authorization)
-            .header("Accept", "application/json")
-            .header("Content-Type", "application/json")
-            .send(body.to_string().as_bytes())
-            .map_err(unreachable)?;
-        self.json(expect_ok(response)?)
+        self.post_json("api/v1/agent/access-events", body)
     }
 
     fn json(&self, mut response: Response<Body>) -> Result<Value, CallError> {

@@ -100,7 +100,7 @@ fn read_source(options: &Options) -> Result<(Vec<u8>, String), Failure> {
             let shown = dir.display().to_string();
             let download = cache
                 .load()
-                .map_err(|e| Failure::Snapshot(e))?
+                .map_err(Failure::Snapshot)?
                 .ok_or_else(|| Failure::Snapshot(format!("{shown} holds no cached snapshot")))?;
             let key_text = match &options.signing_key {
                 Some(file) => std::fs::read_to_string(file).map_err(|e| Failure::Snapshot(format!("cannot read {}: {e}", file.display())))?,

@@ -16,6 +16,9 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
 
+/// The logger of records the native side writes about itself (panics, dropped records).
+const NATIVE_LOGGER: &str = "org.devlive.grantforge.kafka.native";
+
 /// At most this many records wait for the JVM; beyond it records are dropped and counted.
 const QUEUE_CAPACITY: usize = 10_000;
 
@@ -69,7 +72,7 @@ pub fn install() {
                 .unwrap_or_else(|| "a panic".to_string());
             push(LogRecord {
                 level: LogLevel::Error,
-                logger: "org.devlive.grantforge.kafka.native".to_string(),
+                logger: NATIVE_LOGGER.to_string(),
                 message: format!("internal error{location}: {payload}; the request was refused"),
             });
         }));
@@ -83,7 +86,7 @@ pub fn drain() -> Vec<LogRecord> {
     if dropped > 0 {
         records.push(LogRecord {
             level: LogLevel::Warn,
-            logger: "org.devlive.grantforge.kafka.native".to_string(),
+            logger: NATIVE_LOGGER.to_string(),
             message: format!("{dropped} log records were dropped because the JVM did not drain them in time"),
         });
     }

@@ -126,7 +126,7 @@ impl ConditionEvaluator<KafkaContext> for ListenerEvaluator {
 
 impl CompiledCondition<KafkaContext> for Listeners {
     fn holds(&self, context: &KafkaContext) -> Result<bool, String> {
-        Ok(self.0.iter().any(|name| *name == context.listener))
+        Ok(self.0.contains(&context.listener))
     }
 }
 
