@@ -13,23 +13,13 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use crate::config::{AgentConfig, ConfigError, PolicySource};
 use crate::audit::Auditor;
 use crate::events::{AccessEvent, EventIds};
+use crate::lane::{self, Applied, Lane, Lanes};
 use crate::metrics::{Metrics, Stats};
 use crate::shipper::DeliveryStats;
 use crate::decisions::DecisionCache;
 use crate::server::ServerSync;
 use crate::source::{load_policy_file, watch_stamp, WatchStamp};
 
-thread_local! {
-    /// This thread's view of the snapshot in force: (agent, generation, snapshot).
-    static IN_FORCE: std::cell::RefCell<Option<(usize, u64, Arc<Applied>)>> = const { std::cell::RefCell::new(None) };
-}
-
-/// A snapshot in force and the decisions kept for it (they never outlive it).
-struct Applied {
-    policies: Arc<KafkaPolicies>,
-    decisions: DecisionCache,
-    at: std::time::Instant,
-}
 
 /// What keeps the policies current, owned by the agent's thread.
 enum Driver {
@@ -53,6 +43,7 @@ pub struct Agent {
     /// kind of service, and everything but super users is refused until a kafka snapshot arrives.
     refuse_all: AtomicBool,
     auditor: Auditor,
+    lanes: Lanes,
     metrics: Metrics,
     instance: String,
     event_ids: EventIds,
@@ -87,6 +78,7 @@ impl Agent {
             stopping: AtomicBool::new(false),
             refuse_all: AtomicBool::new(false),
             auditor: Auditor::new(usize::try_from(config.audit_queue_capacity).unwrap_or(usize::MAX)),
+            lanes: Lanes::new(),
             event_ids: EventIds::new(&instance),
             metrics: Metrics::default(),
             instance,
@@ -117,22 +109,20 @@ impl Agent {
         self.current.read().as_ref().map(|applied| Arc::clone(&applied.policies))
     }
 
-    /// Runs `f` with the snapshot that may decide (none while everything is refused). Request
-    /// threads keep the snapshot in force in a thread-local, checked against the generation, so a
-    /// call touches no shared lock or reference count unless a new snapshot was applied.
-    fn with_deciding<R>(&self, f: impl FnOnce(Option<&Applied>) -> R) -> R {
-        if self.refuse_all.load(Ordering::Acquire) {
-            return f(None);
-        }
-        let generation = self.generation.load(Ordering::Acquire);
-        let me = self as *const Agent as usize;
-        IN_FORCE.with(|cell| {
-            let mut cached = cell.borrow_mut();
-            let fresh = matches!(&*cached, Some((agent, g, _)) if *agent == me && *g == generation);
-            if !fresh {
-                *cached = self.current.read().clone().map(|applied| (me, generation, applied));
+    /// Runs `f` with this thread's lane and the snapshot that may decide (none while everything
+    /// is refused). Each lane holds the snapshot in force for its thread, checked against the
+    /// generation, so a call touches no shared lock or reference count unless a new snapshot was
+    /// applied.
+    fn with_deciding<R>(&self, f: impl FnOnce(&mut Lane, Option<&Applied>) -> R) -> R {
+        self.lanes.with_mine(|lane, held| {
+            if self.refuse_all.load(Ordering::Acquire) {
+                return f(lane, None);
             }
-            f(cached.as_ref().map(|(_, _, applied)| &**applied))
+            let generation = self.generation.load(Ordering::Acquire);
+            if !matches!(held, Some((g, _)) if *g == generation) {
+                *held = self.current.read().clone().map(|applied| (generation, applied));
+            }
+            f(lane, held.as_ref().map(|(_, applied)| &**applied))
         })
     }
 
@@ -147,17 +137,12 @@ impl Agent {
             allowed.iter_mut().for_each(|a| *a = true);
             return;
         }
-        self.with_deciding(|applied| {
+        self.with_deciding(|lane, applied| {
             let Some(applied) = applied else { return };
-            let now = Instant::now();
+            // One time of access for the whole call, read only if something is audited.
+            let mut now = None;
             for (action, allowed) in actions.iter().zip(allowed.iter_mut()) {
-                let (decided, hit) = applied.decisions.get_or_decide(context, action, || applied.policies.decide(context, action, now));
-                *allowed = decided.allowed;
-                let metrics = &self.metrics;
-                (if hit { &metrics.cache_hits } else { &metrics.cache_misses }).add(1);
-                (if decided.allowed { &metrics.allowed } else { &metrics.denied }).add(1);
-                // A kept decision is audited exactly like a new one.
-                self.auditor.record(context, action, &decided, applied.policies.policy_version, now);
+                *allowed = lane.decide(applied, context, action, &self.auditor, &mut now);
             }
         })
     }
@@ -172,7 +157,7 @@ impl Agent {
         if self.is_super_user(context) {
             return true;
         }
-        self.with_deciding(|applied| match (applied, operation, resource_type) {
+        self.with_deciding(|_, applied| match (applied, operation, resource_type) {
             (Some(applied), Some(operation), Some(resource_type)) => {
                 applied.policies.holds_on_some_resource(context, operation, resource_type, Instant::now())
             }
@@ -246,11 +231,12 @@ impl Agent {
     pub fn stats(&self) -> Stats {
         let applied = self.current.read().clone();
         let m = &self.metrics;
+        let counts = self.lanes.counts();
         Stats {
-            decisions_allowed: m.allowed.get(),
-            decisions_denied: m.denied.get(),
-            cache_hits: m.cache_hits.get(),
-            cache_misses: m.cache_misses.get(),
+            decisions_allowed: counts.allowed,
+            decisions_denied: counts.denied,
+            cache_hits: counts.cache_hits,
+            cache_misses: counts.cache_misses,
             cache_size: applied.as_ref().map_or(0, |a| a.decisions.size()),
             snapshot_version: applied.as_ref().map_or(-1, |a| a.policies.policy_version),
             snapshot_age_seconds: applied.as_ref().map_or(-1, |a| a.at.elapsed().as_secs() as i64),
@@ -274,7 +260,7 @@ impl Agent {
             if policies.service_enabled { "" } else { "; the service is disabled, so Kafka is unchecked" }
         );
         let decisions = DecisionCache::new(self.config.decision_cache_max_entries, self.config.decision_cache_ttl, policies.reads);
-        let applied = Applied { policies: Arc::new(policies), decisions, at: std::time::Instant::now() };
+        let applied = Applied { id: lane::unique_id(), policies: Arc::new(policies), decisions, at: std::time::Instant::now() };
         *self.current.write() = Some(Arc::new(applied));
         self.generation.fetch_add(1, Ordering::AcqRel);
         let _state = self.state.lock();
@@ -331,6 +317,7 @@ impl Agent {
     /// Turns due audit groups into events and hands them on: to GrantForge in server mode, to the
     /// log `grantforge.audit` in offline mode.
     fn deliver_audit(&self, driver: &mut Driver, fold_over: bool, retry_spool: bool) {
+        self.lanes.hand_on(&self.auditor);
         let events = self.auditor.take_events(Instant::now(), fold_over, |key, parts| AccessEvent::new(self.event_ids.next(), key, parts));
         let dropped = self.auditor.take_dropped();
         if dropped > 0 {

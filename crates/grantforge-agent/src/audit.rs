@@ -17,7 +17,7 @@ use grantforge_kafka::{Action, Decided, Operation, RequestContext, ResourceType}
 use parking_lot::Mutex;
 
 use crate::events::AccessEvent;
-use crate::keys::{hash_of, with_key_buffer, FxBuildHasher, KeyWriter};
+use crate::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 
 /// Shards of each table: request threads recording different accesses rarely share a lock.
 const SHARDS: usize = 16;
@@ -40,8 +40,9 @@ pub(crate) struct FoldKey {
 
 /// One folded group of identical accesses.
 #[derive(Clone, Debug)]
-struct Group {
+pub(crate) struct Group {
     key: FoldKey,
+    allowed: bool,
     count: u64,
     first: Instant,
     last: Instant,
@@ -53,8 +54,68 @@ struct Group {
     reported: bool,
 }
 
+impl Group {
+    /// The group an access starts; the listener, client id and request version are the first access's.
+    pub(crate) fn first_access(context: &RequestContext, action: &Action<'_>, decided: &Decided, version: i64, now: Instant) -> Group {
+        let key = FoldKey {
+            principal_type: context.principal.principal_type.clone(),
+            principal_name: context.principal.name.clone(),
+            client: context.conditions.client_address,
+            resource_type: action.resource_type,
+            resource: action.name.to_string(),
+            operation: action.operation,
+            request_type: context.request_type,
+            policy_id: decided.policy_id,
+        };
+        Group {
+            key,
+            allowed: decided.allowed,
+            count: 1,
+            first: now,
+            last: now,
+            request_version: context.request_version,
+            listener: context.conditions.listener.clone(),
+            client_id: context.conditions.client_id.clone(),
+            policy_version: version,
+            reported: false,
+        }
+    }
+
+    /// One more identical access.
+    pub(crate) fn add(&mut self, now: Instant) {
+        self.count += 1;
+        self.last = now;
+    }
+
+    /// Adds the accesses of `other`, a group with the same key folded elsewhere (a request thread's lane).
+    fn absorb(&mut self, other: &Group) {
+        self.first = if self.count == 0 { other.first } else { self.first.min(other.first) };
+        self.last = self.last.max(other.last);
+        self.count += other.count;
+    }
+}
+
+/// Packs a fold key (see `keys`): the same bytes whether it comes from a request or from a group.
+#[allow(clippy::too_many_arguments)]
+fn pack(
+    packed: &mut Vec<u8>,
+    principal_type: &str,
+    principal_name: &str,
+    client: Option<IpAddr>,
+    resource_type: Option<ResourceType>,
+    resource: &str,
+    operation: Option<Operation>,
+    request_type: i16,
+    policy_id: Option<i64>,
+) {
+    let mut w = KeyWriter(packed);
+    w.str(principal_type).str(principal_name).address(client);
+    w.byte(resource_type.map_or(0, |t| t.code())).str(resource).byte(operation.map_or(0, |o| o.code()));
+    w.i64(i64::from(request_type)).byte(u8::from(policy_id.is_some())).i64(policy_id.unwrap_or(0));
+}
+
 /// Groups of one shard, by packed fold key (see `keys`): looking a group up allocates nothing.
-type Shard = Mutex<HashMap<Box<[u8]>, Group, FxBuildHasher>>;
+type Shard = Mutex<HashMap<Box<[u8]>, Group, KeyBuildHasher>>;
 
 struct Table {
     shards: Vec<Shard>,
@@ -100,45 +161,41 @@ impl Auditor {
         }
         let table = if decided.allowed { &self.allowed } else { &self.denied };
         with_key_buffer(|packed| {
-            let mut w = KeyWriter(packed);
-            w.str(&context.principal.principal_type).str(&context.principal.name).address(context.conditions.client_address);
-            w.byte(action.resource_type.map_or(0, |t| t.code())).str(action.name).byte(action.operation.map_or(0, |o| o.code()));
-            w.i64(i64::from(context.request_type)).byte(u8::from(decided.policy_id.is_some())).i64(decided.policy_id.unwrap_or(0));
+            let (principal, conditions) = (&context.principal, &context.conditions);
+            pack(packed, &principal.principal_type, &principal.name, conditions.client_address, action.resource_type, action.name, action.operation, context.request_type, decided.policy_id);
             let mut shard = table.shard(packed).lock();
             if let Some(group) = shard.get_mut(packed.as_slice()) {
-                group.count += 1;
-                group.last = now;
-                return;
+                group.add(now);
+            } else if self.admit(1) {
+                shard.insert(packed.as_slice().into(), Group::first_access(context, action, decided, version, now));
             }
-            if self.groups.fetch_add(1, Ordering::AcqRel) >= self.capacity {
-                self.groups.fetch_sub(1, Ordering::AcqRel);
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-                self.dropped_total.fetch_add(1, Ordering::Relaxed);
-                return;
-            }
-            let key = FoldKey {
-                principal_type: context.principal.principal_type.clone(),
-                principal_name: context.principal.name.clone(),
-                client: context.conditions.client_address,
-                resource_type: action.resource_type,
-                resource: action.name.to_string(),
-                operation: action.operation,
-                request_type: context.request_type,
-                policy_id: decided.policy_id,
-            };
-            let group = Group {
-                key,
-                count: 1,
-                first: now,
-                last: now,
-                request_version: context.request_version,
-                listener: context.conditions.listener.clone(),
-                client_id: context.conditions.client_id.clone(),
-                policy_version: version,
-                reported: false,
-            };
-            shard.insert(packed.as_slice().into(), group);
         })
+    }
+
+    /// Adds a group folded on a request thread (see `lane`) to the tables.
+    pub(crate) fn merge(&self, group: Group) {
+        let table = if group.allowed { &self.allowed } else { &self.denied };
+        with_key_buffer(|packed| {
+            let k = &group.key;
+            pack(packed, &k.principal_type, &k.principal_name, k.client, k.resource_type, &k.resource, k.operation, k.request_type, k.policy_id);
+            let mut shard = table.shard(packed).lock();
+            if let Some(existing) = shard.get_mut(packed.as_slice()) {
+                existing.absorb(&group);
+            } else if self.admit(group.count) {
+                shard.insert(packed.as_slice().into(), group);
+            }
+        })
+    }
+
+    /// Whether a new group fits; if not, its accesses are dropped and counted.
+    fn admit(&self, accesses: u64) -> bool {
+        if self.groups.fetch_add(1, Ordering::AcqRel) < self.capacity {
+            return true;
+        }
+        self.groups.fetch_sub(1, Ordering::AcqRel);
+        self.dropped.fetch_add(accesses, Ordering::Relaxed);
+        self.dropped_total.fetch_add(accesses, Ordering::Relaxed);
+        false
     }
 
     /// Groups waiting to become events.

@@ -8,29 +8,32 @@
 //! start or end up to the TTL late (documented in `docs/configuration.md`).
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant as Clock};
+use std::time::Duration;
 
 use grantforge_kafka::{Action, ConditionReads, Decided, RequestContext};
 use parking_lot::RwLock;
 
-use crate::keys::{hash_of, with_key_buffer, FxBuildHasher, KeyWriter};
+use crate::clock::monotonic_millis;
+use crate::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 
 /// Shards of the cache: two request threads rarely want the same lock.
 const SHARDS: usize = 16;
 
-struct Kept {
-    decided: Decided,
-    expires: Clock,
+/// A decision and when it stops being served (milliseconds of [`monotonic_millis`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Kept {
+    pub decided: Decided,
+    pub expires_ms: u64,
 }
 
-type Shard = RwLock<HashMap<Box<[u8]>, Kept, FxBuildHasher>>;
+type Shard = RwLock<HashMap<Box<[u8]>, Kept, KeyBuildHasher>>;
 
 /// A sharded map from packed request keys to decisions. (moka was measured first: its hit cost,
 /// with the key built as owned strings, was several hundred ns from Java; see docs/benchmarks.md.)
 pub struct DecisionCache {
     shards: Option<Box<[Shard]>>,
     shard_capacity: usize,
-    ttl: Duration,
+    ttl_ms: u64,
     reads: ConditionReads,
 }
 
@@ -40,34 +43,43 @@ impl DecisionCache {
         let enabled = max_entries > 0 && !ttl.is_zero();
         let shards = enabled.then(|| (0..SHARDS).map(|_| RwLock::new(HashMap::default())).collect());
         let shard_capacity = usize::try_from(max_entries).unwrap_or(usize::MAX).div_ceil(SHARDS).max(1);
-        DecisionCache { shards, shard_capacity, ttl, reads }
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        DecisionCache { shards, shard_capacity, ttl_ms, reads }
+    }
+
+    /// Whether decisions are kept at all.
+    pub fn enabled(&self) -> bool {
+        self.shards.is_some()
     }
 
     /// The kept decision (and `true`), or `decide()`'s (and `false`), kept when it may be.
-    pub fn get_or_decide(&self, context: &RequestContext, action: &Action<'_>, decide: impl FnOnce() -> Decided) -> (Decided, bool) {
-        let Some(shards) = &self.shards else { return (decide(), false) };
+    /// A decision that is not kept comes with an expiry in the past.
+    pub fn get_or_decide(&self, context: &RequestContext, action: &Action<'_>, decide: impl FnOnce() -> Decided) -> (Kept, bool) {
+        let Some(shards) = &self.shards else { return (Kept { decided: decide(), expires_ms: 0 }, false) };
         with_key_buffer(|key| {
-            self.pack(context, action, key);
+            self.pack(context, action, key, false);
             let shard = &shards[hash_of(key) as usize % SHARDS];
-            let now = Clock::now();
+            let now = monotonic_millis();
             if let Some(kept) = shard.read().get(key.as_slice()) {
-                if now < kept.expires {
-                    return (kept.decided, true);
+                if now < kept.expires_ms {
+                    return (*kept, true);
                 }
             }
             let decided = decide();
-            if decided.cacheable {
-                let mut entries = shard.write();
-                if entries.len() >= self.shard_capacity {
-                    entries.retain(|_, kept| now < kept.expires);
-                    if entries.len() >= self.shard_capacity {
-                        let victim = entries.keys().next().cloned();
-                        victim.map(|v| entries.remove(&v));
-                    }
-                }
-                entries.insert(key.as_slice().into(), Kept { decided, expires: now + self.ttl });
+            if !decided.cacheable {
+                return (Kept { decided, expires_ms: 0 }, false);
             }
-            (decided, false)
+            let kept = Kept { decided, expires_ms: now.saturating_add(self.ttl_ms) };
+            let mut entries = shard.write();
+            if entries.len() >= self.shard_capacity {
+                entries.retain(|_, kept| now < kept.expires_ms);
+                if entries.len() >= self.shard_capacity {
+                    let victim = entries.keys().next().cloned();
+                    victim.map(|v| entries.remove(&v));
+                }
+            }
+            entries.insert(key.as_slice().into(), kept);
+            (kept, false)
         })
     }
 
@@ -76,20 +88,25 @@ impl DecisionCache {
         self.shards.as_ref().map_or(0, |shards| shards.iter().map(|s| s.read().len() as u64).sum())
     }
 
-    /// Everything a decision can read: the principal, the resource, the operation, and the client
-    /// address, listener and client id when some policy's conditions read them.
-    fn pack(&self, context: &RequestContext, action: &Action<'_>, key: &mut Vec<u8>) {
+    /// Packs the key of a question: everything a decision can read (the principal, the resource,
+    /// the operation, and the client address, listener and client id when some policy's conditions
+    /// read them). `with_audit` adds what the audit folds by (the client address and the request
+    /// type): a lane's front keeps the access's fold group beside the decision.
+    pub(crate) fn pack(&self, context: &RequestContext, action: &Action<'_>, key: &mut Vec<u8>, with_audit: bool) {
         let conditions = &context.conditions;
         let mut w = KeyWriter(key);
         w.str(&context.principal.principal_type).str(&context.principal.name);
         w.byte(action.resource_type.map_or(0, |t| t.code())).byte(action.operation.map_or(0, |o| o.code()));
         w.byte(u8::from(action.literal)).str(action.name);
-        w.address(conditions.client_address.filter(|_| self.reads.client_address));
+        w.address(conditions.client_address.filter(|_| with_audit || self.reads.client_address));
         if self.reads.listener {
             w.str(&conditions.listener);
         }
         if self.reads.client_id {
             w.str(&conditions.client_id);
+        }
+        if with_audit {
+            w.i64(i64::from(context.request_type));
         }
     }
 }

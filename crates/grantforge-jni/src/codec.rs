@@ -3,16 +3,18 @@
 //! All integers little-endian; a string is a u32 byte length followed by UTF-8 bytes.
 //!
 //! ```text
-//! request  := u8 version(=1) context u16 n action{n}
+//! request  := u8 version(=2) u32 contextLength context u16 n action{n}
 //! context  := str principalType  str principalName  u8 addrLen(0|4|16) addr  str listener
 //!             str clientId  i16 requestType  i16 requestVersion
 //! action   := u8 operationCode  u8 resourceTypeCode  u8 patternTypeCode  u8 flags  str name
 //!             (flags: bit 0 logIfAllowed, bit 1 logIfDenied)
-//! by type  := u8 version(=1) context u8 operationCode u8 resourceTypeCode
+//! by type  := u8 version(=2) u32 contextLength context u8 operationCode u8 resourceTypeCode
 //! ```
 //!
-//! The buffer is untrusted input: every length is checked, and a malformed buffer is an error that
-//! refuses the whole call.
+//! A request thread's calls mostly come from one connection after another with the same context,
+//! so the context is decoded only when its bytes differ from the thread's previous call
+//! ([`ContextMemo`]). The buffer is untrusted input: every length is checked, and a malformed
+//! buffer is an error that refuses the whole call.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -21,7 +23,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use grantforge_kafka::{Action, Operation, RequestContext, ResourceType};
 
 /// The layout version; bumped with `RequestEncoder.VERSION` whenever the layout changes.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 
 /// Kafka's `PatternType.LITERAL` code.
 const LITERAL: u8 = 3;
@@ -81,11 +83,28 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Reads the context into `context`, reusing its strings' capacity (no allocation once warm).
-    fn context_into(&mut self, context: &mut RequestContext) -> Result<(), MalformedRequest> {
+    /// Reads the version and the context, decoding the context only when it differs from the
+    /// memo's (no allocation once warm: the memo's strings keep their capacity).
+    fn context<'m>(&mut self, memo: &'m mut ContextMemo) -> Result<&'m RequestContext, MalformedRequest> {
         if self.u8("version")? != VERSION {
             return Err(MalformedRequest("layout version: the JAR's Java and native parts differ"));
         }
+        let length = u32::from_le_bytes(self.take(4, "context length")?.try_into().expect("4 bytes")) as usize;
+        let bytes = self.take(length, "context")?;
+        if bytes.is_empty() {
+            return Err(MalformedRequest("context"));
+        }
+        if memo.bytes.as_slice() != bytes {
+            memo.bytes.clear();
+            let mut context = Reader { bytes, at: 0 };
+            context.context_into(&mut memo.context)?;
+            finish(&context)?;
+            memo.bytes.extend_from_slice(bytes);
+        }
+        Ok(&memo.context)
+    }
+
+    fn context_into(&mut self, context: &mut RequestContext) -> Result<(), MalformedRequest> {
         let refill = |target: &mut String, text: &str| {
             target.clear();
             target.push_str(text);
@@ -99,46 +118,71 @@ impl<'a> Reader<'a> {
         context.request_version = self.i16("request version")?;
         Ok(())
     }
+}
 
-    fn context(&mut self) -> Result<RequestContext, MalformedRequest> {
-        let mut context = RequestContext::default();
-        self.context_into(&mut context)?;
-        Ok(context)
+/// The request context of a thread's previous call, and the bytes it was decoded from (empty
+/// when none is valid: a context is never empty).
+#[derive(Default)]
+pub struct ContextMemo {
+    bytes: Vec<u8>,
+    context: RequestContext,
+}
+
+/// Actions decoded without allocation: nearly every call has one to a few.
+const INLINE_ACTIONS: usize = 4;
+
+const NO_ACTION: Action<'static> =
+    Action { operation: None, resource_type: None, literal: false, name: "", log_if_allowed: false, log_if_denied: false };
+
+/// Where the caller (on its stack) lets a call's actions be decoded: inline up to
+/// [`INLINE_ACTIONS`], on the heap beyond.
+pub struct ActionSlots<'a> {
+    inline: [Action<'a>; INLINE_ACTIONS],
+    heap: Vec<Action<'a>>,
+}
+
+impl Default for ActionSlots<'_> {
+    fn default() -> Self {
+        ActionSlots { inline: [NO_ACTION; INLINE_ACTIONS], heap: Vec::new() }
     }
 }
 
-/// Decodes an `authorize(context, actions)` call: the context into `context` (reused by the
-/// caller across calls), the actions with names borrowed from the buffer.
-pub fn decode_authorize<'a>(bytes: &'a [u8], context: &mut RequestContext) -> Result<Vec<Action<'a>>, MalformedRequest> {
+/// Decodes an `authorize(context, actions)` call: the context through the thread's memo, the
+/// actions into `slots`, with names borrowed from the buffer.
+pub fn decode_authorize<'a, 'm, 's>(
+    bytes: &'a [u8],
+    memo: &'m mut ContextMemo,
+    slots: &'s mut ActionSlots<'a>,
+) -> Result<(&'m RequestContext, &'s [Action<'a>]), MalformedRequest> {
     let mut reader = Reader { bytes, at: 0 };
-    reader.context_into(context)?;
-    let count = reader.u16("action count")?;
-    let mut actions = Vec::with_capacity(usize::from(count));
-    for _ in 0..count {
+    let context = reader.context(memo)?;
+    let count = usize::from(reader.u16("action count")?);
+    let inline = count <= INLINE_ACTIONS;
+    slots.heap.clear();
+    for at in 0..count {
         let operation = Operation::from_code(reader.u8("operation")?);
         let resource_type = ResourceType::from_code(reader.u8("resource type")?);
         let literal = reader.u8("pattern type")? == LITERAL;
         let flags = reader.u8("flags")?;
         let name = reader.str("resource name")?;
-        actions.push(Action {
-            operation,
-            resource_type,
-            literal,
-            name,
-            log_if_allowed: flags & 1 != 0,
-            log_if_denied: flags & 2 != 0,
-        });
+        let action = Action { operation, resource_type, literal, name, log_if_allowed: flags & 1 != 0, log_if_denied: flags & 2 != 0 };
+        if inline {
+            slots.inline[at] = action;
+        } else {
+            slots.heap.push(action);
+        }
     }
     finish(&reader)?;
-    Ok(actions)
+    Ok((context, if inline { &slots.inline[..count] } else { &slots.heap }))
 }
 
 /// A decoded `authorizeByResourceType(context, op, resourceType)` call.
-pub fn decode_by_resource_type(
+pub fn decode_by_resource_type<'m>(
     bytes: &[u8],
-) -> Result<(RequestContext, Option<Operation>, Option<ResourceType>), MalformedRequest> {
+    memo: &'m mut ContextMemo,
+) -> Result<(&'m RequestContext, Option<Operation>, Option<ResourceType>), MalformedRequest> {
     let mut reader = Reader { bytes, at: 0 };
-    let context = reader.context()?;
+    let context = reader.context(memo)?;
     let operation = Operation::from_code(reader.u8("operation")?);
     let resource_type = ResourceType::from_code(reader.u8("resource type")?);
     finish(&reader)?;
@@ -175,29 +219,38 @@ pub fn put_str(out: &mut Vec<u8>, s: &str) {
 mod tests {
     use super::*;
 
-    fn context_bytes(out: &mut Vec<u8>) {
+    fn context_bytes(out: &mut Vec<u8>, user: &str) {
+        let mut context = Vec::new();
+        put_str(&mut context, "User");
+        put_str(&mut context, user);
+        context.extend_from_slice(&[4, 127, 0, 0, 1]);
+        put_str(&mut context, "SASL_PLAINTEXT");
+        put_str(&mut context, "producer-1");
+        context.extend_from_slice(&0i16.to_le_bytes());
+        context.extend_from_slice(&9i16.to_le_bytes());
         out.push(VERSION);
-        put_str(out, "User");
-        put_str(out, "alice");
-        out.extend_from_slice(&[4, 127, 0, 0, 1]);
-        put_str(out, "SASL_PLAINTEXT");
-        put_str(out, "producer-1");
-        out.extend_from_slice(&0i16.to_le_bytes());
-        out.extend_from_slice(&9i16.to_le_bytes());
+        out.extend_from_slice(&(context.len() as u32).to_le_bytes());
+        out.extend_from_slice(&context);
+    }
+
+    fn request(user: &str, actions: &[([u8; 4], &str)]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        context_bytes(&mut bytes, user);
+        bytes.extend_from_slice(&(actions.len() as u16).to_le_bytes());
+        for (codes, name) in actions {
+            bytes.extend_from_slice(codes);
+            put_str(&mut bytes, name);
+        }
+        bytes
     }
 
     #[test]
     fn decodes_a_call_with_its_actions() {
-        let mut bytes = Vec::new();
-        context_bytes(&mut bytes);
-        bytes.extend_from_slice(&2u16.to_le_bytes());
-        bytes.extend_from_slice(&[4, 2, 3, 2]);
-        put_str(&mut bytes, "orders");
-        bytes.extend_from_slice(&[99, 2, 4, 1]);
-        put_str(&mut bytes, "pay");
-        let mut context = RequestContext::default();
-        context.principal.name = "a previous, longer name".into();
-        let actions = decode_authorize(&bytes, &mut context).unwrap();
+        let bytes = request("alice", &[([4, 2, 3, 2], "orders"), ([99, 2, 4, 1], "pay")]);
+        let mut memo = ContextMemo::default();
+        memo.context.principal.name = "a previous, longer name".into();
+        let mut slots = ActionSlots::default();
+        let (context, actions) = decode_authorize(&bytes, &mut memo, &mut slots).unwrap();
         assert_eq!(context.principal.name, "alice");
         assert_eq!(context.conditions.client_address, Some("127.0.0.1".parse().unwrap()));
         assert_eq!(context.conditions.client_id, "producer-1");
@@ -211,17 +264,32 @@ mod tests {
     }
 
     #[test]
+    fn the_memo_decodes_a_context_again_only_when_its_bytes_change() {
+        let mut memo = ContextMemo::default();
+        let many: Vec<([u8; 4], &str)> = (0..20).map(|_| ([4, 2, 3, 3], "orders")).collect();
+        let twenty = request("alice", &many);
+        let mut slots = ActionSlots::default();
+        let (_, actions) = decode_authorize(&twenty, &mut memo, &mut slots).unwrap();
+        assert!(actions.len() == 20 && actions.iter().all(|a| a.name == "orders"));
+        assert_eq!(decode_authorize(&request("alice", &[]), &mut memo, &mut ActionSlots::default()).unwrap().0.principal.name, "alice");
+        assert_eq!(decode_authorize(&request("bob", &[]), &mut memo, &mut ActionSlots::default()).unwrap().0.principal.name, "bob");
+        // A malformed context invalidates the memo; an empty one is never taken as "unchanged".
+        let mut broken = request("carol", &[]);
+        broken[5 + 4] = 0xff; // the first byte of "User"
+        assert!(decode_authorize(&broken, &mut memo, &mut ActionSlots::default()).is_err());
+        let empty = [VERSION, 0, 0, 0, 0, 0, 0];
+        assert_eq!(decode_authorize(&empty, &mut memo, &mut ActionSlots::default()).err(), Some(MalformedRequest("context")));
+        assert_eq!(decode_authorize(&request("carol", &[]), &mut memo, &mut ActionSlots::default()).unwrap().0.principal.name, "carol");
+    }
+
+    #[test]
     fn every_truncation_and_trailing_garbage_is_refused() {
-        let mut bytes = Vec::new();
-        context_bytes(&mut bytes);
-        bytes.extend_from_slice(&1u16.to_le_bytes());
-        bytes.extend_from_slice(&[4, 2, 3, 3]);
-        put_str(&mut bytes, "orders");
+        let mut bytes = request("alice", &[([4, 2, 3, 3], "orders")]);
         for len in 0..bytes.len() {
-            assert!(decode_authorize(&bytes[..len], &mut RequestContext::default()).is_err(), "truncated at {len}");
+            assert!(decode_authorize(&bytes[..len], &mut ContextMemo::default(), &mut ActionSlots::default()).is_err(), "truncated at {len}");
         }
         bytes.push(0);
-        assert_eq!(decode_authorize(&bytes, &mut RequestContext::default()).err(), Some(MalformedRequest("trailing bytes")));
+        assert_eq!(decode_authorize(&bytes, &mut ContextMemo::default(), &mut ActionSlots::default()).err(), Some(MalformedRequest("trailing bytes")));
     }
 
     #[test]
@@ -236,11 +304,14 @@ mod tests {
 
     #[test]
     fn invalid_utf8_and_bad_versions_are_refused() {
+        let mut context = Vec::new();
+        put_str(&mut context, "User");
+        context.extend_from_slice(&2u32.to_le_bytes());
+        context.extend_from_slice(&[0xff, 0xfe]);
         let mut bytes = vec![VERSION];
-        put_str(&mut bytes, "User");
-        bytes.extend_from_slice(&2u32.to_le_bytes());
-        bytes.extend_from_slice(&[0xff, 0xfe]);
-        assert!(decode_authorize(&bytes, &mut RequestContext::default()).is_err());
-        assert!(decode_authorize(&[VERSION + 1], &mut RequestContext::default()).is_err());
+        bytes.extend_from_slice(&(context.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&context);
+        assert!(decode_authorize(&bytes, &mut ContextMemo::default(), &mut ActionSlots::default()).is_err());
+        assert!(decode_authorize(&[VERSION + 1], &mut ContextMemo::default(), &mut ActionSlots::default()).is_err());
     }
 }

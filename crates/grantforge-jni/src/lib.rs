@@ -2,10 +2,14 @@
 //! `org.devlive.grantforge.kafka.agent.NativeAgent`.
 //!
 //! This crate only translates. It decodes what the Java shim sends (see [`codec`]), calls the agent
-//! runtime, and encodes the answers as primitives or byte arrays. Every export runs inside
-//! `EnvUnowned::with_env`, which catches panics; the [`FailClosed`] policy turns any error or panic
-//! into the default return value, and every default means "refused" or "nothing": a Rust failure
-//! never reaches the JVM as an exception on a request thread, and never opens a door.
+//! runtime, and encodes the answers as primitives or byte arrays. Every export catches panics and
+//! turns any error or panic into the default return value, and every default means "refused" or
+//! "nothing": a Rust failure never reaches the JVM as an exception on a request thread, and never
+//! opens a door. Exports that handle Java objects run inside jni-rs's `EnvUnowned::with_env` with
+//! the [`FailClosed`] policy; the two request-path exports take primitives only (the address of the
+//! thread's direct buffer, registered once through `bufferAddress`) and use [`fail_closed`], which
+//! spares them jni-rs's guards: those cost more than the rest of a cached decision (see
+//! docs/benchmarks.md).
 
 pub mod codec;
 
@@ -21,16 +25,16 @@ use jni::objects::{JByteArray, JByteBuffer, JClass};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned};
 
-use crate::codec::{decode_authorize, decode_by_resource_type, decode_settings, put_str, MalformedRequest};
+use crate::codec::{decode_authorize, decode_by_resource_type, decode_settings, put_str, ActionSlots, ContextMemo, MalformedRequest};
 
 /// Bumped whenever a native signature or the buffer layout changes; the Java shim refuses to run
 /// with a library of another ABI (a stale library on `grantforge.native.library.path`, say).
-pub const ABI_VERSION: jint = 1;
+pub const ABI_VERSION: jint = 2;
 
 thread_local! {
-    /// The request context of this (Kafka request) thread, refilled on every call: no allocation
-    /// for principal, listener and client id once warm.
-    static CONTEXT: std::cell::RefCell<grantforge_kafka::RequestContext> = std::cell::RefCell::new(Default::default());
+    /// The request context of this (Kafka request) thread's previous call: decoded again only
+    /// when it changes, and refilled without allocation once warm.
+    static MEMO: std::cell::RefCell<ContextMemo> = std::cell::RefCell::new(ContextMemo::default());
 }
 
 /// `authorize` returns this when it wrote one byte per action into the buffer (more than 63
@@ -52,6 +56,7 @@ enum BridgeError {
     Jni(jni::errors::Error),
     Malformed(MalformedRequest),
     BadHandle,
+    BadBuffer,
 }
 
 impl fmt::Display for BridgeError {
@@ -60,6 +65,7 @@ impl fmt::Display for BridgeError {
             BridgeError::Jni(e) => write!(f, "JNI call failed: {e}"),
             BridgeError::Malformed(e) => write!(f, "{e}"),
             BridgeError::BadHandle => write!(f, "the native handle is not one this library gave out"),
+            BridgeError::BadBuffer => write!(f, "the request buffer's address, capacity or length is invalid"),
         }
     }
 }
@@ -114,14 +120,54 @@ fn shell(handle: jlong) -> Result<&'static Shell, BridgeError> {
     Ok(shell)
 }
 
-/// The bytes the shim wrote into its direct buffer.
-fn buffer_bytes<'b>(env: &Env<'_>, buffer: &'b JByteBuffer<'_>, length: jint) -> Result<&'b [u8], BridgeError> {
-    let address = env.get_direct_buffer_address(buffer)?;
-    let capacity = env.get_direct_buffer_capacity(buffer)?;
-    let length = usize::try_from(length).ok().filter(|len| *len <= capacity).ok_or(MalformedRequest("length"))?;
-    // SAFETY: a direct buffer's memory stays valid while the Java caller, blocked in this native
-    // call, holds the buffer; the shim's buffers are thread-local, so nothing writes concurrently.
-    Ok(unsafe { std::slice::from_raw_parts(address, length) })
+/// Runs the body of an export that takes primitives only: a panic is caught here (the panic hook
+/// has recorded its message), and an error or a panic returns `T::default()`, which means refused.
+fn fail_closed<T: Default>(body: impl FnOnce() -> Result<T, BridgeError>) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(Ok(value)) => value,
+        Ok(Err(err)) => {
+            tracing::error!("{err}; the request was refused");
+            T::default()
+        }
+        Err(_) => T::default(),
+    }
+}
+
+/// The calling thread's direct buffer, as the shim passed it: the address `bufferAddress` gave
+/// for it, its capacity, and the length of the request written into it.
+struct DirectBuffer {
+    address: *mut u8,
+    capacity: usize,
+    length: usize,
+}
+
+impl DirectBuffer {
+    fn new(address: jlong, capacity: jint, length: jint) -> Result<DirectBuffer, BridgeError> {
+        let capacity = usize::try_from(capacity).map_err(|_| BridgeError::BadBuffer)?;
+        let length = usize::try_from(length).ok().filter(|len| *len <= capacity).ok_or(BridgeError::BadBuffer)?;
+        if address == 0 {
+            return Err(BridgeError::BadBuffer);
+        }
+        Ok(DirectBuffer { address: address as *mut u8, capacity, length })
+    }
+
+    fn request(&self) -> &[u8] {
+        // SAFETY: the shim passes the address and capacity of a direct buffer that its calling
+        // thread holds (a thread-local `RequestEncoder`), so the memory stays valid while that
+        // thread is blocked in this call, and nothing else writes to it.
+        unsafe { std::slice::from_raw_parts(self.address, self.length) }
+    }
+
+    /// Writes one byte per action (1 allowed, 0 refused) at the start of the buffer.
+    fn write_results(&mut self, allowed: &[bool]) -> Result<(), BridgeError> {
+        if allowed.len() > self.capacity {
+            return Err(BridgeError::BadBuffer);
+        }
+        // SAFETY: as in `request`, and within the capacity; no borrow of the request is alive.
+        let out = unsafe { std::slice::from_raw_parts_mut(self.address, allowed.len()) };
+        out.iter_mut().zip(allowed).for_each(|(byte, a)| *byte = u8::from(*a));
+        Ok(())
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -170,51 +216,68 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_open<
     .resolve::<FailClosed>()
 }
 
+/// The address of a direct buffer: the shim registers each thread's request buffer once, and
+/// passes the address with every request (0 if the buffer is not direct).
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_authorize<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_bufferAddress<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
-    handle: jlong,
     buffer: JByteBuffer<'local>,
+) -> jlong {
+    env.with_env(|env| -> Result<jlong, BridgeError> { Ok(env.get_direct_buffer_address(&buffer)? as jlong) })
+        .resolve::<FailClosed>()
+}
+
+/// `authorize(context, actions)`: a bitmask with bit i set when action i is allowed, or, beyond
+/// 63 actions, [`RESULTS_IN_BUFFER`] with one byte per action written into the buffer.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_authorize(
+    _env: *mut jni::sys::JNIEnv,
+    _class: jni::sys::jclass,
+    handle: jlong,
+    address: jlong,
+    capacity: jint,
     length: jint,
 ) -> jlong {
-    env.with_env(|env| -> Result<jlong, BridgeError> {
-        let shell = shell(handle)?;
-        let bytes = buffer_bytes(env, &buffer, length)?;
-        let allowed = CONTEXT.with(|context| -> Result<Vec<bool>, BridgeError> {
-            let mut context = context.borrow_mut();
-            let actions = decode_authorize(bytes, &mut context)?;
+    fail_closed(|| {
+        let agent = &shell(handle)?.agent;
+        let mut buffer = DirectBuffer::new(address, capacity, length)?;
+        MEMO.with(|memo| {
+            let mut memo = memo.borrow_mut();
+            let mut slots = ActionSlots::default();
+            let (context, actions) = decode_authorize(buffer.request(), &mut memo, &mut slots)?;
+            if actions.len() <= 63 {
+                let mut allowed = [false; 63];
+                agent.authorize(context, actions, &mut allowed[..actions.len()]);
+                return Ok(allowed.iter().enumerate().fold(0, |mask, (i, a)| mask | (jlong::from(*a) << i)));
+            }
             let mut allowed = vec![false; actions.len()];
-            shell.agent.authorize(&context, &actions, &mut allowed);
-            Ok(allowed)
-        })?;
-        if allowed.len() <= 63 {
-            return Ok(allowed.iter().enumerate().fold(0, |mask, (i, a)| mask | (jlong::from(*a) << i)));
-        }
-        let address = env.get_direct_buffer_address(&buffer)?;
-        // SAFETY: the request took at least 9 bytes per action, so the buffer holds one byte per
-        // action; the decoded request (which borrowed the buffer) is gone.
-        let out = unsafe { std::slice::from_raw_parts_mut(address, allowed.len()) };
-        out.iter_mut().zip(&allowed).for_each(|(byte, a)| *byte = u8::from(*a));
-        Ok(RESULTS_IN_BUFFER)
+            agent.authorize(context, actions, &mut allowed);
+            drop(slots);
+            buffer.write_results(&allowed)?;
+            Ok(RESULTS_IN_BUFFER)
+        })
     })
-    .resolve::<FailClosed>()
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_authorizeByResourceType<'local>(
-    mut env: EnvUnowned<'local>,
-    _class: JClass<'local>,
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_authorizeByResourceType(
+    _env: *mut jni::sys::JNIEnv,
+    _class: jni::sys::jclass,
     handle: jlong,
-    buffer: JByteBuffer<'local>,
+    address: jlong,
+    capacity: jint,
     length: jint,
 ) -> jboolean {
-    env.with_env(|env| -> Result<jboolean, BridgeError> {
-        let shell = shell(handle)?;
-        let (context, operation, resource_type) = decode_by_resource_type(buffer_bytes(env, &buffer, length)?)?;
-        Ok(shell.agent.authorize_by_resource_type(&context, operation, resource_type))
+    fail_closed(|| {
+        let agent = &shell(handle)?.agent;
+        let buffer = DirectBuffer::new(address, capacity, length)?;
+        MEMO.with(|memo| {
+            let mut memo = memo.borrow_mut();
+            let (context, operation, resource_type) = decode_by_resource_type(buffer.request(), &mut memo)?;
+            Ok(agent.authorize_by_resource_type(context, operation, resource_type))
+        })
     })
-    .resolve::<FailClosed>()
 }
 
 #[unsafe(no_mangle)]

@@ -40,6 +40,12 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
     private static final Logger LOG = LoggerFactory.getLogger(GrantForgeKafkaAuthorizer.class);
     private static final String START_TIMEOUT_KEY = "grantforge.start.timeout.ms";
     private static final long DEFAULT_START_TIMEOUT_MS = 30_000L;
+    /**
+     * The answers to a one-action call, shared: Kafka only reads the list (its own AclAuthorizer returned
+     * unmodifiable lists), and most calls ask about one action.
+     */
+    private static final List<AuthorizationResult> ONLY_ALLOWED = Collections.singletonList(AuthorizationResult.ALLOWED);
+    private static final List<AuthorizationResult> ONLY_DENIED = Collections.singletonList(AuthorizationResult.DENIED);
 
     private volatile long handle;
     private long startTimeoutMs = DEFAULT_START_TIMEOUT_MS;
@@ -145,7 +151,10 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
         int count = actions.size();
         RequestEncoder encoder = RequestEncoder.forThisThread();
         int length = encoder.encodeAuthorize(requestContext, actions);
-        long answer = NativeAgent.authorize(handle, encoder.buffer(), length);
+        long answer = NativeAgent.authorize(handle, encoder.address(), encoder.capacity(), length);
+        if (count == 1) {
+            return answer >= 0 && (answer & 1L) == 1L ? ONLY_ALLOWED : ONLY_DENIED;
+        }
         List<AuthorizationResult> results = new ArrayList<AuthorizationResult>(count);
         for (int i = 0; i < count; i++) {
             boolean allowed = answer == NativeAgent.RESULTS_IN_BUFFER
@@ -171,7 +180,7 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
         }
         RequestEncoder encoder = RequestEncoder.forThisThread();
         int length = encoder.encodeByResourceType(requestContext, op, resourceType);
-        return NativeAgent.authorizeByResourceType(handle, encoder.buffer(), length)
+        return NativeAgent.authorizeByResourceType(handle, encoder.address(), encoder.capacity(), length)
             ? AuthorizationResult.ALLOWED : AuthorizationResult.DENIED;
     }
 

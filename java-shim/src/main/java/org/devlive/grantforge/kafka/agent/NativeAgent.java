@@ -5,12 +5,14 @@ import java.nio.ByteBuffer;
 /**
  * The native methods of the agent's Rust library. Every method is static and takes or returns
  * primitives, direct buffers or byte arrays, so a call costs one JNI crossing and no Java objects
- * are made in Rust. Defaults mean "refused" or "nothing": on any native error or panic
- * {@link #authorize} returns 0 (every action refused) and the byte-array methods return null.
+ * are made in Rust. The request path ({@link #authorize}, {@link #authorizeByResourceType}) passes
+ * primitives only: the address of the thread's direct buffer (from {@link #bufferAddress}), its
+ * capacity and the request's length. Defaults mean "refused" or "nothing": on any native error or
+ * panic {@link #authorize} returns 0 (every action refused) and the byte-array methods return null.
  */
 final class NativeAgent {
     /** Must equal {@code ABI_VERSION} of the library: the buffer layout and these signatures. */
-    static final int ABI_VERSION = 1;
+    static final int ABI_VERSION = 2;
 
     /** {@link #authorize} wrote one byte per action into the buffer instead of a bit mask. */
     static final long RESULTS_IN_BUFFER = -2L;
@@ -23,9 +25,12 @@ final class NativeAgent {
     /** Settings as (key, value) strings; answer {@code [0] + handle} or {@code [1] + message}. */
     static native byte[] open(byte[] settings);
 
-    static native long authorize(long handle, ByteBuffer request, int length);
+    /** The native address of a direct buffer; the buffer must stay reachable while the address is used. */
+    static native long bufferAddress(ByteBuffer buffer);
 
-    static native boolean authorizeByResourceType(long handle, ByteBuffer request, int length);
+    static native long authorize(long handle, long address, int capacity, int length);
+
+    static native boolean authorizeByResourceType(long handle, long address, int capacity, int length);
 
     /** Changes whenever another snapshot is applied. */
     static native long generation(long handle);

@@ -15,10 +15,13 @@ import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 /**
  * Writes a request into the calling thread's direct buffer in the layout the native library reads
  * ({@code crates/grantforge-jni/src/codec.rs}): one buffer per Kafka request thread, reused, grown
- * only when a request does not fit, so the hot path makes no garbage beyond the UTF-8 bytes.
+ * only when a request does not fit, so the hot path makes no garbage beyond the UTF-8 bytes. The
+ * buffer's address is registered with the native library once (per buffer), and the request
+ * context is written again only when it differs from the previous call's: a request thread serves
+ * one request after another, and each request asks with one context.
  */
 final class RequestEncoder {
-    static final byte VERSION = 1;
+    static final byte VERSION = 2;
     private static final int INITIAL_CAPACITY = 16 * 1024;
 
     private static final ThreadLocal<RequestEncoder> PER_THREAD = new ThreadLocal<RequestEncoder>() {
@@ -28,7 +31,21 @@ final class RequestEncoder {
         }
     };
 
-    private ByteBuffer buffer = allocate(INITIAL_CAPACITY);
+    private ByteBuffer buffer;
+    private long address;
+
+    /** The context the buffer holds (compared by identity: all are immutable), and where it ends. */
+    private KafkaPrincipal lastPrincipal;
+    private InetAddress lastAddress;
+    private String lastListener;
+    private String lastClientId;
+    private int lastRequestType = -1;
+    private int lastRequestVersion = -1;
+    private int contextEnd = -1;
+
+    RequestEncoder() {
+        useBuffer(INITIAL_CAPACITY);
+    }
 
     static RequestEncoder forThisThread() {
         return PER_THREAD.get();
@@ -38,11 +55,19 @@ final class RequestEncoder {
         return buffer;
     }
 
+    /** The buffer's native address (0 if the native library could not tell it: every call is refused). */
+    long address() {
+        return address;
+    }
+
+    int capacity() {
+        return buffer.capacity();
+    }
+
     /** Encodes {@code authorize(context, actions)}; returns the number of bytes written. */
     int encodeAuthorize(AuthorizableRequestContext context, List<Action> actions) {
         while (true) {
             try {
-                buffer.clear();
                 putContext(context);
                 buffer.putShort((short) actions.size());
                 for (Action action : actions) {
@@ -64,7 +89,6 @@ final class RequestEncoder {
     int encodeByResourceType(AuthorizableRequestContext context, AclOperation op, ResourceType resourceType) {
         while (true) {
             try {
-                buffer.clear();
                 putContext(context);
                 buffer.put(op.code());
                 buffer.put(resourceType.code());
@@ -75,19 +99,46 @@ final class RequestEncoder {
         }
     }
 
+    /** Positions the buffer after the version and the context, writing them unless the buffer holds them. */
     private void putContext(AuthorizableRequestContext context) {
-        buffer.put(VERSION);
         KafkaPrincipal principal = context.principal();
+        InetAddress address = context.clientAddress();
+        String listener = context.listenerName();
+        String clientId = context.clientId();
+        int requestType = context.requestType();
+        int requestVersion = context.requestVersion();
+        if (contextEnd > 0 && principal == lastPrincipal && address == lastAddress && requestType == lastRequestType
+            && requestVersion == lastRequestVersion && equal(listener, lastListener) && equal(clientId, lastClientId)) {
+            buffer.clear();
+            buffer.position(contextEnd);
+            return;
+        }
+        contextEnd = -1;
+        buffer.clear();
+        buffer.put(VERSION);
+        int lengthAt = buffer.position();
+        buffer.putInt(0);
         putString(principal == null ? "" : principal.getPrincipalType());
         putString(principal == null ? "" : principal.getName());
-        InetAddress address = context.clientAddress();
         byte[] raw = address == null ? new byte[0] : address.getAddress();
         buffer.put((byte) raw.length);
         buffer.put(raw);
-        putString(context.listenerName());
-        putString(context.clientId());
-        buffer.putShort((short) context.requestType());
-        buffer.putShort((short) context.requestVersion());
+        putString(listener);
+        putString(clientId);
+        buffer.putShort((short) requestType);
+        buffer.putShort((short) requestVersion);
+        buffer.putInt(lengthAt, buffer.position() - lengthAt - 4);
+        lastPrincipal = principal;
+        lastAddress = address;
+        lastListener = listener;
+        lastClientId = clientId;
+        lastRequestType = requestType;
+        lastRequestVersion = requestVersion;
+        contextEnd = buffer.position();
+    }
+
+    private static boolean equal(String a, String b) {
+        return a == null ? b == null : a.equals(b);
     }
 
     /** u32 length + UTF-8; ASCII (topic names, most principals) is written as is, without garbage. */
@@ -116,10 +167,12 @@ final class RequestEncoder {
     }
 
     private void grow() {
-        buffer = allocate(buffer.capacity() * 2);
+        useBuffer(buffer.capacity() * 2);
     }
 
-    private static ByteBuffer allocate(int capacity) {
-        return ByteBuffer.allocateDirect(capacity).order(ByteOrder.LITTLE_ENDIAN);
+    private void useBuffer(int capacity) {
+        buffer = ByteBuffer.allocateDirect(capacity).order(ByteOrder.LITTLE_ENDIAN);
+        address = NativeAgent.bufferAddress(buffer);
+        contextEnd = -1;
     }
 }

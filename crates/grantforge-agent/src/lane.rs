@@ -1,0 +1,415 @@
+//! A request thread's lane of an agent: the front of the decision cache, the audit folded on the
+//! thread, and the thread's counts.
+//!
+//! Two request threads asking the same question must not meet on a shared lock or counter: the
+//! cache line they would share decides the cost (with both cores busy, the shared cache's lock and
+//! fold table cost several hundred ns per call; docs/benchmarks.md). So each thread keeps, per
+//! agent, a small front of the decisions it used recently (copies of the shared cache's entries,
+//! with their expiry, for one applied snapshot), the accesses it folded since the agent's thread
+//! last took them, and its counts. A lane sits behind its own lock, which only the agent's thread
+//! ever contends for (each tick, to take the folded accesses), so the request thread's lock stays
+//! uncontended and in its core's cache.
+//!
+//! Bounds: a front holds at most [`FRONT_ENTRIES`] questions (then it hands its audit on and starts
+//! afresh), never serves past the shared entry's expiry, and never serves a decision of another
+//! snapshot. The audit it holds is handed to the [`Auditor`] at least every tick (250 ms), so
+//! refusals still reach GrantForge within a second.
+
+use std::cell::{RefCell, UnsafeCell};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use grantforge_engine::Instant;
+use grantforge_kafka::{Action, Decided, KafkaPolicies, RequestContext};
+use parking_lot::Mutex;
+
+use crate::audit::{Auditor, Group};
+use crate::clock;
+use crate::decisions::{DecisionCache, Kept};
+use crate::keys::KeyBuildHasher;
+
+/// Questions a lane's front keeps; beyond, it starts afresh (the shared cache still holds them).
+pub(crate) const FRONT_ENTRIES: usize = 1024;
+
+/// What a lane counted (summed over lanes for the metrics).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    pub allowed: u64,
+    pub denied: u64,
+    pub cache_hits: u64,
+    pub cache_misses: u64,
+}
+
+impl Counts {
+    fn add(&mut self, other: &Counts) {
+        self.allowed += other.allowed;
+        self.denied += other.denied;
+        self.cache_hits += other.cache_hits;
+        self.cache_misses += other.cache_misses;
+    }
+}
+
+/// A kept decision and the accesses to it this thread folded since they were last handed on.
+struct Front {
+    kept: Kept,
+    audit: Option<Box<Group>>,
+}
+
+/// A snapshot in force and the decisions kept for it (they never outlive it).
+pub(crate) struct Applied {
+    /// Unique per applied snapshot (never reused, unlike an address): a front belongs to one.
+    pub id: u64,
+    pub policies: Arc<KafkaPolicies>,
+    pub decisions: DecisionCache,
+    pub at: std::time::Instant,
+}
+
+/// The snapshot in force as a thread last saw it: (the agent's generation then, the snapshot).
+pub(crate) type Held = Option<(u64, Arc<Applied>)>;
+
+#[derive(Default)]
+pub(crate) struct Lane {
+    snapshot: u64,
+    front: HashMap<Box<[u8]>, Front, KeyBuildHasher>,
+    /// Fronts holding folded accesses not yet handed on.
+    folded: usize,
+    key: Vec<u8>,
+    counts: Counts,
+}
+
+impl Lane {
+    /// Decides one action of a call against `deciding`, and folds the access if Kafka asked to
+    /// report it. `now` is the call's time of access, read once when first needed.
+    pub(crate) fn decide(
+        &mut self,
+        deciding: &Applied,
+        context: &RequestContext,
+        action: &Action<'_>,
+        auditor: &Auditor,
+        now: &mut Option<Instant>,
+    ) -> bool {
+        if self.snapshot != deciding.id {
+            self.start_afresh(auditor);
+            self.snapshot = deciding.id;
+        }
+        let version = deciding.policies.policy_version;
+        let decide = || deciding.policies.decide(context, action, grantforge_engine::Instant::now());
+        if !deciding.decisions.enabled() {
+            let decided = decide();
+            self.count(&decided, false);
+            if is_audited(action, &decided) {
+                auditor.record(context, action, &decided, version, *now.get_or_insert_with(clock::wall_now));
+            }
+            return decided.allowed;
+        }
+        self.key.clear();
+        deciding.decisions.pack(context, action, &mut self.key, true);
+        if let Some(front) = self.front.get_mut(self.key.as_slice()) {
+            if clock::monotonic_millis() < front.kept.expires_ms {
+                let decided = front.kept.decided;
+                if is_audited(action, &decided) {
+                    let now = *now.get_or_insert_with(clock::wall_now);
+                    match &mut front.audit {
+                        Some(group) => group.add(now),
+                        None => {
+                            front.audit = Some(Box::new(Group::first_access(context, action, &decided, version, now)));
+                            self.folded += 1;
+                        }
+                    }
+                }
+                self.count(&decided, true);
+                return decided.allowed;
+            }
+        }
+        let (kept, hit) = deciding.decisions.get_or_decide(context, action, decide);
+        let decided = kept.decided;
+        self.count(&decided, hit);
+        let audit = is_audited(action, &decided)
+            .then(|| Box::new(Group::first_access(context, action, &decided, version, *now.get_or_insert_with(clock::wall_now))));
+        if !decided.cacheable {
+            if let Some(group) = audit {
+                auditor.merge(*group);
+            }
+            return decided.allowed;
+        }
+        if self.front.len() >= FRONT_ENTRIES {
+            self.start_afresh(auditor);
+        }
+        self.folded += usize::from(audit.is_some());
+        // A front entry replaced here (expired) hands its folded accesses on first.
+        if let Some(old) = self.front.insert(self.key.as_slice().into(), Front { kept, audit }) {
+            if let Some(group) = old.audit {
+                self.folded -= 1;
+                auditor.merge(*group);
+            }
+        }
+        decided.allowed
+    }
+
+    fn count(&mut self, decided: &Decided, hit: bool) {
+        let counts = &mut self.counts;
+        *(if decided.allowed { &mut counts.allowed } else { &mut counts.denied }) += 1;
+        *(if hit { &mut counts.cache_hits } else { &mut counts.cache_misses }) += 1;
+    }
+
+    /// Hands every folded access to the auditor.
+    fn hand_on(&mut self, auditor: &Auditor) {
+        let mut groups = Vec::new();
+        self.take_folded(&mut groups);
+        groups.into_iter().for_each(|group| auditor.merge(group));
+    }
+
+    fn take_folded(&mut self, into: &mut Vec<Group>) {
+        if self.folded > 0 {
+            into.extend(self.front.values_mut().filter_map(|front| front.audit.take()).map(|group| *group));
+            self.folded = 0;
+        }
+    }
+
+    fn start_afresh(&mut self, auditor: &Auditor) {
+        self.hand_on(auditor);
+        self.front.clear();
+    }
+}
+
+/// Whether Kafka asked to report this access (a disabled service is never audited).
+fn is_audited(action: &Action<'_>, decided: &Decided) -> bool {
+    let wanted = if decided.allowed { action.log_if_allowed } else { action.log_if_denied };
+    wanted && !decided.unchecked
+}
+
+/// Gives out unique ids: one per agent's lanes, one per applied snapshot.
+pub(crate) fn unique_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A lane and its lock: taken by its request thread on every call, and by the agent's thread once
+/// a tick, only to move the folded groups out. A spin lock rather than a mutex: its release is a
+/// plain store, where a mutex's is a second locked instruction, and the two locked instructions
+/// were the largest cost of a cache hit after the hash (docs/benchmarks.md).
+#[derive(Default)]
+struct LaneLock {
+    locked: AtomicBool,
+    lane: UnsafeCell<Lane>,
+}
+
+// SAFETY: the lane is only reached through `with`, which holds `locked` (acquire on taking,
+// release on leaving), so one thread at a time touches it; a Lane itself is Send.
+unsafe impl Sync for LaneLock {}
+
+impl LaneLock {
+    fn with<R>(&self, f: impl FnOnce(&mut Lane) -> R) -> R {
+        let mut spins = 0u32;
+        while self.locked.swap(true, Ordering::Acquire) {
+            while self.locked.load(Ordering::Relaxed) {
+                spins += 1;
+                if spins < 100 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        /// Releases the lock however `f` ends (a panic is caught further up and refuses).
+        struct Release<'a>(&'a AtomicBool);
+        impl Drop for Release<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
+        let _release = Release(&self.locked);
+        // SAFETY: `locked` is held until `_release` drops, after `f` returns.
+        f(unsafe { &mut *self.lane.get() })
+    }
+}
+
+/// A thread's lane of one agent and the snapshot in force as that thread last saw it. The
+/// snapshot is only read by its thread, so it sits outside the lane's lock.
+struct Mine {
+    lanes_id: u64,
+    lane: Arc<LaneLock>,
+    held: Held,
+}
+
+thread_local! {
+    /// This thread's lanes, one per agent it worked for.
+    static MINE: RefCell<Vec<Mine>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The lanes of one agent: every request thread's, so that the agent's thread can take their
+/// folded accesses and sum their counts.
+pub(crate) struct Lanes {
+    id: u64,
+    all: Mutex<Vec<Arc<LaneLock>>>,
+    /// Counts of lanes whose threads ended.
+    retired: Mutex<Counts>,
+}
+
+impl Lanes {
+    pub(crate) fn new() -> Lanes {
+        Lanes { id: unique_id(), all: Mutex::new(Vec::new()), retired: Mutex::new(Counts::default()) }
+    }
+
+    /// Runs `f` with this thread's lane (made and registered on first use) and the snapshot the
+    /// thread holds.
+    pub(crate) fn with_mine<R>(&self, f: impl FnOnce(&mut Lane, &mut Held) -> R) -> R {
+        MINE.with(|mine| {
+            let Ok(mut mine) = mine.try_borrow_mut() else {
+                // Re-entered on this thread (never on Kafka's path): a lane for this call only,
+                // registered so that the next tick takes what it holds.
+                let lane = Arc::new(LaneLock::default());
+                let result = lane.with(|lane| f(lane, &mut None));
+                self.all.lock().push(lane);
+                return result;
+            };
+            let at = match mine.iter().position(|m| m.lanes_id == self.id) {
+                Some(at) => at,
+                None => {
+                    // Lanes of agents that are gone are only referenced from here.
+                    mine.retain(|m| Arc::strong_count(&m.lane) > 1);
+                    let lane = Arc::new(LaneLock::default());
+                    self.all.lock().push(Arc::clone(&lane));
+                    mine.push(Mine { lanes_id: self.id, lane, held: None });
+                    mine.len() - 1
+                }
+            };
+            let Mine { lane, held, .. } = &mut mine[at];
+            lane.with(|lane| f(lane, held))
+        })
+    }
+
+    /// Hands every lane's folded accesses to the auditor; lanes of ended threads are retired.
+    pub(crate) fn hand_on(&self, auditor: &Auditor) {
+        let mut groups = Vec::new();
+        {
+            let mut all = self.all.lock();
+            let mut retired = self.retired.lock();
+            all.retain(|lane| {
+                let alive = Arc::strong_count(lane) > 1;
+                lane.with(|lane| {
+                    lane.take_folded(&mut groups);
+                    if !alive {
+                        retired.add(&lane.counts);
+                    }
+                });
+                alive
+            });
+        }
+        groups.into_iter().for_each(|group| auditor.merge(group));
+    }
+
+    /// Every lane's counts, summed.
+    pub(crate) fn counts(&self) -> Counts {
+        let mut total = *self.retired.lock();
+        for lane in self.all.lock().iter() {
+            lane.with(|lane| total.add(&lane.counts));
+        }
+        total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grantforge_kafka::{KafkaContext, Operation, Principal, ResourceType};
+    use std::time::Duration;
+
+    /// alice may write `orders`; bob may not.
+    const SNAPSHOT: &str = include_str!("../../../tests/fixtures/snapshots/e2e.json");
+
+    fn context(user: &str) -> RequestContext {
+        RequestContext {
+            principal: Principal { principal_type: "User".into(), name: user.into() },
+            conditions: KafkaContext { client_address: Some("10.0.0.1".parse().unwrap()), listener: "L".into(), client_id: "c".into() },
+            request_type: 0,
+            request_version: 9,
+        }
+    }
+
+    fn write(topic: &str) -> Action<'_> {
+        Action { operation: Some(Operation::Write), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: true, log_if_denied: true }
+    }
+
+    fn take_counts(auditor: &Auditor) -> Vec<(bool, u64)> {
+        let ids = crate::events::EventIds::new("t");
+        let mut events: Vec<(bool, u64)> = auditor
+            .take_events(Instant::now().plus_seconds(5), true, |key, parts| crate::events::AccessEvent::new(ids.next(), key, parts))
+            .iter()
+            .map(|e| (e.allowed, e.count))
+            .collect();
+        events.sort();
+        events
+    }
+
+    /// The e2e snapshot applied with a decision cache of `entries`.
+    fn applied(entries: u64) -> Arc<Applied> {
+        let policies = KafkaPolicies::load(SNAPSHOT.as_bytes(), Instant::now()).unwrap();
+        let decisions = DecisionCache::new(entries, Duration::from_secs(60), policies.reads);
+        Arc::new(Applied { id: unique_id(), policies: Arc::new(policies), decisions, at: std::time::Instant::now() })
+    }
+
+    fn decide(lanes: &Lanes, applied: &Applied, user: &str, topic: &str, auditor: &Auditor) -> bool {
+        lanes.with_mine(|lane, _| lane.decide(applied, &context(user), &write(topic), auditor, &mut None))
+    }
+
+    #[test]
+    fn hits_come_from_the_front_and_every_access_reaches_the_auditor() {
+        let (applied, lanes, auditor) = (applied(100), Lanes::new(), Auditor::new(100));
+        for _ in 0..1000 {
+            assert!(decide(&lanes, &applied, "alice", "orders", &auditor));
+            assert!(!decide(&lanes, &applied, "bob", "orders", &auditor));
+        }
+        let counts = lanes.counts();
+        assert_eq!((counts.allowed, counts.denied, counts.cache_misses, counts.cache_hits), (1000, 1000, 2, 1998));
+        assert_eq!(auditor.queued(), 0, "the folded accesses wait in the lane for the tick");
+        lanes.hand_on(&auditor);
+        assert_eq!(take_counts(&auditor), vec![(false, 1), (false, 999), (true, 1000)], "the first refusal alone, then the repeats");
+    }
+
+    #[test]
+    fn a_new_snapshot_starts_the_front_afresh_and_keeps_the_audit() {
+        let (lanes, auditor) = (Lanes::new(), Auditor::new(100));
+        let first = applied(100);
+        // The same policies and cache under another snapshot id: only the front starts afresh.
+        let second = Applied { id: unique_id(), policies: first.policies.clone(), decisions: DecisionCache::new(100, Duration::from_secs(60), first.policies.reads), at: first.at };
+        for snapshot in [&*first, &second] {
+            decide(&lanes, snapshot, "alice", "orders", &auditor);
+            decide(&lanes, snapshot, "alice", "orders", &auditor);
+        }
+        let counts = lanes.counts();
+        assert_eq!((counts.cache_misses, counts.cache_hits), (2, 2), "each snapshot decides once, then the front serves it");
+        lanes.hand_on(&auditor);
+        assert_eq!(take_counts(&auditor), vec![(true, 4)]);
+    }
+
+    #[test]
+    fn lanes_of_ended_threads_are_taken_and_their_counts_kept() {
+        let applied = applied(100);
+        let (lanes, auditor) = (Arc::new(Lanes::new()), Arc::new(Auditor::new(100)));
+        let threads: Vec<_> = (0..3)
+            .map(|_| {
+                let (applied, lanes, auditor) = (applied.clone(), lanes.clone(), auditor.clone());
+                std::thread::spawn(move || (0..100).for_each(|_| assert!(decide(&lanes, &applied, "alice", "orders", &auditor))))
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        lanes.hand_on(&auditor);
+        assert_eq!(lanes.all.lock().len(), 0, "the threads ended");
+        assert_eq!(lanes.counts().allowed, 300);
+        assert_eq!(take_counts(&auditor), vec![(true, 300)]);
+    }
+
+    #[test]
+    fn the_front_stays_bounded() {
+        let (applied, lanes, auditor) = (applied(100_000), Lanes::new(), Auditor::new(100_000));
+        let names: Vec<String> = (0..3 * FRONT_ENTRIES).map(|i| format!("t{i}")).collect();
+        for name in &names {
+            decide(&lanes, &applied, "bob", name, &auditor);
+        }
+        lanes.with_mine(|lane, _| assert!(lane.front.len() <= FRONT_ENTRIES));
+        lanes.hand_on(&auditor);
+        assert_eq!(auditor.queued(), names.len(), "every refusal reached the auditor");
+    }
+}
