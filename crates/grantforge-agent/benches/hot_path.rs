@@ -1,4 +1,6 @@
-//! The agent's request-path costs without JNI: a decision from the cache, and audit folding.
+//! The agent's request-path costs without JNI: a decision from the cache with its access folded
+//! into the audit (the agent's whole path, through a request thread's lane), and the shared fold
+//! tables the lanes hand their groups to.
 //!
 //! Targets (docs/benchmarks.md): folding sustains ≥ 2 million allowed accesses a second on one
 //! core into a bounded number of groups; a flood of distinct refusals stays within the group bound.
@@ -7,6 +9,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use grantforge_agent::audit::Auditor;
+use grantforge_agent::{registry, AgentConfig};
 use grantforge_engine::{Instant, Outcome};
 use grantforge_kafka::{Action, Decided, KafkaContext, Operation, Principal, RequestContext, ResourceType};
 
@@ -26,11 +29,47 @@ fn write(topic: &str) -> Action<'_> {
 const ALLOWED: Decided = Decided { allowed: true, outcome: Outcome::Allowed, policy_id: Some(1), unchecked: false, cacheable: true };
 const DENIED: Decided = Decided { allowed: false, outcome: Outcome::Denied, policy_id: Some(5), unchecked: false, cacheable: true };
 
+/// `Agent::authorize` of one audited action, answered from the cache: the decision, the fold of the
+/// access into the thread's lane, and the counts. Every access is audited (Kafka's logIfAllowed).
+fn agent_path(c: &mut Criterion) {
+    let dir = std::env::temp_dir().join(format!("gf-hot-path-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let policies = dir.join("e2e.json");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/snapshots/e2e.json"), &policies).unwrap();
+    let settings = [("grantforge.policy.file".to_string(), policies.display().to_string())].into_iter().collect();
+    let agent = registry::open(AgentConfig::from_settings(&settings).unwrap()).unwrap();
+    let mut group = c.benchmark_group("agent_authorize");
+    group.throughput(Throughput::Elements(1));
+    let (alice, orders) = (context("alice"), [write("orders")]);
+    let mut allowed = [false];
+    group.bench_function("cache_hit_audited_allowed", |b| {
+        b.iter(|| {
+            agent.authorize(&alice, &orders, &mut allowed);
+            allowed[0]
+        })
+    });
+    // alice reads orders-0 … orders-999 (policy 2, through her role): 1,000 allowed groups.
+    let topics: Vec<String> = (0..1000).map(|i| format!("orders-{i}")).collect();
+    let mut i = 0;
+    group.bench_function("cache_hit_audited_allowed_1000_groups", |b| {
+        b.iter(|| {
+            i = (i + 1) % topics.len();
+            agent.authorize(&alice, &[Action { operation: Some(Operation::Read), ..write(&topics[i]) }], &mut allowed);
+            assert!(allowed[0]);
+        })
+    });
+    group.finish();
+    assert!(agent.stats().cache_hits > 0);
+    registry::release(&agent);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 fn folding(c: &mut Criterion) {
     let mut group = c.benchmark_group("audit_fold");
     group.throughput(Throughput::Elements(1));
     let auditor = Auditor::new(10_000);
     let (ctx, action, now) = (context("alice"), write("orders"), Instant::now());
+    // The shared tables, recorded into directly (the path with the decision cache turned off).
     group.bench_function("identical_allowed_access", |b| b.iter(|| auditor.record(&ctx, &action, &ALLOWED, 1, now)));
     let topics: Vec<String> = (0..1000).map(|i| format!("orders-{i}")).collect();
     let mut i = 0;
@@ -67,6 +106,6 @@ fn folding(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
-    targets = folding
+    targets = agent_path, folding
 }
 criterion_main!(benches);

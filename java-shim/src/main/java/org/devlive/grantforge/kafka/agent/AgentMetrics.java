@@ -19,11 +19,49 @@ final class AgentMetrics implements AgentMetricsMBean {
     private static final Logger LOG = LoggerFactory.getLogger(AgentMetrics.class);
     private static final int NUMBERS = 12;
 
+    /**
+     * Every metric, in the order of {@code NativeAgent.stats}, with its name in Kafka's plugin metrics (Kafka 4.1+,
+     * {@code MonitorableGrantForgeKafkaAuthorizer}); the MBean's attributes are the same, in camel case.
+     */
+    enum Stat {
+        DECISIONS_ALLOWED("decisions-allowed", "Actions allowed since the broker started"),
+        DECISIONS_DENIED("decisions-denied", "Actions refused since the broker started"),
+        CACHE_HITS("cache-hits", "Decisions answered from the decision cache"),
+        CACHE_MISSES("cache-misses", "Decisions made from the policies"),
+        CACHE_SIZE("cache-size", "Decisions kept in the decision cache now"),
+        SNAPSHOT_VERSION("snapshot-version", "Policy version in force, -1 without a snapshot"),
+        SNAPSHOT_AGE_SECONDS("snapshot-age-seconds", "Seconds since the snapshot in force was applied, -1 without one"),
+        HEARTBEAT_FAILURES("heartbeat-failures", "Heartbeats to the GrantForge server that failed"),
+        AUDIT_QUEUED("audit-queued", "Folded audit groups waiting to become events"),
+        AUDIT_SPOOLED_BYTES("audit-spooled-bytes", "Bytes of audit events in the disk spool"),
+        AUDIT_SENT("audit-sent", "Audit events the GrantForge server accepted"),
+        AUDIT_DROPPED("audit-dropped", "Audited accesses dropped (queue or spool full, or refused by the server)"),
+        LAST_REFRESH_ERROR("last-refresh-error", "The last problem keeping the policies current, empty if none");
+
+        final String metricName;
+        final String description;
+
+        Stat(String metricName, String description) {
+            this.metricName = metricName;
+            this.description = description;
+        }
+    }
+
     private final long handle;
     private ObjectName name;
 
     private AgentMetrics(long handle) {
         this.handle = handle;
+    }
+
+    /** Reads the metrics of an agent without registering an MBean. */
+    static AgentMetrics reader(long handle) {
+        return new AgentMetrics(handle);
+    }
+
+    /** The live value of one metric: a Long, or the String of {@link Stat#LAST_REFRESH_ERROR}. */
+    Object value(Stat stat) {
+        return stat == Stat.LAST_REFRESH_ERROR ? text(0) : (Object) number(stat.ordinal());
     }
 
     /** Registers the metrics of one authorizer (role broker or controller); null if JMX refuses. */
@@ -76,17 +114,17 @@ final class AgentMetrics implements AgentMetricsMBean {
         return index == 0 ? value : Wire.readString(in);
     }
 
-    @Override public long getDecisionsAllowed() { return number(0); }
-    @Override public long getDecisionsDenied() { return number(1); }
-    @Override public long getCacheHits() { return number(2); }
-    @Override public long getCacheMisses() { return number(3); }
-    @Override public long getCacheSize() { return number(4); }
-    @Override public long getSnapshotVersion() { return number(5); }
-    @Override public long getSnapshotAgeSeconds() { return number(6); }
+    @Override public long getDecisionsAllowed() { return number(Stat.DECISIONS_ALLOWED.ordinal()); }
+    @Override public long getDecisionsDenied() { return number(Stat.DECISIONS_DENIED.ordinal()); }
+    @Override public long getCacheHits() { return number(Stat.CACHE_HITS.ordinal()); }
+    @Override public long getCacheMisses() { return number(Stat.CACHE_MISSES.ordinal()); }
+    @Override public long getCacheSize() { return number(Stat.CACHE_SIZE.ordinal()); }
+    @Override public long getSnapshotVersion() { return number(Stat.SNAPSHOT_VERSION.ordinal()); }
+    @Override public long getSnapshotAgeSeconds() { return number(Stat.SNAPSHOT_AGE_SECONDS.ordinal()); }
     @Override public String getLastRefreshError() { return text(0); }
-    @Override public long getHeartbeatFailures() { return number(7); }
-    @Override public long getAuditQueued() { return number(8); }
-    @Override public long getAuditSpooledBytes() { return number(9); }
-    @Override public long getAuditSent() { return number(10); }
-    @Override public long getAuditDropped() { return number(11); }
+    @Override public long getHeartbeatFailures() { return number(Stat.HEARTBEAT_FAILURES.ordinal()); }
+    @Override public long getAuditQueued() { return number(Stat.AUDIT_QUEUED.ordinal()); }
+    @Override public long getAuditSpooledBytes() { return number(Stat.AUDIT_SPOOLED_BYTES.ordinal()); }
+    @Override public long getAuditSent() { return number(Stat.AUDIT_SENT.ordinal()); }
+    @Override public long getAuditDropped() { return number(Stat.AUDIT_DROPPED.ordinal()); }
 }

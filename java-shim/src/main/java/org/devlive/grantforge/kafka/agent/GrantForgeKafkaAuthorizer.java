@@ -48,6 +48,11 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
     private static final List<AuthorizationResult> ONLY_DENIED = Collections.singletonList(AuthorizationResult.DENIED);
 
     private volatile long handle;
+
+    /** The native agent's handle, 0 before {@code configure}: for {@code MonitorableGrantForgeKafkaAuthorizer}. */
+    final long nativeHandle() {
+        return handle;
+    }
     private long startTimeoutMs = DEFAULT_START_TIMEOUT_MS;
     private AclView aclView;
     private AgentMetrics metrics;

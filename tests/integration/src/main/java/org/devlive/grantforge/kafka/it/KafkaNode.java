@@ -53,6 +53,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
 public final class KafkaNode implements AutoCloseable {
 
     public static final String AUTHORIZER_CLASS = "org.devlive.grantforge.kafka.agent.GrantForgeKafkaAuthorizer";
+    /** The agent class for Kafka 4.1 and later, which also publishes Kafka plugin metrics. */
+    public static final String MONITORABLE_AUTHORIZER_CLASS =
+            "org.devlive.grantforge.kafka.agent.MonitorableGrantForgeKafkaAuthorizer";
     public static final String SUPER_USER = "admin";
     /** The PLAIN users every node knows, with their passwords. */
     public static final Map<String, String> USERS;
@@ -282,7 +285,7 @@ public final class KafkaNode implements AutoCloseable {
             Path jar = config.agentJar;
             if (Files.isRegularFile(jar)) {
                 cp.append(java.io.File.pathSeparatorChar).append(jar.toAbsolutePath());
-            } else if (AUTHORIZER_CLASS.equals(config.authorizer)) {
+            } else if (AUTHORIZER_CLASS.equals(config.authorizer) || MONITORABLE_AUTHORIZER_CLASS.equals(config.authorizer)) {
                 throw new IllegalStateException("The agent JAR " + jar + " does not exist; build it first (mvn -B -pl java-shim -am install)");
             }
         }
