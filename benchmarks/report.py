@@ -156,11 +156,11 @@ def layers(results, title):
     print("| layer | time per call |")
     print("|---|---|")
     for name, label in [
-        ("crossing", "JNI crossing alone (`NativeAgent.generation`: with_env + handle check + atomic load)"),
-        ("encode", "Java: encode context + action into the direct buffer (no crossing)"),
+        ("crossing", "a crossing through jni-rs's guards (`NativeAgent.generation`: with_env + handle check + atomic load; the request path no longer pays these)"),
+        ("encode", "Java: encode the request into the direct buffer, context unchanged since the previous call (no crossing)"),
         ("results", "Java: result list from the bitmask (no crossing)"),
-        ("nativeAuthorize_unaudited", "crossing + Rust for a pre-encoded request, no audit"),
-        ("nativeAuthorize", "crossing + Rust for a pre-encoded request, audited (logIfAllowed)"),
+        ("nativeAuthorize_unaudited", "primitive-only crossing + Rust for a pre-encoded request, no audit"),
+        ("nativeAuthorize", "primitive-only crossing + Rust for a pre-encoded request, audited (logIfAllowed)"),
         ("full", "`GrantForgeKafkaAuthorizer.authorize` (everything)"),
     ]:
         print(f"| {label} | {cell(ix.get(name))} |")

@@ -7,7 +7,7 @@
 #   layers   where one cached call's time goes, layer by layer (~1 min)
 #   profile  JMH's gc and stack profilers on the 1-thread cache hit; perf on the native side when
 #            GF_BENCH_NATIVE names a library built with symbols (see docs/benchmarks.md)
-#   rust     the engine-only criterion bench and load profile (no JNI)
+#   rust     the engine-only and agent criterion benches and the load profile (no JNI)
 #   report   prints the Markdown tables from benchmarks/results/
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,6 +65,7 @@ case "$stage" in
   rust|all)
     machine rust
     cargo bench -p grantforge-engine --bench kafka_authorizer 2>&1 | tee "$out/criterion.log"
+    cargo bench -p grantforge-agent --bench hot_path 2>&1 | tee "$out/criterion-agent.log"
     cargo run --release -p grantforge-engine --example load_profile 2>&1 | tee "$out/load-profile.log"
     cargo run --release -p grantforge-engine --example load_profile -- 200000 50 2>&1 | tee -a "$out/load-profile.log"
     ;;

@@ -300,10 +300,12 @@ impl Lanes {
         groups.into_iter().for_each(|group| auditor.merge(group));
     }
 
-    /// Every lane's counts, summed.
+    /// Every lane's counts, summed. The locks are taken in `hand_on`'s order (all lanes, then the
+    /// retired counts), so a lane being retired is counted exactly once.
     pub(crate) fn counts(&self) -> Counts {
+        let all = self.all.lock();
         let mut total = *self.retired.lock();
-        for lane in self.all.lock().iter() {
+        for lane in all.iter() {
             lane.with(|lane| total.add(&lane.counts));
         }
         total

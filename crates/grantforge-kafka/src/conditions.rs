@@ -4,6 +4,7 @@
 //! condition to the evaluator registered here under that evaluator name. A condition whose
 //! evaluator is missing, or whose values do not compile, follows the engine's safe direction.
 
+use std::collections::HashSet;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -33,12 +34,20 @@ pub fn kafka_evaluators() -> Evaluators<KafkaContext> {
 /// IPv4 or IPv6). An IPv4-mapped IPv6 client address is compared as IPv4.
 struct IpRangeEvaluator;
 
-struct IpRanges(Vec<Cidr>);
+/// The values of one `ip-range` condition, indexed: per prefix length present, the set of networks.
+/// A question costs one set look-up per distinct prefix length (one for plain addresses), however
+/// many values there are; a linear scan made `authorizeByResourceType` grow with them
+/// (docs/benchmarks.md, finding 6).
+struct IpRanges {
+    v4: Vec<(u8, HashSet<u32>)>,
+    v6: Vec<(u8, HashSet<u128>)>,
+}
 
+/// One parsed value: the network with its host bits cleared, and the prefix length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Cidr {
-    network: IpAddr,
-    prefix_len: u8,
+enum Cidr {
+    V4(u32, u8),
+    V6(u128, u8),
 }
 
 impl Cidr {
@@ -60,20 +69,21 @@ impl Cidr {
                 .filter(|len| *len <= max)
                 .ok_or_else(|| format!("`{text}` has a prefix length that is not 0..={max}"))?,
         };
-        Ok(Cidr { network, prefix_len })
+        Ok(match network {
+            IpAddr::V4(v4) => Cidr::V4(mask_v4(u32::from(v4), prefix_len), prefix_len),
+            IpAddr::V6(v6) => Cidr::V6(mask_v6(u128::from(v6), prefix_len), prefix_len),
+        })
     }
+}
 
-    fn contains(&self, address: IpAddr) -> bool {
-        match (self.network, canonical(address)) {
-            (IpAddr::V4(net), IpAddr::V4(addr)) => {
-                prefix_eq(&net.octets(), &addr.octets(), self.prefix_len)
-            }
-            (IpAddr::V6(net), IpAddr::V6(addr)) => {
-                prefix_eq(&net.octets(), &addr.octets(), self.prefix_len)
-            }
-            _ => false,
-        }
-    }
+/// The first `prefix_len` bits of an address (0 to 32).
+fn mask_v4(bits: u32, prefix_len: u8) -> u32 {
+    if prefix_len == 0 { 0 } else { bits & (u32::MAX << (32 - u32::from(prefix_len))) }
+}
+
+/// The first `prefix_len` bits of an address (0 to 128).
+fn mask_v6(bits: u128, prefix_len: u8) -> u128 {
+    if prefix_len == 0 { 0 } else { bits & (u128::MAX << (128 - u32::from(prefix_len))) }
 }
 
 /// Kafka hands `::ffff:10.0.0.1` for IPv4 clients on a dual-stack socket: compare those as IPv4.
@@ -84,22 +94,41 @@ fn canonical(address: IpAddr) -> IpAddr {
     }
 }
 
-fn prefix_eq(a: &[u8], b: &[u8], prefix_len: u8) -> bool {
-    let full = usize::from(prefix_len / 8);
-    let rest = prefix_len % 8;
-    if a[..full] != b[..full] {
-        return false;
+impl IpRanges {
+    fn new(values: &[Cidr]) -> IpRanges {
+        let mut ranges = IpRanges { v4: Vec::new(), v6: Vec::new() };
+        for value in values {
+            match *value {
+                Cidr::V4(network, len) => set_for(&mut ranges.v4, len).insert(network),
+                Cidr::V6(network, len) => set_for(&mut ranges.v6, len).insert(network),
+            };
+        }
+        ranges
     }
-    rest == 0 || {
-        let mask = 0xffu8 << (8 - rest);
-        a[full] & mask == b[full] & mask
+
+    fn contains(&self, address: IpAddr) -> bool {
+        match canonical(address) {
+            IpAddr::V4(v4) => self.v4.iter().any(|(len, networks)| networks.contains(&mask_v4(u32::from(v4), *len))),
+            IpAddr::V6(v6) => self.v6.iter().any(|(len, networks)| networks.contains(&mask_v6(u128::from(v6), *len))),
+        }
     }
+}
+
+fn set_for<T>(sets: &mut Vec<(u8, HashSet<T>)>, prefix_len: u8) -> &mut HashSet<T> {
+    let at = match sets.iter().position(|(len, _)| *len == prefix_len) {
+        Some(at) => at,
+        None => {
+            sets.push((prefix_len, HashSet::new()));
+            sets.len() - 1
+        }
+    };
+    &mut sets[at].1
 }
 
 impl ConditionEvaluator<KafkaContext> for IpRangeEvaluator {
     fn compile(&self, values: &[String]) -> Result<Box<dyn CompiledCondition<KafkaContext>>, String> {
         let ranges = values.iter().map(|v| Cidr::parse(v)).collect::<Result<Vec<_>, _>>()?;
-        Ok(Box::new(IpRanges(ranges)))
+        Ok(Box::new(IpRanges::new(&ranges)))
     }
 }
 
@@ -108,7 +137,7 @@ impl CompiledCondition<KafkaContext> for IpRanges {
         let address = context
             .client_address
             .ok_or_else(|| "the request carries no client address".to_string())?;
-        Ok(self.0.iter().any(|range| range.contains(address)))
+        Ok(self.contains(address))
     }
 }
 
@@ -203,6 +232,21 @@ mod tests {
         assert!(ranges(&["0.0.0.0/0"]).holds(&context("8.8.8.8")).unwrap());
         assert!(ranges(&["10.1.2.3/31"]).holds(&context("10.1.2.2")).unwrap());
         assert!(!ranges(&["10.1.2.3/31"]).holds(&context("10.1.2.4")).unwrap());
+        assert!(ranges(&["::/0"]).holds(&context("2001:db8::1")).unwrap());
+        assert!(!ranges(&["::/0"]).holds(&context("8.8.8.8")).unwrap(), "an IPv6 block holds no IPv4 client");
+        assert!(ranges(&["10.1.2.3/32", "10.1.2.0/24"]).holds(&context("10.1.2.99")).unwrap());
+    }
+
+    #[test]
+    fn many_values_are_indexed_by_prefix_length() {
+        let mut values: Vec<String> = (0..20_000).map(|i| format!("10.{}.{}.{}", i / 65536, (i / 256) % 256, i % 256)).collect();
+        values.push("172.16.0.0/12".into());
+        let refs: Vec<&str> = values.iter().map(String::as_str).collect();
+        let r = ranges(&refs);
+        assert!(r.holds(&context("10.0.78.31")).unwrap());
+        assert!(!r.holds(&context("10.1.78.31")).unwrap());
+        assert!(r.holds(&context("172.31.255.255")).unwrap());
+        assert!(!r.holds(&context("172.32.0.0")).unwrap());
     }
 
     #[test]
