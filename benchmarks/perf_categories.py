@@ -5,14 +5,14 @@ thread into the cost centres of one authorize() call (see benchmarks/run.sh, sta
 Usage: python3 benchmarks/perf_categories.py perf-1t-symbols.txt
 """
 import re,sys
-cats=[("decode of the request in Rust (codec: 4 Strings, from_utf8)", r"codec::|from_utf8|Reader::"),
-("SipHash (std RandomState) of the cache and audit keys", r"sip::|hash_one|as core::hash::Hash>::hash|Hash>::hash|DefaultHasher"),
-("malloc/free/memcpy (key String clones, Vecs)", r"_int_free|malloc|_int_malloc|cfree|calloc|__rust_alloc|__rust_dealloc|__rdl_|__rust_no_alloc|try_allocate_in|String as core::clone|memmove|memcpy|realloc|drop_in_place"),
-("moka (get, read-op channel, housekeeping)", r"moka::|crossbeam"),
-("clock reads (engine Instant::now, moka clock)", r"clock_gettime|vdso|Timespec|SystemTime|Instant|time::"),
-("jni-rs guards + JNI calls back into the JVM (with_env/resolve, AttachGuard, direct buffer address/capacity, IsInstanceOf, ExceptionCheck)", r"jni::|jni_|AttachGuard|EnvUnowned|__tls_get_addr|Java_org|EnvOutcome|ThreadInVMfromNative|JNIHandles|JavaThread::"),
-("agent logic (authorize, cache wrapper, audit fold, locks, key compares)", r"grantforge_agent::|parking_lot|grantforge_kafka::|grantforge_engine::|hashbrown|Equivalent|memcmp|bcmp"),
+cats=[("decode of the request in Rust (codec, context memo, from_utf8)", r"codec::|from_utf8|Reader::"),
+("the lane: thread-locals, spin lock, snapshot check (LocalKey::with inlines them)", r"LocalKey|lane::|__tls_get_addr|with_mine|with_deciding"),
+("question key: packing, hashing, front look-up, compares", r"hashbrown|KeyWriter|KeyHasher|keys::|DecisionCache::pack|memcmp|bcmp|Equivalent|hash_of"),
+("clock reads (coarse clocks)", r"clock_gettime|vdso|Timespec|SystemTime|Instant|time::|clock::"),
+("copies and allocation", r"_int_free|malloc|_int_malloc|cfree|calloc|__rust_alloc|__rust_dealloc|__rdl_|__rust_no_alloc|try_allocate_in|memmove|memcpy|realloc|drop_in_place|memset"),
+("the native entry and the rest of the agent (authorize, audit fold, counts)", r"Java_org|grantforge_agent::|grantforge_kafka::|grantforge_engine::|parking_lot|FnOnce::call_once"),
 ("Java (JIT-compiled shim incl. encoding, JNI stub, JMH loop)", r"org\.devlive|java\.|jdk\.|org\.openjdk|Interpreter|StubRoutines|\[unknown\]"),
+("jni-rs guards + JNI calls back into the JVM (none on the request path now)", r"jni::|jni_|AttachGuard|EnvUnowned|EnvOutcome|ThreadInVMfromNative|JNIHandles|JavaThread::"),
 ]
 tot={c:0.0 for c,_ in cats}; top={c:[] for c,_ in cats}; other=[]
 for line in open(sys.argv[1]):
