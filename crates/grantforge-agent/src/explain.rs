@@ -314,8 +314,8 @@ impl Explainer<'_> {
             .iter()
             .filter(|r| r.resource_type == code)
             .filter(|r| match r.pattern_type {
-                PatternType::Literal => r.name == q.name || r.name == "*",
-                PatternType::Prefixed => q.name.starts_with(&r.name),
+                PatternType::Literal => *r.name == *q.name || &*r.name == "*",
+                PatternType::Prefixed => q.name.starts_with(&*r.name),
             })
             .collect()
     }
@@ -343,7 +343,7 @@ fn acl_json(row: &&AclRow) -> Value {
     json!({
         "resourceType": ResourceType::from_code(row.resource_type).map_or("?", ResourceType::level),
         "patternType": if row.pattern_type == PatternType::Literal { "LITERAL" } else { "PREFIXED" },
-        "name": row.name, "principal": row.principal, "host": "*",
+        "name": &*row.name, "principal": &*row.principal, "host": "*",
         "operation": row.operation.kafka_name(), "permission": format!("{:?}", row.permission).to_uppercase(),
     })
 }

@@ -3,8 +3,13 @@
 //! A projection, computed once per snapshot: what ACLs can express is shown, the rest is left out
 //! (see `docs/operations.md`). Priorities cannot be expressed in ACLs, so both are listed; the
 //! `explain` command gives the true answer for one request.
+//!
+//! A large snapshot has millions of rows (200,000 policies × 50 users × their operations), built from
+//! a few distinct names and principals: rows share them (`Arc<str>`, one allocation per distinct
+//! string) instead of owning copies, and are collected in a vector, sorted and deduplicated.
 
-use std::collections::BTreeSet;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use grantforge_engine::{Instant, Item, PolicyRecord, Snapshot};
 
@@ -49,23 +54,42 @@ impl Permission {
 pub struct AclRow {
     pub resource_type: u8,
     pub pattern_type: PatternType,
-    pub name: String,
+    pub name: Arc<str>,
     /// `Type:name`, e.g. `User:alice`, `Group:ops`, `Role:analyst` or `User:*` for the public group.
-    pub principal: String,
+    pub principal: Arc<str>,
     pub operation: Operation,
     pub permission: Permission,
 }
 
 /// The ACL rows of the policies of `snapshot` that apply at `now`, sorted and without duplicates.
 pub fn acl_rows(snapshot: &Snapshot, now: Instant) -> Vec<AclRow> {
-    let mut rows = BTreeSet::new();
+    let mut rows = Vec::new();
+    let mut principals = Interner::default();
     for policy in snapshot.policies.iter().filter(|p| p.applies_at(now)) {
-        add_policy_rows(policy, &mut rows);
+        add_policy_rows(policy, &mut principals, &mut rows);
     }
-    rows.into_iter().collect()
+    rows.sort_unstable();
+    rows.dedup();
+    rows.shrink_to_fit();
+    rows
 }
 
-fn add_policy_rows(policy: &PolicyRecord, rows: &mut BTreeSet<AclRow>) {
+/// One shared copy of each distinct principal.
+#[derive(Default)]
+struct Interner(HashMap<String, Arc<str>>);
+
+impl Interner {
+    fn get(&mut self, text: String) -> Arc<str> {
+        if let Some(shared) = self.0.get(&text) {
+            return Arc::clone(shared);
+        }
+        let shared: Arc<str> = Arc::from(text.as_str());
+        self.0.insert(text, Arc::clone(&shared));
+        shared
+    }
+}
+
+fn add_policy_rows(policy: &PolicyRecord, principals: &mut Interner, rows: &mut Vec<AclRow>) {
     // A Kafka policy names exactly one level: every level of the kafka type is a root.
     let mut levels = policy.resources.iter();
     let (Some((level, values)), None) = (levels.next(), levels.next()) else { return };
@@ -73,17 +97,18 @@ fn add_policy_rows(policy: &PolicyRecord, rows: &mut BTreeSet<AclRow>) {
     if values.excludes {
         return;
     }
-    let patterns: Vec<(PatternType, &str)> = values.values.iter().filter_map(|v| pattern_of(v)).collect();
+    let patterns: Vec<(PatternType, Arc<str>)> =
+        values.values.iter().filter_map(|v| pattern_of(v)).map(|(pattern, name)| (pattern, Arc::from(name))).collect();
     let mut emit = |items: &[Item], permission: Permission| {
         for item in items.iter().filter(|item| item.conditions.is_empty()) {
-            for principal in principals_of(item) {
+            for principal in principals_of(item).map(|p| principals.get(p)) {
                 for operation in item.access_types.iter().filter_map(|a| Operation::from_access_type(a)) {
                     for (pattern_type, name) in &patterns {
-                        rows.insert(AclRow {
+                        rows.push(AclRow {
                             resource_type: resource_type.code(),
                             pattern_type: *pattern_type,
-                            name: name.to_string(),
-                            principal: principal.clone(),
+                            name: Arc::clone(name),
+                            principal: Arc::clone(&principal),
                             operation,
                             permission,
                         });

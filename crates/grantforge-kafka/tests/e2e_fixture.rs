@@ -89,7 +89,7 @@ fn policies_show_as_acl_rows() {
     let rows: Vec<(u8, PatternType, &str, &str, Operation, Permission)> = p
         .acl_rows()
         .iter()
-        .map(|r| (r.resource_type, r.pattern_type, r.name.as_str(), r.principal.as_str(), r.operation, r.permission))
+        .map(|r| (r.resource_type, r.pattern_type, &*r.name, &*r.principal, r.operation, r.permission))
         .collect();
     let topic = ResourceType::Topic.code();
     let group = ResourceType::Group.code();
