@@ -3,6 +3,7 @@ package org.devlive.grantforge.kafka.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -74,6 +75,21 @@ class BadConfigurationTest {
         assertNodeRefusesToStart("typo-3.7.2",
                 KafkaNode.builder().kafkaVersion("3.7.2").policyFile(snapshot).property("grantforge.polcy.file", snapshot.toString()),
                 "grantforge.polcy.file");
+    }
+
+    @Test
+    void theKafka41ClassOnKafka372StopsTheNodeNamingTheMissingInterface() {
+        // docs/operations.md, Troubleshoot: MonitorableGrantForgeKafkaAuthorizer needs Kafka 4.1's Monitorable
+        try (KafkaNode node = KafkaNode.builder().kafkaVersion("3.7.2").name("bad-config-monitorable-3.7.2")
+                .authorizer(KafkaNode.MONITORABLE_AUTHORIZER_CLASS).policyFile(ItPaths.snapshot("e2e.json")).build()) {
+            node.launch();
+            int exitCode = node.awaitExit(EXIT_TIMEOUT);
+            String context = " (exit code " + exitCode + ")\n" + node.diagnostics();
+            assertNotEquals(0, exitCode, "the node exits with an error" + context);
+            assertFalse(node.logText().contains(KafkaNode.STARTED_MESSAGE), "the node never started" + context);
+            assertTrue((node.logText() + node.consoleText()).contains("org/apache/kafka/common/metrics/Monitorable"),
+                    "the error names the missing interface" + context);
+        }
     }
 
     private static void assertNodeRefusesToStart(String name, KafkaNode.Builder builder, String... mustName) {

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -72,9 +71,9 @@ import org.junit.jupiter.api.Timeout;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 abstract class WalkingSkeleton {
 
-    private static final long WAIT_S = 30;
+    static final long WAIT_S = 30;
     private final String kafkaVersion;
-    private KafkaNode node;
+    KafkaNode node;
     private Admin admin;
 
     private final String authorizerClass;
@@ -88,7 +87,7 @@ abstract class WalkingSkeleton {
         this.authorizerClass = authorizerClass;
     }
 
-    private Jmx jmx;
+    Jmx jmx;
 
     @BeforeAll
     void startNode() throws Exception {
@@ -380,28 +379,5 @@ abstract class WalkingSkeleton {
         assertTrue((Long) broker.get("CacheHits") >= 1, "repeated produce requests are answered from the cache: " + broker);
         assertTrue((Long) broker.get("CacheSize") >= 1, broker.toString());
         assertEquals(0L, broker.get("AuditDropped"));
-    }
-
-    /** Kafka 4.1+ with {@code MonitorableGrantForgeKafkaAuthorizer}: the same metrics through Kafka's plugin metrics. */
-    @Test
-    void kafkasPluginMetricsShowTheAgentOnKafka41AndLater() throws Exception {
-        assumeTrue(KafkaNode.MONITORABLE_AUTHORIZER_CLASS.equals(authorizerClass), "Kafka 4.1+ only (Monitorable)");
-        try (KafkaProducer<String, String> producer = node.producer("alice")) {
-            for (int i = 0; i < 3; i++) {
-                producer.send(new ProducerRecord<>("orders", "k", "plugin-metrics-" + i)).get(WAIT_S, TimeUnit.SECONDS);
-            }
-        }
-        Map<String, Map<String, Object>> plugins = jmx.read("*:type=plugins,class=MonitorableGrantForgeKafkaAuthorizer,*",
-                "decisions-allowed", "cache-hits", "snapshot-version", "audit-dropped", "last-refresh-error");
-        Map<String, Object> broker = plugins.entrySet().stream()
-                .filter(e -> e.getKey().contains("role=broker") && e.getKey().contains("config=authorizer.class.name"))
-                .findFirst().orElseThrow(() -> new AssertionError("no broker plugin metrics: " + plugins.keySet()))
-                .getValue();
-        assertTrue(plugins.keySet().stream().anyMatch(n -> n.contains("role=controller")), plugins.keySet().toString());
-        assertEquals(1L, broker.get("snapshot-version"), broker.toString());
-        assertTrue(((Number) broker.get("decisions-allowed")).longValue() >= 3, broker.toString());
-        assertTrue(((Number) broker.get("cache-hits")).longValue() >= 1, broker.toString());
-        assertEquals(0L, broker.get("audit-dropped"), broker.toString());
-        assertEquals("", broker.get("last-refresh-error"), broker.toString());
     }
 }

@@ -1,8 +1,8 @@
 package org.devlive.grantforge.kafka.it;
 
-/** {@link WalkingSkeleton} on Kafka 4.1.2, with the agent class that also publishes Kafka plugin metrics. */
-class WalkingSkeletonKafka412Test extends WalkingSkeleton {
+/** {@link MonitorableWalkingSkeleton} on Kafka 4.1.2. */
+class WalkingSkeletonKafka412Test extends MonitorableWalkingSkeleton {
     WalkingSkeletonKafka412Test() {
-        super("4.1.2", KafkaNode.MONITORABLE_AUTHORIZER_CLASS);
+        super("4.1.2");
     }
 }
