@@ -280,20 +280,7 @@ mod tests {
     use super::*;
     use crate::events::EventIds;
     use grantforge_engine::Outcome;
-    use grantforge_kafka::{KafkaContext, Principal};
-
-    fn context(user: &str) -> RequestContext {
-        RequestContext {
-            principal: Principal { principal_type: "User".into(), name: user.into() },
-            conditions: KafkaContext { client_address: Some("10.0.0.1".parse().unwrap()), listener: "L".into(), client_id: "c".into() },
-            request_type: 0,
-            request_version: 9,
-        }
-    }
-
-    fn write(topic: &str) -> Action<'_> {
-        Action { operation: Some(Operation::Write), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: true, log_if_denied: true }
-    }
+    use crate::test_support::{context, write};
 
     const ALLOWED: Decided = Decided { allowed: true, outcome: Outcome::Allowed, policy_id: Some(1), unchecked: false, cacheable: true };
     const DENIED: Decided = Decided { allowed: false, outcome: Outcome::Denied, policy_id: Some(5), unchecked: false, cacheable: true };

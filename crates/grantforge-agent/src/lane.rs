@@ -315,24 +315,11 @@ impl Lanes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use grantforge_kafka::{KafkaContext, Operation, Principal, ResourceType};
+    use crate::test_support::{context, write};
     use std::time::Duration;
 
     /// alice may write `orders`; bob may not.
     const SNAPSHOT: &str = include_str!("../../../tests/fixtures/snapshots/e2e.json");
-
-    fn context(user: &str) -> RequestContext {
-        RequestContext {
-            principal: Principal { principal_type: "User".into(), name: user.into() },
-            conditions: KafkaContext { client_address: Some("10.0.0.1".parse().unwrap()), listener: "L".into(), client_id: "c".into() },
-            request_type: 0,
-            request_version: 9,
-        }
-    }
-
-    fn write(topic: &str) -> Action<'_> {
-        Action { operation: Some(Operation::Write), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: true, log_if_denied: true }
-    }
 
     fn take_counts(auditor: &Auditor) -> Vec<(bool, u64)> {
         let ids = crate::events::EventIds::new("t");

@@ -22,6 +22,8 @@ mod server;
 mod shipper;
 mod source;
 pub mod trust;
+#[cfg(test)]
+mod test_support;
 
 pub use agent::Agent;
 pub use config::{AgentConfig, ConfigError, PolicySource};

@@ -1,7 +1,7 @@
 //! Offline mode with a signing key: the policy file is used only if its signature verifies.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use base64::engine::general_purpose::STANDARD;
@@ -25,7 +25,7 @@ fn setup(name: &str) -> (PathBuf, PathBuf, Ed25519KeyPair) {
     (policies, key_file, pair)
 }
 
-fn open(policies: &PathBuf, key_file: &PathBuf) -> Result<(), String> {
+fn open(policies: &Path, key_file: &Path) -> Result<(), String> {
     let settings: BTreeMap<String, String> = [
         ("grantforge.policy.file".to_string(), policies.display().to_string()),
         ("grantforge.signing.key.file".to_string(), key_file.display().to_string()),

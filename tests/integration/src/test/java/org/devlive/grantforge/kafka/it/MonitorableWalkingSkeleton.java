@@ -4,9 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,11 +18,7 @@ abstract class MonitorableWalkingSkeleton extends WalkingSkeleton {
     /** The same metrics through Kafka's plugin metrics. */
     @Test
     void kafkasPluginMetricsShowTheAgentOnKafka41AndLater() throws Exception {
-        try (KafkaProducer<String, String> producer = node.producer("alice")) {
-            for (int i = 0; i < 3; i++) {
-                producer.send(new ProducerRecord<>("orders", "k", "plugin-metrics-" + i)).get(WAIT_S, TimeUnit.SECONDS);
-            }
-        }
+        aliceProducesToOrders(3, "plugin-metrics-");
         Map<String, Map<String, Object>> plugins = jmx.read("*:type=plugins,class=MonitorableGrantForgeKafkaAuthorizer,*",
                 "decisions-allowed", "cache-hits", "snapshot-version", "audit-dropped", "last-refresh-error");
         Map<String, Object> broker = plugins.entrySet().stream()

@@ -71,7 +71,7 @@ import org.junit.jupiter.api.Timeout;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 abstract class WalkingSkeleton {
 
-    static final long WAIT_S = 30;
+    private static final long WAIT_S = 30;
     private final String kafkaVersion;
     KafkaNode node;
     private Admin admin;
@@ -361,11 +361,7 @@ abstract class WalkingSkeleton {
 
     @Test
     void metricsAreVisibleInJmxForBothRoles() throws Exception {
-        try (KafkaProducer<String, String> producer = node.producer("alice")) {
-            for (int i = 0; i < 3; i++) {
-                producer.send(new ProducerRecord<>("orders", "k", "metrics-" + i)).get(WAIT_S, TimeUnit.SECONDS);
-            }
-        }
+        aliceProducesToOrders(3, "metrics-");
         Map<String, Map<String, Object>> agents = jmx.read("org.devlive.grantforge.kafka:type=Agent,*",
                 "DecisionsAllowed", "DecisionsDenied", "CacheHits", "CacheMisses", "CacheSize", "SnapshotVersion",
                 "SnapshotAgeSeconds", "LastRefreshError", "HeartbeatFailures", "AuditQueued", "AuditDropped");
@@ -379,5 +375,14 @@ abstract class WalkingSkeleton {
         assertTrue((Long) broker.get("CacheHits") >= 1, "repeated produce requests are answered from the cache: " + broker);
         assertTrue((Long) broker.get("CacheSize") >= 1, broker.toString());
         assertEquals(0L, broker.get("AuditDropped"));
+    }
+
+    /** alice's allowed produce requests, {@code count} of them, so that the metrics have something to count. */
+    void aliceProducesToOrders(int count, String valuePrefix) throws Exception {
+        try (KafkaProducer<String, String> producer = node.producer("alice")) {
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>("orders", "k", valuePrefix + i)).get(WAIT_S, TimeUnit.SECONDS);
+            }
+        }
     }
 }
