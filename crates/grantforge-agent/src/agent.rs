@@ -317,7 +317,7 @@ impl Agent {
     /// Turns due audit groups into events and hands them on: to GrantForge in server mode, to the
     /// log `grantforge.audit` in offline mode.
     fn deliver_audit(&self, driver: &mut Driver, fold_over: bool, retry_spool: bool) {
-        self.lanes.hand_on(&self.auditor);
+        self.lanes.hand_on(&self.auditor, self.generation());
         let events = self.auditor.take_events(Instant::now(), fold_over, |key, parts| AccessEvent::new(self.event_ids.next(), key, parts));
         let dropped = self.auditor.take_dropped();
         if dropped > 0 {

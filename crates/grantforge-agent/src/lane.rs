@@ -192,7 +192,15 @@ pub(crate) fn unique_id() -> u64 {
 #[derive(Default)]
 struct LaneLock {
     locked: AtomicBool,
-    lane: UnsafeCell<Lane>,
+    lane: UnsafeCell<LaneState>,
+}
+
+/// A lane and the snapshot in force as its thread last saw it. The agent's thread lets go of a
+/// snapshot that is no longer in force, so an idle request thread does not keep an old one alive.
+#[derive(Default)]
+struct LaneState {
+    lane: Lane,
+    held: Held,
 }
 
 // SAFETY: the lane is only reached through `with`, which holds `locked` (acquire on taking,
@@ -200,7 +208,7 @@ struct LaneLock {
 unsafe impl Sync for LaneLock {}
 
 impl LaneLock {
-    fn with<R>(&self, f: impl FnOnce(&mut Lane) -> R) -> R {
+    fn with<R>(&self, f: impl FnOnce(&mut LaneState) -> R) -> R {
         let mut spins = 0u32;
         while self.locked.swap(true, Ordering::Acquire) {
             while self.locked.load(Ordering::Relaxed) {
@@ -225,12 +233,10 @@ impl LaneLock {
     }
 }
 
-/// A thread's lane of one agent and the snapshot in force as that thread last saw it. The
-/// snapshot is only read by its thread, so it sits outside the lane's lock.
+/// A thread's lane of one agent.
 struct Mine {
     lanes_id: u64,
     lane: Arc<LaneLock>,
-    held: Held,
 }
 
 thread_local! {
@@ -260,7 +266,7 @@ impl Lanes {
                 // Re-entered on this thread (never on Kafka's path): a lane for this call only,
                 // registered so that the next tick takes what it holds.
                 let lane = Arc::new(LaneLock::default());
-                let result = lane.with(|lane| f(lane, &mut None));
+                let result = lane.with(|state| f(&mut state.lane, &mut state.held));
                 self.all.lock().push(lane);
                 return result;
             };
@@ -271,32 +277,38 @@ impl Lanes {
                     mine.retain(|m| Arc::strong_count(&m.lane) > 1);
                     let lane = Arc::new(LaneLock::default());
                     self.all.lock().push(Arc::clone(&lane));
-                    mine.push(Mine { lanes_id: self.id, lane, held: None });
+                    mine.push(Mine { lanes_id: self.id, lane });
                     mine.len() - 1
                 }
             };
-            let Mine { lane, held, .. } = &mut mine[at];
-            lane.with(|lane| f(lane, held))
+            mine[at].lane.with(|state| f(&mut state.lane, &mut state.held))
         })
     }
 
-    /// Hands every lane's folded accesses to the auditor; lanes of ended threads are retired.
-    pub(crate) fn hand_on(&self, auditor: &Auditor) {
+    /// Hands every lane's folded accesses to the auditor, lets go of snapshots older than
+    /// `generation`, and retires the lanes of ended threads. What is dropped or merged is dropped or
+    /// merged after the lanes' locks are released.
+    pub(crate) fn hand_on(&self, auditor: &Auditor, generation: u64) {
         let mut groups = Vec::new();
+        let mut stale = Vec::new();
         {
             let mut all = self.all.lock();
             let mut retired = self.retired.lock();
             all.retain(|lane| {
                 let alive = Arc::strong_count(lane) > 1;
-                lane.with(|lane| {
-                    lane.take_folded(&mut groups);
+                lane.with(|state| {
+                    state.lane.take_folded(&mut groups);
                     if !alive {
-                        retired.add(&lane.counts);
+                        retired.add(&state.lane.counts);
+                    }
+                    if !alive || matches!(&state.held, Some((g, _)) if *g != generation) {
+                        stale.push(state.held.take());
                     }
                 });
                 alive
             });
         }
+        drop(stale);
         groups.into_iter().for_each(|group| auditor.merge(group));
     }
 
@@ -306,7 +318,7 @@ impl Lanes {
         let all = self.all.lock();
         let mut total = *self.retired.lock();
         for lane in all.iter() {
-            lane.with(|lane| total.add(&lane.counts));
+            lane.with(|state| total.add(&state.lane.counts));
         }
         total
     }
@@ -353,7 +365,7 @@ mod tests {
         let counts = lanes.counts();
         assert_eq!((counts.allowed, counts.denied, counts.cache_misses, counts.cache_hits), (1000, 1000, 2, 1998));
         assert_eq!(auditor.queued(), 0, "the folded accesses wait in the lane for the tick");
-        lanes.hand_on(&auditor);
+        lanes.hand_on(&auditor, 0);
         assert_eq!(take_counts(&auditor), vec![(false, 1), (false, 999), (true, 1000)], "the first refusal alone, then the repeats");
     }
 
@@ -369,7 +381,7 @@ mod tests {
         }
         let counts = lanes.counts();
         assert_eq!((counts.cache_misses, counts.cache_hits), (2, 2), "each snapshot decides once, then the front serves it");
-        lanes.hand_on(&auditor);
+        lanes.hand_on(&auditor, 0);
         assert_eq!(take_counts(&auditor), vec![(true, 4)]);
     }
 
@@ -384,7 +396,7 @@ mod tests {
             })
             .collect();
         threads.into_iter().for_each(|t| t.join().unwrap());
-        lanes.hand_on(&auditor);
+        lanes.hand_on(&auditor, 0);
         assert_eq!(lanes.all.lock().len(), 0, "the threads ended");
         assert_eq!(lanes.counts().allowed, 300);
         assert_eq!(take_counts(&auditor), vec![(true, 300)]);
@@ -398,7 +410,18 @@ mod tests {
             decide(&lanes, &applied, "bob", name, &auditor);
         }
         lanes.with_mine(|lane, _| assert!(lane.front.len() <= FRONT_ENTRIES));
-        lanes.hand_on(&auditor);
+        lanes.hand_on(&auditor, 0);
         assert_eq!(auditor.queued(), names.len(), "every refusal reached the auditor");
+    }
+
+    #[test]
+    fn an_idle_thread_lets_go_of_a_snapshot_no_longer_in_force() {
+        let (applied, lanes, auditor) = (applied(100), Lanes::new(), Auditor::new(100));
+        lanes.with_mine(|_, held| *held = Some((7, Arc::clone(&applied))));
+        lanes.hand_on(&auditor, 7);
+        assert_eq!(Arc::strong_count(&applied), 2, "still in force: kept");
+        lanes.hand_on(&auditor, 8);
+        assert_eq!(Arc::strong_count(&applied), 1, "a newer snapshot was applied: let go");
+        lanes.with_mine(|_, held| assert!(held.is_none()));
     }
 }
