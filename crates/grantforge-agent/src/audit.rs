@@ -95,6 +95,13 @@ impl Group {
     }
 }
 
+/// Whether Kafka asked to report this access (`logIfAllowed` / `logIfDenied`); a disabled service
+/// is never audited.
+pub(crate) fn is_audited(action: &Action<'_>, decided: &Decided) -> bool {
+    let wanted = if decided.allowed { action.log_if_allowed } else { action.log_if_denied };
+    wanted && !decided.unchecked
+}
+
 /// Packs a fold key (see `keys`): the same bytes whether it comes from a request or from a group.
 #[allow(clippy::too_many_arguments)]
 fn pack(
@@ -155,8 +162,7 @@ impl Auditor {
     /// Records one decided action, if Kafka asked to report it. A disabled service is never
     /// audited; super users never reach this.
     pub fn record(&self, context: &RequestContext, action: &Action<'_>, decided: &Decided, version: i64, now: Instant) {
-        let wanted = if decided.allowed { action.log_if_allowed } else { action.log_if_denied };
-        if decided.unchecked || !wanted {
+        if !is_audited(action, decided) {
             return;
         }
         let table = if decided.allowed { &self.allowed } else { &self.denied };

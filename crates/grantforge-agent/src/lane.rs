@@ -24,7 +24,7 @@ use grantforge_engine::Instant;
 use grantforge_kafka::{Action, Decided, KafkaPolicies, RequestContext};
 use parking_lot::Mutex;
 
-use crate::audit::{Auditor, Group};
+use crate::audit::{is_audited, Auditor, Group};
 use crate::clock;
 use crate::decisions::{DecisionCache, Kept};
 use crate::keys::KeyBuildHasher;
@@ -79,23 +79,23 @@ pub(crate) struct Lane {
 }
 
 impl Lane {
-    /// Decides one action of a call against `deciding`, and folds the access if Kafka asked to
+    /// Decides one action of a call against `applied`, and folds the access if Kafka asked to
     /// report it. `now` is the call's time of access, read once when first needed.
     pub(crate) fn decide(
         &mut self,
-        deciding: &Applied,
+        applied: &Applied,
         context: &RequestContext,
         action: &Action<'_>,
         auditor: &Auditor,
         now: &mut Option<Instant>,
     ) -> bool {
-        if self.snapshot != deciding.id {
+        if self.snapshot != applied.id {
             self.start_afresh(auditor);
-            self.snapshot = deciding.id;
+            self.snapshot = applied.id;
         }
-        let version = deciding.policies.policy_version;
-        let decide = || deciding.policies.decide(context, action, grantforge_engine::Instant::now());
-        if !deciding.decisions.enabled() {
+        let version = applied.policies.policy_version;
+        let decide = || applied.policies.decide(context, action, Instant::now());
+        if !applied.decisions.enabled() {
             let decided = decide();
             self.count(&decided, false);
             if is_audited(action, &decided) {
@@ -104,7 +104,7 @@ impl Lane {
             return decided.allowed;
         }
         self.key.clear();
-        deciding.decisions.pack(context, action, &mut self.key, true);
+        applied.decisions.pack(context, action, &mut self.key, true);
         if let Some(front) = self.front.get_mut(self.key.as_slice()) {
             if clock::monotonic_millis() < front.kept.expires_ms {
                 let decided = front.kept.decided;
@@ -122,7 +122,7 @@ impl Lane {
                 return decided.allowed;
             }
         }
-        let (kept, hit) = deciding.decisions.get_or_decide(context, action, decide);
+        let (kept, hit) = applied.decisions.get_or_decide(context, action, decide);
         let decided = kept.decided;
         self.count(&decided, hit);
         let audit = is_audited(action, &decided)
@@ -171,12 +171,6 @@ impl Lane {
         self.hand_on(auditor);
         self.front.clear();
     }
-}
-
-/// Whether Kafka asked to report this access (a disabled service is never audited).
-fn is_audited(action: &Action<'_>, decided: &Decided) -> bool {
-    let wanted = if decided.allowed { action.log_if_allowed } else { action.log_if_denied };
-    wanted && !decided.unchecked
 }
 
 /// Gives out unique ids: one per agent's lanes, one per applied snapshot.

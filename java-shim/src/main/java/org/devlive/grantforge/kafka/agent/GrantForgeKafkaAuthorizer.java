@@ -163,7 +163,7 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
         List<AuthorizationResult> results = new ArrayList<AuthorizationResult>(count);
         for (int i = 0; i < count; i++) {
             boolean allowed = answer == NativeAgent.RESULTS_IN_BUFFER
-                ? encoder.buffer().get(i) == 1
+                ? encoder.allowedInBuffer(i)
                 : i < 63 && (answer >= 0) && ((answer >>> i) & 1L) == 1L;
             results.add(allowed ? AuthorizationResult.ALLOWED : AuthorizationResult.DENIED);
         }

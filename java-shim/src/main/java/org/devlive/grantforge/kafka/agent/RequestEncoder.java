@@ -51,10 +51,6 @@ final class RequestEncoder {
         return PER_THREAD.get();
     }
 
-    ByteBuffer buffer() {
-        return buffer;
-    }
-
     /** The buffer's native address (0 if the native library could not tell it: every call is refused). */
     long address() {
         return address;
@@ -62,6 +58,16 @@ final class RequestEncoder {
 
     int capacity() {
         return buffer.capacity();
+    }
+
+    /**
+     * Whether action {@code index} was allowed, when the native library answered in the buffer (more than 63
+     * actions): it wrote one byte per action over the request, context included, so the next call writes the
+     * context again.
+     */
+    boolean allowedInBuffer(int index) {
+        contextEnd = -1;
+        return buffer.get(index) == 1;
     }
 
     /** Encodes {@code authorize(context, actions)}; returns the number of bytes written. */

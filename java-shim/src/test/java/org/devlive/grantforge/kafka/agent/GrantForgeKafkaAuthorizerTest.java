@@ -30,6 +30,7 @@ import org.apache.kafka.common.resource.ResourcePatternFilter;
 import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.server.authorizer.AclCreateResult;
 import org.apache.kafka.server.authorizer.Action;
+import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -106,6 +107,20 @@ class GrantForgeKafkaAuthorizerTest {
         for (int i = 0; i < 200; i++) {
             assertEquals(i % 2 == 0 ? AuthorizationResult.ALLOWED : AuthorizationResult.DENIED, results.get(i), "action " + i);
         }
+    }
+
+    /** The answers to a call of more than 63 actions come back over the request; the next call must not reuse it. */
+    @Test
+    void aCallAfterManyActionsWithTheSameContextIsAnsweredRight() throws IOException {
+        GrantForgeKafkaAuthorizer authorizer = authorizer(Collections.emptyMap());
+        AuthorizableRequestContext alice = TestContexts.user("alice");
+        List<Action> many = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            many.add(action(AclOperation.READ, ResourceType.TOPIC, "orders"));
+        }
+        assertEquals(Collections.nCopies(100, AuthorizationResult.ALLOWED), authorizer.authorize(alice, many));
+        assertEquals(Collections.singletonList(AuthorizationResult.ALLOWED),
+            authorizer.authorize(alice, Collections.singletonList(action(AclOperation.READ, ResourceType.TOPIC, "orders"))));
     }
 
     @Test
