@@ -125,14 +125,15 @@ impl Lane {
         let (kept, hit) = applied.decisions.get_or_decide(context, action, decide);
         let decided = kept.decided;
         self.count(&decided, hit);
-        let audit = is_audited(action, &decided)
-            .then(|| Box::new(Group::first_access(context, action, &decided, version, *now.get_or_insert_with(clock::wall_now))));
+        let accessed_at = is_audited(action, &decided).then(|| *now.get_or_insert_with(clock::wall_now));
         if !decided.cacheable {
-            if let Some(group) = audit {
-                auditor.merge(*group);
+            // Not kept, so no front to fold into: straight to the shared tables.
+            if let Some(at) = accessed_at {
+                auditor.record(context, action, &decided, version, at);
             }
             return decided.allowed;
         }
+        let audit = accessed_at.map(|at| Box::new(Group::first_access(context, action, &decided, version, at)));
         if self.front.len() >= FRONT_ENTRIES {
             self.start_afresh(auditor);
         }
