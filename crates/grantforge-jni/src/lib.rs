@@ -94,8 +94,7 @@ impl<T: Default> ErrorPolicy<T, BridgeError> for FailClosed {
         _captures: &mut (),
         err: BridgeError,
     ) -> jni::errors::Result<T> {
-        tracing::error!("{err}; the request was refused");
-        Ok(T::default())
+        Ok(refused(err))
     }
 
     fn on_panic<'unowned_env_local: 'native_method, 'native_method>(
@@ -125,12 +124,15 @@ fn shell(handle: jlong) -> Result<&'static Shell, BridgeError> {
 fn fail_closed<T: Default>(body: impl FnOnce() -> Result<T, BridgeError>) -> T {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
         Ok(Ok(value)) => value,
-        Ok(Err(err)) => {
-            tracing::error!("{err}; the request was refused");
-            T::default()
-        }
+        Ok(Err(err)) => refused(err),
         Err(_) => T::default(),
     }
+}
+
+/// What an error returns, after one ERROR record for the log: the default, which means refused.
+fn refused<T: Default>(err: BridgeError) -> T {
+    tracing::error!("{err}; the request was refused");
+    T::default()
 }
 
 /// The calling thread's direct buffer, as the shim passed it: the address `bufferAddress` gave

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Objects;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
@@ -114,7 +115,8 @@ final class RequestEncoder {
         int requestType = context.requestType();
         int requestVersion = context.requestVersion();
         if (contextEnd > 0 && principal == lastPrincipal && address == lastAddress && requestType == lastRequestType
-            && requestVersion == lastRequestVersion && equal(listener, lastListener) && equal(clientId, lastClientId)) {
+            && requestVersion == lastRequestVersion && Objects.equals(listener, lastListener)
+            && Objects.equals(clientId, lastClientId)) {
             buffer.clear();
             buffer.position(contextEnd);
             return;
@@ -141,10 +143,6 @@ final class RequestEncoder {
         lastRequestType = requestType;
         lastRequestVersion = requestVersion;
         contextEnd = buffer.position();
-    }
-
-    private static boolean equal(String a, String b) {
-        return a == null ? b == null : a.equals(b);
     }
 
     /** u32 length + UTF-8; ASCII (topic names, most principals) is written as is, without garbage. */
