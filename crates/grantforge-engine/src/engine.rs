@@ -234,6 +234,8 @@ pub struct PolicyEngine<C: ?Sized> {
     /// By user id: the snapshot's memberships of that user.
     memberships: Vec<Option<Box<Membership>>>,
     warnings: Vec<String>,
+    /// The evaluator names the items' conditions use, sorted.
+    evaluators_in_use: Vec<String>,
     /// The policies' names, one after the other (for explanations).
     names: String,
 }
@@ -266,6 +268,7 @@ impl<C: ?Sized> PolicyEngine<C> {
             mut groups,
             mut roles,
             warnings,
+            in_use,
             mut names,
             ..
         } = compiler;
@@ -284,6 +287,7 @@ impl<C: ?Sized> PolicyEngine<C> {
             roles,
             memberships,
             warnings,
+            evaluators_in_use: in_use.into_iter().collect(),
             names,
         })
     }
@@ -302,6 +306,14 @@ impl<C: ?Sized> PolicyEngine<C> {
     /// log line, since they are taken in the safe direction.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// The evaluators (by evaluator name, sorted) that some item's condition is evaluated with,
+    /// through the same condition-to-evaluator mapping the decisions use: everything of a request's
+    /// context a decision can read goes through one of them. A cache of decisions must key on
+    /// what these read, and on nothing less.
+    pub fn evaluators_in_use(&self) -> &[String] {
+        &self.evaluators_in_use
     }
 
     /// The groups the snapshot puts `user` in (matched on the exact name), in code order.

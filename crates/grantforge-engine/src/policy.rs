@@ -2,7 +2,7 @@
 //! constructor checks of `Policy`, `PolicyItem`, `ResourceSpec`, `Condition` and `Validity`).
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::condition::{self, Condition, ConditionEvaluator, Evaluators};
@@ -439,8 +439,10 @@ pub(crate) struct Compiler<'a, C: ?Sized> {
     pub(crate) users: Interner,
     pub(crate) groups: Interner,
     pub(crate) roles: Interner,
-    /// Condition name → the evaluator registered under its evaluator name.
-    evaluators: FxMap<&'a str, &'a Arc<dyn ConditionEvaluator<C>>>,
+    /// Condition name → its evaluator's name and the evaluator registered under it.
+    evaluators: FxMap<&'a str, (&'a str, &'a Arc<dyn ConditionEvaluator<C>>)>,
+    /// The evaluators some item's condition was given to (compiled or not): what a decision may read.
+    pub(crate) in_use: BTreeSet<String>,
     compiled: HashMap<ConditionRef, Condition<C>>,
     regexes: RegexCache,
     missing: HashSet<String>,
@@ -459,7 +461,7 @@ impl<'a, C: ?Sized> Compiler<'a, C> {
         for condition in &definition.conditions {
             // As the Java agent: only conditions whose evaluator the agent has are mapped.
             if let Some(evaluator) = evaluators.get(&condition.evaluator) {
-                by_condition.insert(condition.name.as_str(), evaluator);
+                by_condition.insert(condition.name.as_str(), (condition.evaluator.as_str(), evaluator));
             }
         }
         Compiler {
@@ -471,6 +473,7 @@ impl<'a, C: ?Sized> Compiler<'a, C> {
             compiled: HashMap::new(),
             regexes: RegexCache::new(),
             missing: HashSet::new(),
+            in_use: BTreeSet::new(),
             warnings: Vec::new(),
             names: String::new(),
         }
@@ -552,7 +555,8 @@ impl<'a, C: ?Sized> Compiler<'a, C> {
                 }
                 None
             }
-            Some(evaluator) => {
+            Some((evaluator_name, evaluator)) => {
+                self.in_use.insert(evaluator_name.to_string());
                 let values = &condition.values;
                 match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     evaluator.compile(values)

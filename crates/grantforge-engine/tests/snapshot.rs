@@ -607,6 +607,17 @@ fn levels_named_twice_keep_their_first_place_and_last_definition() {
 }
 
 #[test]
+fn a_condition_named_twice_refuses_the_snapshot_naming_the_second() {
+    let text = around(GOOD).replace(
+        r#""conditions":[]"#,
+        r#""conditions":[{"name":"net","evaluator":"listener"},{"name":"net","evaluator":"ip-range"}]"#,
+    );
+    let error = refused_with(&text, "defined twice");
+    assert_eq!(error.field, "definition.conditions[1].name");
+    assert!(error.message.contains("`net`"), "{error}");
+}
+
+#[test]
 fn regular_expressions_rust_cannot_compile_refuse_the_snapshot() {
     let text = around(GOOD)
         .replace(r#""matcher":"WILDCARD""#, r#""matcher":"REGEX""#)

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use grantforge_engine::{CompiledCondition, ConditionEvaluator, Evaluators};
+use grantforge_engine::{CompiledCondition, ConditionEvaluator, Evaluators, PolicyEngine};
 
 /// What a condition may read about one request.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -21,12 +21,67 @@ pub struct KafkaContext {
     pub client_id: String,
 }
 
+/// Which parts of a request a snapshot's conditions read, so that a decision cache keys on
+/// exactly that.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConditionReads {
+    pub client_address: bool,
+    pub listener: bool,
+    pub client_id: bool,
+}
+
+impl ConditionReads {
+    const NOTHING: ConditionReads = ConditionReads { client_address: false, listener: false, client_id: false };
+
+    fn or(self, other: ConditionReads) -> ConditionReads {
+        ConditionReads {
+            client_address: self.client_address || other.client_address,
+            listener: self.listener || other.listener,
+            client_id: self.client_id || other.client_id,
+        }
+    }
+
+    /// What the engine's decisions read: the union over the evaluators its items' conditions are
+    /// evaluated with, taken from the engine's own condition-to-evaluator mapping (one source).
+    pub(crate) fn of<C: ?Sized>(engine: &PolicyEngine<C>) -> ConditionReads {
+        let reads_of = |name: &str| KAFKA_EVALUATORS.iter().find(|e| e.name == name).map_or(ConditionReads::NOTHING, |e| e.reads);
+        engine.evaluators_in_use().iter().fold(ConditionReads::NOTHING, |all, name| all.or(reads_of(name)))
+    }
+}
+
+/// An evaluator the agent offers, and the one part of the request it reads.
+struct KafkaEvaluator {
+    name: &'static str,
+    reads: ConditionReads,
+    make: fn() -> Arc<dyn ConditionEvaluator<KafkaContext>>,
+}
+
+/// Every evaluator of the agent: what it is registered as, and what its conditions read. Adding
+/// one here is the only edit: registration and the decision cache's key both follow this table.
+const KAFKA_EVALUATORS: [KafkaEvaluator; 3] = [
+    KafkaEvaluator {
+        name: "ip-range",
+        reads: ConditionReads { client_address: true, ..ConditionReads::NOTHING },
+        make: || Arc::new(IpRangeEvaluator),
+    },
+    KafkaEvaluator {
+        name: "listener",
+        reads: ConditionReads { listener: true, ..ConditionReads::NOTHING },
+        make: || Arc::new(ListenerEvaluator),
+    },
+    KafkaEvaluator {
+        name: "client-id",
+        reads: ConditionReads { client_id: true, ..ConditionReads::NOTHING },
+        make: || Arc::new(ClientIdEvaluator),
+    },
+];
+
 /// The evaluators the Kafka agent registers: `ip-range`, `listener` and `client-id`.
 pub fn kafka_evaluators() -> Evaluators<KafkaContext> {
     let mut evaluators = Evaluators::new();
-    evaluators.register("ip-range", Arc::new(IpRangeEvaluator));
-    evaluators.register("listener", Arc::new(ListenerEvaluator));
-    evaluators.register("client-id", Arc::new(ClientIdEvaluator));
+    for evaluator in &KAFKA_EVALUATORS {
+        evaluators.register(evaluator.name, (evaluator.make)());
+    }
     evaluators
 }
 

@@ -13,6 +13,6 @@ mod names;
 mod policies;
 
 pub use acl::{acl_rows, AclRow, PatternType, Permission};
-pub use conditions::{kafka_evaluators, KafkaContext};
+pub use conditions::{kafka_evaluators, ConditionReads, KafkaContext};
 pub use names::{Operation, ResourceType, CLUSTER_NAME};
-pub use policies::{subject_user, Action, ConditionReads, Decided, KafkaPolicies, LoadError, Principal, RequestContext, SERVICE_TYPE};
+pub use policies::{subject_user, Action, Decided, KafkaPolicies, LoadError, Principal, RequestContext, SERVICE_TYPE};

@@ -5,7 +5,7 @@ use std::fmt;
 use grantforge_engine::{AccessRequest, Explanation, Instant, Outcome, PolicyEngine, RequestError, Snapshot};
 
 use crate::acl::{acl_rows, AclRow};
-use crate::conditions::{kafka_evaluators, KafkaContext};
+use crate::conditions::{kafka_evaluators, ConditionReads, KafkaContext};
 use crate::names::{Operation, ResourceType};
 
 /// The service type this agent serves; a snapshot of any other type refuses everything.
@@ -109,31 +109,6 @@ pub struct KafkaPolicies {
     acl_rows: Vec<AclRow>,
 }
 
-/// Which parts of a request some policy's conditions read (through an evaluator the agent has).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ConditionReads {
-    pub client_address: bool,
-    pub listener: bool,
-    pub client_id: bool,
-}
-
-impl ConditionReads {
-    fn of(snapshot: &Snapshot) -> ConditionReads {
-        let mut reads = ConditionReads::default();
-        let evaluator_of = |name: &str| snapshot.definition.conditions.iter().find(|c| c.name == name).map(|c| c.evaluator.as_str());
-        let items = snapshot.policies.iter().flat_map(|p| p.allow.iter().chain(&p.allow_exceptions).chain(&p.deny).chain(&p.deny_exceptions));
-        for condition in items.flat_map(|item| item.conditions.iter()) {
-            match evaluator_of(&condition.type_name) {
-                Some("ip-range") => reads.client_address = true,
-                Some("listener") => reads.listener = true,
-                Some("client-id") => reads.client_id = true,
-                _ => {}
-            }
-        }
-        reads
-    }
-}
-
 impl KafkaPolicies {
     /// Parses and compiles snapshot bytes; `now` fixes which policies the ACL view shows.
     pub fn load(bytes: &[u8], now: Instant) -> Result<KafkaPolicies, LoadError> {
@@ -149,7 +124,7 @@ impl KafkaPolicies {
         check_definition(snapshot)?;
         let engine = PolicyEngine::build(snapshot, &kafka_evaluators()).map_err(LoadError::Snapshot)?;
         Ok(KafkaPolicies {
-            reads: ConditionReads::of(snapshot),
+            reads: ConditionReads::of(&engine),
             acl_rows: acl_rows(snapshot, now),
             service: snapshot.service.clone(),
             service_enabled: snapshot.service_enabled,

@@ -691,10 +691,26 @@ impl<'de> Handler<'de> for DefinitionH {
                 None => resources.push(level),
             }
         }
+        let conditions: Vec<ConditionDefinition> = cx.required(conditions, "conditions")?;
+        // Items name conditions, and a name must mean one evaluator: with two, a decision cache
+        // keyed on what one reads would serve answers the other decides.
+        for (at, condition) in conditions.iter().enumerate() {
+            if conditions[..at].iter().any(|c| c.name == condition.name) {
+                let list = cx.path.field("conditions");
+                let item = list.index(at);
+                return Err(cx.at(&item).fail_at(
+                    "name",
+                    format!(
+                        "condition `{}` is defined twice; give each condition of the definition its own name",
+                        condition.name
+                    ),
+                ));
+            }
+        }
         Ok(Definition {
             resources,
             access_types: cx.required(access_types, "accessTypes")?,
-            conditions: cx.required(conditions, "conditions")?,
+            conditions,
         })
     }
 }
