@@ -16,7 +16,7 @@ use grantforge_engine::Instant;
 use grantforge_kafka::{Action, Decided, Operation, RequestContext, ResourceType};
 use parking_lot::Mutex;
 
-use crate::events::AccessEvent;
+use crate::events::{clamp, limits, AccessEvent};
 use crate::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 
 /// Shards of each table: request threads recording different accesses rarely share a lock.
@@ -54,15 +54,36 @@ pub(crate) struct Group {
     reported: bool,
 }
 
+/// The client-chosen names of an access as the audit keeps them: clamped to the server's event
+/// limits, so that a group costs a bounded number of bytes however long the names a client sends
+/// (Kafka asks the authorizer before it validates them). Accesses whose names differ only beyond
+/// the limits fold together: their events would read the same.
+struct KeptNames<'a> {
+    principal_type: &'a str,
+    principal_name: &'a str,
+    resource: &'a str,
+}
+
+impl<'a> KeptNames<'a> {
+    fn of(context: &'a RequestContext, action: &Action<'a>) -> KeptNames<'a> {
+        KeptNames {
+            principal_type: clamp(&context.principal.principal_type, limits::NAME),
+            principal_name: clamp(&context.principal.name, limits::USER),
+            resource: clamp(action.name, limits::RESOURCE),
+        }
+    }
+}
+
 impl Group {
     /// The group an access starts; the listener, client id and request version are the first access's.
     pub(crate) fn first_access(context: &RequestContext, action: &Action<'_>, decided: &Decided, version: i64, now: Instant) -> Group {
+        let names = KeptNames::of(context, action);
         let key = FoldKey {
-            principal_type: context.principal.principal_type.clone(),
-            principal_name: context.principal.name.clone(),
+            principal_type: names.principal_type.to_string(),
+            principal_name: names.principal_name.to_string(),
             client: context.conditions.client_address,
             resource_type: action.resource_type,
-            resource: action.name.to_string(),
+            resource: names.resource.to_string(),
             operation: action.operation,
             request_type: context.request_type,
             policy_id: decided.policy_id,
@@ -74,8 +95,8 @@ impl Group {
             first: now,
             last: now,
             request_version: context.request_version,
-            listener: context.conditions.listener.clone(),
-            client_id: context.conditions.client_id.clone(),
+            listener: clamp(&context.conditions.listener, limits::REQUEST_PART).to_string(),
+            client_id: clamp(&context.conditions.client_id, limits::REQUEST_PART).to_string(),
             policy_version: version,
             reported: false,
         }
@@ -167,8 +188,8 @@ impl Auditor {
         }
         let table = if decided.allowed { &self.allowed } else { &self.denied };
         with_key_buffer(|packed| {
-            let (principal, conditions) = (&context.principal, &context.conditions);
-            pack(packed, &principal.principal_type, &principal.name, conditions.client_address, action.resource_type, action.name, action.operation, context.request_type, decided.policy_id);
+            let names = KeptNames::of(context, action);
+            pack(packed, names.principal_type, names.principal_name, context.conditions.client_address, action.resource_type, names.resource, action.operation, context.request_type, decided.policy_id);
             let mut shard = table.shard(packed).lock();
             if let Some(group) = shard.get_mut(packed.as_slice()) {
                 group.add(now);
@@ -340,6 +361,26 @@ mod tests {
         }
         assert_eq!(auditor.queued(), 1000);
         assert_eq!(auditor.take_dropped(), 99_000);
+    }
+
+    #[test]
+    fn names_kept_for_audit_are_clamped_to_the_servers_event_limits() {
+        let auditor = Auditor::new(100);
+        let now = Instant::now();
+        let mut long = context(&"u".repeat(1 << 20));
+        long.conditions.client_id = "c".repeat(1 << 20);
+        for i in 0..3 {
+            // Names that differ only past the limits fold into one group.
+            let name = format!("{}{i}", "g".repeat(1 << 20));
+            auditor.record(&long, &write(&name), &DENIED, 1, now);
+        }
+        let group = Group::first_access(&long, &write(&"g".repeat(1 << 20)), &DENIED, 1, now);
+        assert_eq!((group.key.principal_name.len(), group.key.resource.len(), group.client_id.len()), (limits::USER, limits::RESOURCE, limits::REQUEST_PART));
+        auditor.merge(group);
+        assert_eq!(auditor.queued(), 1);
+        let events = take(&auditor, now.plus_seconds(5), true);
+        assert_eq!(events.iter().map(|e| e.count).sum::<u64>(), 4);
+        assert!(events.iter().all(|e| e.resource.len() == limits::RESOURCE && e.log_line().len() < 4 * 1024));
     }
 
     #[test]

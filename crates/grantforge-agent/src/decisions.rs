@@ -6,8 +6,15 @@
 //! resource, the operation, and the client address, listener and client id when some policy's
 //! conditions read them. Only settled decisions are kept; errors never are. A validity period may
 //! start or end up to the TTL late (documented in `docs/configuration.md`).
+//!
+//! Bounds in bytes: a question whose key would exceed [`MAX_KEY_BYTES`] (a client-chosen group id
+//! of a megabyte, say: Kafka asks before it validates names) is decided every time and never kept,
+//! so an entry costs at most that much plus the map's own overhead. Expired entries are dropped by
+//! the agent's thread ([`DecisionCache::drop_expired`]); a full shard makes room for an eighth of
+//! its capacity in one pass, so an insert never scans the shard each time.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use grantforge_kafka::{Action, ConditionReads, Decided, RequestContext};
@@ -18,6 +25,13 @@ use crate::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 
 /// Shards of the cache: two request threads rarely want the same lock.
 const SHARDS: usize = 16;
+
+/// The longest key kept. Kafka caps topic names at 249 characters, and principals, group ids and
+/// client ids in use are far below this; a longer question is decided every time (about 1 µs).
+pub(crate) const MAX_KEY_BYTES: usize = 1024;
+
+/// The key's fixed parts: lengths, codes, the address and the request type (at most 50 bytes).
+const KEY_FRAME_BYTES: usize = 64;
 
 /// A decision and when it stops being served (milliseconds of [`monotonic_millis`]).
 #[derive(Clone, Copy, Debug)]
@@ -35,6 +49,8 @@ pub struct DecisionCache {
     shard_capacity: usize,
     ttl_ms: u64,
     reads: ConditionReads,
+    /// When expired entries are dropped next (milliseconds of [`monotonic_millis`]).
+    next_sweep_ms: AtomicU64,
 }
 
 impl DecisionCache {
@@ -44,7 +60,7 @@ impl DecisionCache {
         let shards = enabled.then(|| (0..SHARDS).map(|_| RwLock::new(HashMap::default())).collect());
         let shard_capacity = usize::try_from(max_entries).unwrap_or(usize::MAX).div_ceil(SHARDS).max(1);
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
-        DecisionCache { shards, shard_capacity, ttl_ms, reads }
+        DecisionCache { shards, shard_capacity, ttl_ms, reads, next_sweep_ms: AtomicU64::new(0) }
     }
 
     /// Whether decisions are kept at all.
@@ -57,7 +73,9 @@ impl DecisionCache {
     pub fn get_or_decide(&self, context: &RequestContext, action: &Action<'_>, decide: impl FnOnce() -> Decided) -> (Kept, bool) {
         let Some(shards) = &self.shards else { return (Kept { decided: decide(), expires_ms: 0 }, false) };
         with_key_buffer(|key| {
-            self.pack(context, action, key, false);
+            if !self.pack(context, action, key, false) {
+                return (Kept { decided: decide(), expires_ms: 0 }, false);
+            }
             let shard = &shards[hash_of(key) as usize % SHARDS];
             let now = monotonic_millis();
             if let Some(kept) = shard.read().get(key.as_slice()) {
@@ -72,18 +90,40 @@ impl DecisionCache {
             let kept = Kept { decided, expires_ms: now.saturating_add(self.ttl_ms) };
             let mut entries = shard.write();
             if entries.len() >= self.shard_capacity {
-                entries.retain(|_, kept| now < kept.expires_ms);
-                if entries.len() >= self.shard_capacity {
-                    let victim = entries.keys().next().cloned();
-                    victim.map(|v| entries.remove(&v));
-                }
+                self.make_room(&mut entries, now);
             }
             entries.insert(key.as_slice().into(), kept);
             (kept, false)
         })
     }
 
-    /// Decisions kept now (expired ones included until they are replaced).
+    /// Empties a full shard down to seven eighths of its capacity in one pass: expired entries
+    /// first, then arbitrary ones. The next eighth of inserts then need no pass at all.
+    fn make_room(&self, entries: &mut HashMap<Box<[u8]>, Kept, KeyBuildHasher>, now: u64) {
+        let target = self.shard_capacity - self.shard_capacity.div_ceil(8);
+        let mut left = entries.len();
+        entries.retain(|_, kept| {
+            let keep = now < kept.expires_ms && left <= target;
+            left -= usize::from(!keep);
+            keep
+        });
+    }
+
+    /// Drops expired entries, at most once per TTL (and per second): an entry outlives its expiry
+    /// by at most that long, whether or not its shard fills. Called from the agent's thread.
+    pub(crate) fn drop_expired(&self) {
+        let Some(shards) = &self.shards else { return };
+        let now = monotonic_millis();
+        if now < self.next_sweep_ms.load(Ordering::Relaxed) {
+            return;
+        }
+        self.next_sweep_ms.store(now.saturating_add(self.ttl_ms.max(1000)), Ordering::Relaxed);
+        for shard in shards.iter() {
+            shard.write().retain(|_, kept| now < kept.expires_ms);
+        }
+    }
+
+    /// Decisions kept now (expired ones included until they are dropped).
     pub fn size(&self) -> u64 {
         self.shards.as_ref().map_or(0, |shards| shards.iter().map(|s| s.read().len() as u64).sum())
     }
@@ -92,8 +132,18 @@ impl DecisionCache {
     /// the operation, and the client address, listener and client id when some policy's conditions
     /// read them). `with_audit` adds what the audit folds by (the client address and the request
     /// type): a lane's front keeps the access's fold group beside the decision.
-    pub(crate) fn pack(&self, context: &RequestContext, action: &Action<'_>, key: &mut Vec<u8>, with_audit: bool) {
+    ///
+    /// Returns false, packing nothing, when the key would exceed [`MAX_KEY_BYTES`]: such a
+    /// question is not kept.
+    pub(crate) fn pack(&self, context: &RequestContext, action: &Action<'_>, key: &mut Vec<u8>, with_audit: bool) -> bool {
         let conditions = &context.conditions;
+        let principal = &context.principal;
+        let mut names = principal.principal_type.len() + principal.name.len() + action.name.len();
+        names += if self.reads.listener { conditions.listener.len() } else { 0 };
+        names += if self.reads.client_id { conditions.client_id.len() } else { 0 };
+        if names > MAX_KEY_BYTES - KEY_FRAME_BYTES {
+            return false;
+        }
         let mut w = KeyWriter(key);
         w.str(&context.principal.principal_type).str(&context.principal.name);
         w.byte(action.resource_type.map_or(0, |t| t.code())).byte(action.operation.map_or(0, |o| o.code()));
@@ -108,6 +158,7 @@ impl DecisionCache {
         if with_audit {
             w.i64(i64::from(context.request_type));
         }
+        true
     }
 }
 
@@ -177,6 +228,56 @@ mod tests {
             small.get_or_decide(&context("10.0.0.1", "a"), &read(name), || SETTLED);
         }
         assert!(small.size() <= 16, "{}", small.size());
+    }
+
+    #[test]
+    fn a_question_beyond_the_key_bound_is_decided_every_time_and_never_kept() {
+        let cache = DecisionCache::new(100, Duration::from_secs(60), ConditionReads::default());
+        let asked = Cell::new(0);
+        let long = "g".repeat(MAX_KEY_BYTES);
+        for _ in 0..3 {
+            let (kept, hit) = cache.get_or_decide(&context("10.0.0.1", "a"), &read(&long), || { asked.set(asked.get() + 1); SETTLED });
+            assert!(kept.decided.allowed && !hit);
+        }
+        assert_eq!((asked.get(), cache.size()), (3, 0));
+        let mut key = Vec::new();
+        assert!(!cache.pack(&context("10.0.0.1", "a"), &read(&long), &mut key, true));
+        assert!(key.is_empty(), "nothing is packed for a question that is not kept");
+        // The client id counts only when a condition reads it.
+        let by_client = DecisionCache::new(100, Duration::from_secs(60), ConditionReads { client_id: true, ..Default::default() });
+        let long_id = "c".repeat(MAX_KEY_BYTES);
+        assert!(cache.pack(&context("10.0.0.1", &long_id), &read("orders"), &mut key, false));
+        assert!(!by_client.pack(&context("10.0.0.1", &long_id), &read("orders"), &mut key, false));
+    }
+
+    #[test]
+    fn expired_entries_are_dropped_without_their_shard_filling() {
+        let cache = DecisionCache::new(1000, Duration::from_millis(20), ConditionReads::default());
+        for i in 0..50 {
+            cache.get_or_decide(&context("10.0.0.1", "a"), &read(&format!("t{i}")), || SETTLED);
+        }
+        assert_eq!(cache.size(), 50);
+        std::thread::sleep(Duration::from_millis(40));
+        cache.drop_expired();
+        assert_eq!(cache.size(), 0);
+    }
+
+    #[test]
+    fn a_full_shard_makes_room_for_an_eighth_in_one_pass() {
+        let capacity = 16 * 64; // 64 per shard
+        let cache = DecisionCache::new(capacity, Duration::from_secs(60), ConditionReads::default());
+        let names: Vec<String> = (0..20_000).map(|i| format!("t{i}")).collect();
+        let mut sizes = Vec::new();
+        for name in &names {
+            cache.get_or_decide(&context("10.0.0.1", "a"), &read(name), || SETTLED);
+            sizes.push(cache.size());
+        }
+        assert!(sizes.iter().all(|s| *s <= capacity));
+        // A pass empties a shard to 56 of 64: the cache stays between 7/8 full and full.
+        assert!(sizes[10_000..].iter().all(|s| *s >= capacity * 7 / 8 - 16), "{:?}", &sizes[10_000..10_010]);
+        // Passes are rare: the total shrinks (a pass ran) about once per 8 inserts into a shard.
+        let passes = sizes.windows(2).filter(|w| w[1] < w[0]).count();
+        assert!(passes > 0 && passes < names.len() / 6, "{passes} passes for {} inserts", names.len());
     }
 
     #[test]

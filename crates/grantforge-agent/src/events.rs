@@ -86,19 +86,19 @@ impl AccessEvent {
         let resource = if self.resource.is_empty() { "(empty)".to_string() } else { self.resource.clone() };
         let user = self.user();
         json!({
-            "eventId": clamp(&self.event_id, 64),
+            "eventId": clamp(&self.event_id, limits::EVENT_ID),
             "occurredAt": self.first.to_string(),
-            "user": clamp(if user.trim().is_empty() { "(anonymous)" } else { &user }, 128),
-            "clientIp": self.client.map(|ip| clamp(&ip.to_string(), 45)),
-            "resource": clamp(&resource, 1000),
-            "resourceType": clamp(self.resource_type.map_or("unknown", ResourceType::level), 64),
-            "accessType": clamp(self.operation.map_or("unknown", Operation::access_type), 64),
-            "action": clamp(&api_name(self.request_type), 128),
+            "user": clamp(if user.trim().is_empty() { "(anonymous)" } else { &user }, limits::USER),
+            "clientIp": self.client.map(|ip| clamp(&ip.to_string(), limits::CLIENT_IP).to_string()),
+            "resource": clamp(&resource, limits::RESOURCE),
+            "resourceType": clamp(self.resource_type.map_or("unknown", ResourceType::level), limits::NAME),
+            "accessType": clamp(self.operation.map_or("unknown", Operation::access_type), limits::NAME),
+            "action": clamp(&api_name(self.request_type), limits::ACTION),
             "outcome": if self.allowed { "ALLOWED" } else { "DENIED" },
             "policyId": self.policy_id.map(|id| id.to_string()),
             "policyVersion": self.policy_version,
             "enforcer": "GRANTFORGE",
-            "request": clamp(&self.request_text(), 1000),
+            "request": clamp(&self.request_text(), limits::REQUEST),
             "count": self.count,
             "lastOccurredAt": self.last.to_string(),
         })
@@ -150,8 +150,28 @@ impl EventIds {
     }
 }
 
-/// At most `limit` UTF-16 code units (the server's `@Size` counts those), cut at a char boundary.
-fn clamp(text: &str, limit: usize) -> String {
+/// The server's limits on event fields, in UTF-16 code units (`docs/protocol.md`, "Access
+/// events"). The audit keeps names no longer than these, so a client's 1 MiB group id costs the
+/// broker at most this much per folded group.
+pub(crate) mod limits {
+    pub const EVENT_ID: usize = 64;
+    pub const USER: usize = 128;
+    pub const CLIENT_IP: usize = 45;
+    pub const RESOURCE: usize = 1000;
+    /// `resourceType` and `accessType`.
+    pub const NAME: usize = 64;
+    pub const ACTION: usize = 128;
+    pub const REQUEST: usize = 1000;
+    /// The client id and listener only appear inside `request`: kept to a quarter of it.
+    pub const REQUEST_PART: usize = REQUEST / 4;
+}
+
+/// The longest prefix of `text` of at most `limit` UTF-16 code units (the server's `@Size` counts
+/// those), cut at a char boundary. Borrowed, and free for text of at most `limit` bytes.
+pub(crate) fn clamp(text: &str, limit: usize) -> &str {
+    if text.len() <= limit {
+        return text; // a UTF-16 unit takes at least one UTF-8 byte
+    }
     let mut units = 0;
     let mut end = 0;
     for c in text.chars() {
@@ -161,7 +181,7 @@ fn clamp(text: &str, limit: usize) -> String {
         }
         end += c.len_utf8();
     }
-    text[..end].to_string()
+    &text[..end]
 }
 
 /// Kafka's name of a request type (`ApiKeys`), for audit; newer keys by number.

@@ -5,20 +5,40 @@
 //! multiplicative hash; an owned copy is made only when an entry is inserted.
 
 use std::cell::RefCell;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::OnceLock;
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 use std::net::IpAddr;
 
 /// A folded-multiply hash (the construction of wyhash and foldhash) over 16 bytes a step: a packed
 /// key is 30 to 80 bytes, and FxHash's one multiplication per 8 bytes, each waiting for the last,
-/// was the largest single cost of a cache hit in the profile (docs/benchmarks.md). Keys here are not
-/// attacker-chosen in a way that matters: a collision only costs a longer probe in a bounded table,
-/// and entries are compared byte for byte.
-#[derive(Default, Clone, Copy)]
+/// was the largest single cost of a cache hit in the profile (docs/benchmarks.md). Clients choose
+/// most of a key (names), so the seeds are drawn once per process: without them, a client could
+/// compute names that all land in one shard and one probe sequence. Entries are compared byte for
+/// byte, so a collision costs time, never a wrong answer.
+#[derive(Clone, Copy)]
 pub struct KeyHasher {
     hash: u64,
+    seeds: &'static [u64; 3],
 }
 
-const SEEDS: [u64; 3] = [0x243f_6a88_85a3_08d3, 0x1319_8a2e_0370_7344, 0xa409_3822_299f_31d0];
+impl Default for KeyHasher {
+    #[inline]
+    fn default() -> KeyHasher {
+        KeyHasher { hash: 0, seeds: seeds() }
+    }
+}
+
+/// This process's seeds, drawn on first use from the standard library's per-process random keys
+/// (the ones `HashMap` uses, from the operating system's random source).
+#[inline]
+fn seeds() -> &'static [u64; 3] {
+    static SEEDS: OnceLock<[u64; 3]> = OnceLock::new();
+    SEEDS.get_or_init(|| {
+        let random = std::collections::hash_map::RandomState::new();
+        // Odd, so that no seed multiplies a hash to zero.
+        [0u64, 1, 2].map(|n| random.hash_one(n) | 1)
+    })
+}
 
 #[inline]
 fn folded_multiply(a: u64, b: u64) -> u64 {
@@ -49,19 +69,20 @@ fn tail(rest: &[u8]) -> (u64, u64) {
 impl Hasher for KeyHasher {
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        let mut hash = self.hash ^ SEEDS[0] ^ bytes.len() as u64;
+        let seeds = self.seeds;
+        let mut hash = self.hash ^ seeds[0] ^ bytes.len() as u64;
         let mut chunks = bytes.chunks_exact(16);
         for chunk in &mut chunks {
-            hash = folded_multiply(word(&chunk[..8]) ^ SEEDS[1], word(&chunk[8..]) ^ hash);
+            hash = folded_multiply(word(&chunk[..8]) ^ seeds[1], word(&chunk[8..]) ^ hash);
         }
         let (a, b) = tail(chunks.remainder());
-        hash = folded_multiply(a ^ SEEDS[1], b ^ hash);
-        self.hash = folded_multiply(hash, SEEDS[2]);
+        hash = folded_multiply(a ^ seeds[1], b ^ hash);
+        self.hash = folded_multiply(hash, seeds[2]);
     }
 
     #[inline]
     fn write_u64(&mut self, n: u64) {
-        self.hash = folded_multiply(self.hash ^ n, SEEDS[2]);
+        self.hash = folded_multiply(self.hash ^ n, self.seeds[2]);
     }
 
     #[inline]
@@ -122,8 +143,14 @@ impl KeyWriter<'_> {
     }
 }
 
+/// A key buffer's usual capacity, and the most it keeps between calls: keys are bounded (decision
+/// keys by `MAX_KEY_BYTES`, fold keys by the audit's clamped names), and a buffer grown past this
+/// by one long key is given back rather than held by the thread for good.
+const KEY_BUFFER_BYTES: usize = 256;
+const KEY_BUFFER_KEPT_BYTES: usize = 8 * 1024;
+
 thread_local! {
-    static KEY: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(256));
+    static KEY: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(KEY_BUFFER_BYTES));
 }
 
 /// Runs `f` with this thread's (cleared) key buffer.
@@ -131,7 +158,11 @@ pub fn with_key_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
     KEY.with(|key| match key.try_borrow_mut() {
         Ok(mut buffer) => {
             buffer.clear();
-            f(&mut buffer)
+            let result = f(&mut buffer);
+            if buffer.capacity() > KEY_BUFFER_KEPT_BYTES {
+                *buffer = Vec::with_capacity(KEY_BUFFER_BYTES);
+            }
+            result
         }
         // Re-entered on this thread (a closure asking again): use a fresh buffer.
         Err(_) => f(&mut Vec::new()),
@@ -162,6 +193,37 @@ mod tests {
             .chain([hash_of(&base), hash_of(&base[..39])])
             .collect();
         assert_eq!(hashes.len(), base.len() + 2);
+    }
+
+    /// Prints this process's hash of a fixed key when asked to by the test below.
+    #[test]
+    fn print_hash_for_the_seed_test() {
+        if std::env::var_os("GF_PRINT_KEY_HASH").is_some() {
+            println!("key-hash={}", hash_of(b"group-id"));
+        }
+    }
+
+    #[test]
+    fn hashes_are_seeded_per_process() {
+        let hash_in_a_new_process = || {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "keys::tests::print_hash_for_the_seed_test", "--nocapture", "--test-threads=1"])
+                .env("GF_PRINT_KEY_HASH", "1")
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).to_string();
+            let at = text.find("key-hash=").unwrap_or_else(|| panic!("no hash in {text}")) + "key-hash=".len();
+            text[at..].chars().take_while(char::is_ascii_digit).collect::<String>()
+        };
+        let (a, b) = (hash_in_a_new_process(), hash_in_a_new_process());
+        assert_ne!(a, b, "two processes hash the same key alike: a client could aim its names at one shard");
+        assert_eq!(hash_of(b"group-id"), hash_of(b"group-id"), "stable within a process");
+    }
+
+    #[test]
+    fn a_buffer_grown_by_a_long_key_is_given_back() {
+        with_key_buffer(|buffer| buffer.extend(std::iter::repeat_n(7u8, 1 << 20)));
+        KEY.with(|key| assert!(key.borrow().capacity() <= KEY_BUFFER_KEPT_BYTES));
     }
 
     #[test]

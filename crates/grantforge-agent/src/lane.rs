@@ -10,7 +10,8 @@
 //! ever contends for (each tick, to take the folded accesses), so the request thread's lock stays
 //! uncontended and in its core's cache.
 //!
-//! Bounds: a front holds at most [`FRONT_ENTRIES`] questions (then it hands its audit on and starts
+//! Bounds: a front holds at most [`FRONT_ENTRIES`] questions of at most
+//! [`MAX_KEY_BYTES`](crate::decisions::MAX_KEY_BYTES) each (then it hands its audit on and starts
 //! afresh), never serves past the shared entry's expiry, and never serves a decision of another
 //! snapshot. The audit it holds is handed to the [`Auditor`] at least every tick (250 ms), so
 //! refusals still reach GrantForge within a second.
@@ -20,7 +21,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use grantforge_engine::Instant;
+use grantforge_engine::{Instant, Outcome};
 use grantforge_kafka::{Action, Decided, KafkaPolicies, RequestContext};
 use parking_lot::Mutex;
 
@@ -28,6 +29,9 @@ use crate::audit::{is_audited, Auditor, Group};
 use crate::clock;
 use crate::decisions::{DecisionCache, Kept};
 use crate::keys::KeyBuildHasher;
+
+/// The policy version audited for refusals while no snapshot is in force (as the metric shows it).
+pub(crate) const NO_SNAPSHOT_VERSION: i64 = -1;
 
 /// Questions a lane's front keeps; beyond, it starts afresh (the shared cache still holds them).
 pub(crate) const FRONT_ENTRIES: usize = 1024;
@@ -95,7 +99,10 @@ impl Lane {
         }
         let version = applied.policies.policy_version;
         let decide = || applied.policies.decide(context, action, Instant::now());
-        if !applied.decisions.enabled() {
+        self.key.clear();
+        if !applied.decisions.enabled() || !applied.decisions.pack(context, action, &mut self.key, true) {
+            // Not kept (caching off, or a key beyond the byte bound): decided, and audited through
+            // the shared tables, which keep names clamped.
             let decided = decide();
             self.count(&decided, false);
             if is_audited(action, &decided) {
@@ -103,8 +110,6 @@ impl Lane {
             }
             return decided.allowed;
         }
-        self.key.clear();
-        applied.decisions.pack(context, action, &mut self.key, true);
         if let Some(front) = self.front.get_mut(self.key.as_slice()) {
             if clock::monotonic_millis() < front.kept.expires_ms {
                 let decided = front.kept.decided;
@@ -146,6 +151,17 @@ impl Lane {
             }
         }
         decided.allowed
+    }
+
+    /// Refuses one action while no snapshot may decide (none yet, or one of another service
+    /// type): counted as denied and audited like any refusal, with no policy and policy version
+    /// [`NO_SNAPSHOT_VERSION`].
+    pub(crate) fn refuse_undecided(&mut self, context: &RequestContext, action: &Action<'_>, auditor: &Auditor, now: &mut Option<Instant>) {
+        let refused = Decided { allowed: false, outcome: Outcome::NotDetermined, policy_id: None, unchecked: false, cacheable: false };
+        self.counts.denied += 1;
+        if is_audited(action, &refused) {
+            auditor.record(context, action, &refused, NO_SNAPSHOT_VERSION, *now.get_or_insert_with(clock::wall_now));
+        }
     }
 
     fn count(&mut self, decided: &Decided, hit: bool) {
@@ -407,6 +423,20 @@ mod tests {
         lanes.with_mine(|lane, _| assert!(lane.front.len() <= FRONT_ENTRIES));
         lanes.hand_on(&auditor, 0);
         assert_eq!(auditor.queued(), names.len(), "every refusal reached the auditor");
+    }
+
+    #[test]
+    fn a_question_beyond_the_key_bound_is_neither_kept_nor_folded_in_the_front() {
+        let (applied, lanes, auditor) = (applied(100), Lanes::new(), Auditor::new(100));
+        let long = "o".repeat(crate::decisions::MAX_KEY_BYTES);
+        for _ in 0..3 {
+            assert!(!decide(&lanes, &applied, "bob", &long, &auditor));
+        }
+        lanes.with_mine(|lane, _| assert!(lane.front.is_empty() && lane.key.capacity() < 4 * 1024));
+        assert_eq!(applied.decisions.size(), 0);
+        let counts = lanes.counts();
+        assert_eq!((counts.denied, counts.cache_misses), (3, 3));
+        assert_eq!(take_counts(&auditor), vec![(false, 1), (false, 2)], "audited straight through the shared tables");
     }
 
     #[test]

@@ -22,6 +22,10 @@ const NATIVE_LOGGER: &str = "org.devlive.grantforge.kafka.native";
 /// At most this many records wait for the JVM; beyond it records are dropped and counted.
 const QUEUE_CAPACITY: usize = 10_000;
 
+/// A record's message is cut to this many bytes: messages quote names and values a client or a
+/// snapshot chose, and the queue must stay bounded in bytes (at most about 80 MiB when full).
+pub const MESSAGE_MAX_BYTES: usize = 8 * 1024;
+
 /// One log record for SLF4J.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LogRecord {
@@ -94,13 +98,29 @@ pub fn drain() -> Vec<LogRecord> {
     records
 }
 
-fn push(record: LogRecord) {
+fn push(mut record: LogRecord) {
+    cut_to_bound(&mut record.message);
     let mut queue = QUEUE.lock();
     if queue.len() >= QUEUE_CAPACITY {
         DROPPED.fetch_add(1, Ordering::Relaxed);
     } else {
         queue.push_back(record);
     }
+}
+
+/// Cuts a message longer than [`MESSAGE_MAX_BYTES`] at a character boundary, saying how much went.
+fn cut_to_bound(message: &mut String) {
+    if message.len() <= MESSAGE_MAX_BYTES {
+        return;
+    }
+    let mut end = MESSAGE_MAX_BYTES;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = message.len() - end;
+    message.truncate(end);
+    message.push_str(&format!("… ({cut} more bytes not logged)"));
+    message.shrink_to_fit();
 }
 
 /// `grantforge_agent::source` → `org.devlive.grantforge.agent.source`, so operators configure
@@ -183,5 +203,16 @@ mod tests {
         let records = drain();
         assert!(records.iter().any(|r| r.logger == "grantforge.test" && r.message == "hello 42" && r.level == LogLevel::Warn));
         assert!(records.iter().any(|r| r.level == LogLevel::Error && r.message.contains("boom")));
+    }
+
+    #[test]
+    fn a_long_message_is_cut_to_the_bound_at_a_character_boundary() {
+        let mut message = format!("a{}", "é".repeat(MESSAGE_MAX_BYTES));
+        cut_to_bound(&mut message);
+        assert!(message.len() < MESSAGE_MAX_BYTES + 64, "{}", message.len());
+        assert!(message.ends_with(&format!("… ({} more bytes not logged)", 2 * MESSAGE_MAX_BYTES + 1 - (MESSAGE_MAX_BYTES - 1))));
+        let mut short = "short".to_string();
+        cut_to_bound(&mut short);
+        assert_eq!(short, "short");
     }
 }

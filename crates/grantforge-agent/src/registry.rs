@@ -4,7 +4,6 @@
 //! (one snapshot, one watcher, later one heartbeat, cache directory and audit shipper). Closing one
 //! leaves the other working; the agent stops when the last one closes, in whatever order.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -14,18 +13,18 @@ use crate::agent::Agent;
 use crate::config::{AgentConfig, ConfigError, PolicySource};
 
 struct Entry {
+    identity: PathBuf,
     agent: Arc<Agent>,
     opens: usize,
 }
 
-static AGENTS: Mutex<Option<HashMap<PathBuf, Entry>>> = Mutex::new(None);
+static AGENTS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
 /// Returns the agent for this configuration, starting it on first use.
 pub fn open(config: AgentConfig) -> Result<Arc<Agent>, ConfigError> {
     let identity = identity(&config);
     let mut agents = AGENTS.lock();
-    let agents = agents.get_or_insert_with(HashMap::new);
-    if let Some(entry) = agents.get_mut(&identity) {
+    if let Some(entry) = agents.iter_mut().find(|e| e.identity == identity) {
         if *entry.agent.config() != config {
             return Err(ConfigError::new(
                 source_key(&config),
@@ -39,32 +38,36 @@ pub fn open(config: AgentConfig) -> Result<Arc<Agent>, ConfigError> {
         return Ok(entry.agent.clone());
     }
     let agent = Agent::start(config)?;
-    agents.insert(identity, Entry { agent: agent.clone(), opens: 1 });
+    agents.push(Entry { identity, agent: agent.clone(), opens: 1 });
     Ok(agent)
 }
 
 /// Gives back one `open`; the last one stops the agent.
 pub fn release(agent: &Arc<Agent>) {
-    let identity = identity(agent.config());
-    let mut guard = AGENTS.lock();
-    let Some(agents) = guard.as_mut() else { return };
-    let Some(entry) = agents.get_mut(&identity) else { return };
-    if !Arc::ptr_eq(&entry.agent, agent) {
-        return;
-    }
-    entry.opens -= 1;
-    if entry.opens == 0 {
-        let entry = agents.remove(&identity).expect("entry present");
-        drop(guard);
+    let mut agents = AGENTS.lock();
+    let Some(at) = agents.iter().position(|e| Arc::ptr_eq(&e.agent, agent)) else { return };
+    agents[at].opens -= 1;
+    if agents[at].opens == 0 {
+        let entry = agents.swap_remove(at);
+        drop(agents);
         entry.agent.shutdown();
     }
 }
 
+/// Where the agent's state lives, as one absolute path without links: the policy file, or the
+/// cache directory. The directory is created first: on a first boot it does not exist yet, and a
+/// relative or linked path would otherwise name one agent two ways (one before, one after the
+/// first authorizer created it).
 fn identity(config: &AgentConfig) -> PathBuf {
-    match &config.source {
-        PolicySource::File(path, _) => path.canonicalize().unwrap_or_else(|_| path.clone()),
-        PolicySource::Server(server) => server.cache_dir.canonicalize().unwrap_or_else(|_| server.cache_dir.clone()),
-    }
+    let path = match &config.source {
+        PolicySource::File(path, _) => path,
+        PolicySource::Server(server) => {
+            // A failure here is reported, naming the key, when the agent opens the directory.
+            let _ = std::fs::create_dir_all(&server.cache_dir);
+            &server.cache_dir
+        }
+    };
+    path.canonicalize().unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.clone()))
 }
 
 fn source_key(config: &AgentConfig) -> &'static str {
