@@ -259,6 +259,9 @@ impl Agent {
             policies.access_policies,
             if policies.service_enabled { "" } else { "; the service is disabled, so Kafka is unchecked" }
         );
+        for warning in policies.warnings() {
+            tracing::warn!("policy version {}: {warning}", policies.policy_version);
+        }
         let decisions = DecisionCache::new(self.config.decision_cache_max_entries, self.config.decision_cache_ttl, policies.reads);
         let applied = Applied { id: lane::unique_id(), policies: Arc::new(policies), decisions, at: std::time::Instant::now() };
         *self.current.write() = Some(Arc::new(applied));

@@ -144,7 +144,7 @@ impl AgentConfig {
             super_users: parse_super_users(settings.get(SUPER_USERS).map(String::as_str).unwrap_or(""))?,
             instance: reader.instance()?,
             cache_dir: reader.text("grantforge.cache.dir").map(PathBuf::from),
-            start_timeout: reader.millis("grantforge.start.timeout.ms", 0)?,
+            start_timeout: reader.start_timeout()?,
             refresh_interval: reader.millis("grantforge.refresh.interval.ms", 1)?,
             connect_timeout: reader.millis("grantforge.connect.timeout.ms", 1)?,
             read_timeout: reader.millis("grantforge.read.timeout.ms", 1)?,
@@ -183,6 +183,19 @@ impl Reader<'_> {
 
     fn millis(&self, key: &str, min: u64) -> Result<Duration, ConfigError> {
         self.number(key, min, i64::MAX as u64 / 1_000_000).map(Duration::from_millis)
+    }
+
+    /// `grantforge.start.timeout.ms`, parsed here only: the Java shim gets it from `open`'s
+    /// answer. Set but empty or blank is refused (as a mistake, not taken for the default).
+    fn start_timeout(&self) -> Result<Duration, ConfigError> {
+        let key = "grantforge.start.timeout.ms";
+        if self.settings.get(key).is_some_and(|v| v.trim().is_empty()) {
+            return Err(ConfigError::new(
+                key,
+                format!("is set but empty; set it to a whole number of milliseconds (default {}) or remove it", Self::default_of(key)),
+            ));
+        }
+        self.millis(key, 0)
     }
 
     fn policy_source(&self) -> Result<PolicySource, ConfigError> {
@@ -414,6 +427,17 @@ mod tests {
         }
         let err = AgentConfig::from_settings(&settings(&[("grantforge.policy.file", "/x"), ("super.users", "admin")])).unwrap_err();
         assert_eq!(err.key, "super.users");
+    }
+
+    #[test]
+    fn an_empty_or_blank_start_timeout_is_refused_naming_the_key() {
+        for blank in ["", "   "] {
+            let err = AgentConfig::from_settings(&settings(&[("grantforge.policy.file", "/x"), ("grantforge.start.timeout.ms", blank)])).unwrap_err();
+            assert_eq!(err.key, "grantforge.start.timeout.ms", "{err}");
+            assert!(err.message.contains("empty"), "{err}");
+        }
+        let set = AgentConfig::from_settings(&settings(&[("grantforge.policy.file", "/x"), ("grantforge.start.timeout.ms", " 4500 ")])).unwrap();
+        assert_eq!(set.start_timeout, Duration::from_millis(4500));
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //! All integers little-endian; a string is a u32 byte length followed by UTF-8 bytes.
 //!
 //! ```text
-//! request  := u8 version(=2) u32 contextLength context u16 n action{n}
+//! request  := u8 version(=3) u32 contextLength context u32 n action{n}
 //! context  := str principalType  str principalName  u8 addrLen(0|4|16) addr  str listener
 //!             str clientId  i16 requestType  i16 requestVersion
 //! action   := u8 operationCode  u8 resourceTypeCode  u8 patternTypeCode  u8 flags  str name
 //!             (flags: bit 0 logIfAllowed, bit 1 logIfDenied)
-//! by type  := u8 version(=2) u32 contextLength context u8 operationCode u8 resourceTypeCode
+//! by type  := u8 version(=3) u32 contextLength context u8 operationCode u8 resourceTypeCode
 //! ```
 //!
 //! A request thread's calls mostly come from one connection after another with the same context,
@@ -23,7 +23,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use grantforge_kafka::{Action, Operation, RequestContext, ResourceType};
 
 /// The layout version; bumped with `RequestEncoder.VERSION` whenever the layout changes.
-pub const VERSION: u8 = 2;
+/// (3: the action count is a u32, so a call of more than 65,535 actions is answered.)
+pub const VERSION: u8 = 3;
 
 /// Kafka's `PatternType.LITERAL` code.
 const LITERAL: u8 = 3;
@@ -54,8 +55,8 @@ impl<'a> Reader<'a> {
         Ok(self.take(1, what)?[0])
     }
 
-    fn u16(&mut self, what: &'static str) -> Result<u16, MalformedRequest> {
-        Ok(u16::from_le_bytes(self.take(2, what)?.try_into().expect("2 bytes")))
+    fn u32(&mut self, what: &'static str) -> Result<u32, MalformedRequest> {
+        Ok(u32::from_le_bytes(self.take(4, what)?.try_into().expect("4 bytes")))
     }
 
     fn i16(&mut self, what: &'static str) -> Result<i16, MalformedRequest> {
@@ -63,7 +64,7 @@ impl<'a> Reader<'a> {
     }
 
     fn str(&mut self, what: &'static str) -> Result<&'a str, MalformedRequest> {
-        let len = u32::from_le_bytes(self.take(4, what)?.try_into().expect("4 bytes")) as usize;
+        let len = self.u32(what)? as usize;
         std::str::from_utf8(self.take(len, what)?).map_err(|_| MalformedRequest(what))
     }
 
@@ -89,7 +90,7 @@ impl<'a> Reader<'a> {
         if self.u8("version")? != VERSION {
             return Err(MalformedRequest("layout version: the JAR's Java and native parts differ"));
         }
-        let length = u32::from_le_bytes(self.take(4, "context length")?.try_into().expect("4 bytes")) as usize;
+        let length = self.u32("context length")? as usize;
         let bytes = self.take(length, "context")?;
         if bytes.is_empty() {
             return Err(MalformedRequest("context"));
@@ -156,7 +157,7 @@ pub fn decode_authorize<'a, 'm, 's>(
 ) -> Result<(&'m RequestContext, &'s [Action<'a>]), MalformedRequest> {
     let mut reader = Reader { bytes, at: 0 };
     let context = reader.context(memo)?;
-    let count = usize::from(reader.u16("action count")?);
+    let count = reader.u32("action count")? as usize;
     let inline = count <= INLINE_ACTIONS;
     slots.heap.clear();
     for at in 0..count {
@@ -236,7 +237,7 @@ mod tests {
     fn request(user: &str, actions: &[([u8; 4], &str)]) -> Vec<u8> {
         let mut bytes = Vec::new();
         context_bytes(&mut bytes, user);
-        bytes.extend_from_slice(&(actions.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(&(actions.len() as u32).to_le_bytes());
         for (codes, name) in actions {
             bytes.extend_from_slice(codes);
             put_str(&mut bytes, name);
@@ -277,9 +278,20 @@ mod tests {
         let mut broken = request("carol", &[]);
         broken[5 + 4] = 0xff; // the first byte of "User"
         assert!(decode_authorize(&broken, &mut memo, &mut ActionSlots::default()).is_err());
-        let empty = [VERSION, 0, 0, 0, 0, 0, 0];
+        let empty = [VERSION, 0, 0, 0, 0, 0, 0, 0, 0];
         assert_eq!(decode_authorize(&empty, &mut memo, &mut ActionSlots::default()).err(), Some(MalformedRequest("context")));
         assert_eq!(decode_authorize(&request("carol", &[]), &mut memo, &mut ActionSlots::default()).unwrap().0.principal.name, "carol");
+    }
+
+    #[test]
+    fn a_call_of_more_than_65535_actions_is_decoded_whole() {
+        let names: Vec<String> = (0..70_000).map(|i| format!("topic-{i}")).collect();
+        let actions: Vec<([u8; 4], &str)> = names.iter().map(|n| ([3, 2, 3, 0], n.as_str())).collect();
+        let bytes = request("alice", &actions);
+        let mut slots = ActionSlots::default();
+        let (_, decoded) = decode_authorize(&bytes, &mut ContextMemo::default(), &mut slots).unwrap();
+        assert_eq!(decoded.len(), 70_000);
+        assert_eq!(decoded[69_999].name, "topic-69999");
     }
 
     #[test]

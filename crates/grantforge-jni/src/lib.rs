@@ -14,8 +14,10 @@
 pub mod codec;
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::mem::ManuallyDrop;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use grantforge_agent::logging::{self, LogLevel};
@@ -29,7 +31,7 @@ use crate::codec::{decode_authorize, decode_by_resource_type, decode_settings, p
 
 /// Bumped whenever a native signature or the buffer layout changes; the Java shim refuses to run
 /// with a library of another ABI (a stale library on `grantforge.native.library.path`, say).
-pub const ABI_VERSION: jint = 2;
+pub const ABI_VERSION: jint = 3;
 
 thread_local! {
     /// The request context of this (Kafka request) thread's previous call: decoded again only
@@ -41,15 +43,53 @@ thread_local! {
 /// actions); otherwise it returns a bitmask with bit i set when action i is allowed.
 const RESULTS_IN_BUFFER: jlong = -2;
 
-/// What one `open` gives the Java shim: a never-freed shell, so a call racing `close` can never
-/// touch freed memory. Closing releases the agent; the shell keeps a closed flag.
+/// What one `open` gives the Java shim: a never-freed shell (16 bytes), so a call racing `close`
+/// can never touch freed memory. The shell holds one reference to the agent; `close` takes it out
+/// (the shell then answers nothing: every call is refused, super users' included), waits until no
+/// thread is inside a call on the shell ([`InCall`]), and drops it, so the agent, its token and its
+/// snapshots are freed once no other authorizer of the JVM holds it.
 struct Shell {
     magic: u64,
-    agent: Arc<Agent>,
-    closed: AtomicBool,
+    /// From `Arc::into_raw`; null once closed.
+    agent: AtomicPtr<Agent>,
 }
 
 const SHELL_MAGIC: u64 = 0x4752_414e_5446_4f52; // "GRANTFOR"
+
+/// The shell a thread is inside a call on, null between calls: one per thread that ever called,
+/// on a cache line of its own, so a call writes only to its own thread's line and `close` can tell
+/// when no call still uses the agent it takes out of a shell.
+#[repr(align(64))]
+struct InCall(AtomicPtr<Shell>);
+
+/// The [`InCall`] of every living thread that ever called; `close` reads them all.
+static THREADS: Mutex<Vec<Arc<InCall>>> = Mutex::new(Vec::new());
+
+/// This thread's entry in [`THREADS`], removed when the thread ends.
+struct Registered(Arc<InCall>);
+
+impl Registered {
+    fn new() -> Registered {
+        let in_call = Arc::new(InCall(AtomicPtr::new(ptr::null_mut())));
+        THREADS.lock().unwrap_or_else(PoisonError::into_inner).push(Arc::clone(&in_call));
+        Registered(in_call)
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        THREADS.lock().unwrap_or_else(PoisonError::into_inner).retain(|t| !Arc::ptr_eq(t, &self.0));
+    }
+}
+
+/// Leaves the call (clears the thread's [`InCall`]) when dropped, unwinding included.
+struct Leave<'a>(&'a InCall);
+
+impl Drop for Leave<'_> {
+    fn drop(&mut self) {
+        self.0 .0.store(ptr::null_mut(), Ordering::Release);
+    }
+}
 
 #[derive(Debug)]
 enum BridgeError {
@@ -57,6 +97,8 @@ enum BridgeError {
     Malformed(MalformedRequest),
     BadHandle,
     BadBuffer,
+    /// The handle was closed: it answers nothing.
+    Closed,
 }
 
 impl fmt::Display for BridgeError {
@@ -66,6 +108,7 @@ impl fmt::Display for BridgeError {
             BridgeError::Malformed(e) => write!(f, "{e}"),
             BridgeError::BadHandle => write!(f, "the native handle is not one this library gave out"),
             BridgeError::BadBuffer => write!(f, "the request buffer's address, capacity or length is invalid"),
+            BridgeError::Closed => write!(f, "the authorizer was closed"),
         }
     }
 }
@@ -119,6 +162,54 @@ fn shell(handle: jlong) -> Result<&'static Shell, BridgeError> {
     Ok(shell)
 }
 
+thread_local! {
+    static IN_CALL: Registered = Registered::new();
+}
+
+/// Runs `body` with the agent of an open handle; a closed handle is [`BridgeError::Closed`].
+///
+/// The thread names the shell in its [`InCall`] before it reads the agent, and `close` takes the
+/// agent out before it reads every thread's [`InCall`] (all four `SeqCst`): so either this call
+/// sees null, or `close` sees this thread inside the call and waits before dropping its
+/// reference. The hot path pays two stores to its own thread's line and no shared write.
+fn with_agent<T>(handle: jlong, body: impl FnOnce(&Arc<Agent>) -> Result<T, BridgeError>) -> Result<T, BridgeError> {
+    let shell = shell(handle)?;
+    IN_CALL
+        .try_with(|registered| {
+            let in_call = &*registered.0;
+            in_call.0.store(shell as *const Shell as *mut Shell, Ordering::SeqCst);
+            let _leave = Leave(in_call);
+            let agent = shell.agent.load(Ordering::SeqCst);
+            if agent.is_null() {
+                return Err(BridgeError::Closed);
+            }
+            // SAFETY: `agent` came from `Arc::into_raw` in `open`, and the shell's reference is
+            // dropped only by `close`, after it waited for this call to leave (see above). The
+            // `ManuallyDrop` borrows that reference without giving it back; `body` may clone it.
+            let agent = ManuallyDrop::new(unsafe { Arc::from_raw(agent) });
+            body(&agent)
+        })
+        .unwrap_or(Err(BridgeError::Closed))
+}
+
+/// Takes the agent out of the shell (later calls are refused), gives its `open` back to the
+/// registry (the last one stops the agent), waits until no thread is inside a call on the shell,
+/// and drops the shell's reference. Idempotent.
+fn close_shell(shell: &Shell) {
+    let agent = shell.agent.swap(ptr::null_mut(), Ordering::SeqCst);
+    if agent.is_null() {
+        return;
+    }
+    // SAFETY: from `Arc::into_raw` in `open`; the swap hands it out exactly once.
+    let agent = unsafe { Arc::from_raw(agent) };
+    registry::release(&agent);
+    let this = shell as *const Shell as *mut Shell;
+    while THREADS.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|t| t.0.load(Ordering::SeqCst) == this) {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    drop(agent);
+}
+
 /// Runs the body of an export that takes primitives only: a panic is caught here (the panic hook
 /// has recorded its message), and an error or a panic returns `T::default()`, which means refused.
 fn fail_closed<T: Default>(body: impl FnOnce() -> Result<T, BridgeError>) -> T {
@@ -130,8 +221,12 @@ fn fail_closed<T: Default>(body: impl FnOnce() -> Result<T, BridgeError>) -> T {
 }
 
 /// What an error returns, after one ERROR record for the log: the default, which means refused.
+/// A closed handle refuses without an ERROR: a call after `close` is Kafka shutting down.
 fn refused<T: Default>(err: BridgeError) -> T {
-    tracing::error!("{err}; the request was refused");
+    match err {
+        BridgeError::Closed => tracing::debug!("{err}; the request was refused"),
+        err => tracing::error!("{err}; the request was refused"),
+    }
     T::default()
 }
 
@@ -184,8 +279,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_abiVe
     .resolve::<FailClosed>()
 }
 
-/// `settings` is a sequence of (key, value) strings; the answer is `[0] + handle (i64 LE)` or
-/// `[1] + UTF-8 message` naming the key and the fix.
+/// `settings` is a sequence of (key, value) strings; the answer is `[0] + handle (i64 LE) + start
+/// timeout in ms (i64 LE, `grantforge.start.timeout.ms` as the agent's configuration parsed it)`
+/// or `[1] + UTF-8 message` naming the key and the fix.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_open<'local>(
     mut env: EnvUnowned<'local>,
@@ -195,16 +291,11 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_open<
     env.with_env(|env| -> Result<JByteArray<'local>, BridgeError> {
         logging::install();
         let bytes = env.convert_byte_array(&settings)?;
-        let answer = match decode_settings(&bytes)
-            .map_err(|e| e.to_string())
-            .and_then(|s| AgentConfig::from_settings(&s).map_err(|e| e.to_string()))
-            .and_then(|config| registry::open(config).map_err(|e| e.to_string()))
-        {
-            Ok(agent) => {
-                let shell: &'static Shell =
-                    Box::leak(Box::new(Shell { magic: SHELL_MAGIC, agent, closed: AtomicBool::new(false) }));
+        let answer = match open_shell(&bytes) {
+            Ok((handle, start_timeout)) => {
                 let mut answer = vec![0u8];
-                answer.extend_from_slice(&(shell as *const Shell as i64).to_le_bytes());
+                answer.extend_from_slice(&handle.to_le_bytes());
+                answer.extend_from_slice(&(start_timeout.as_millis() as i64).to_le_bytes());
                 answer
             }
             Err(message) => {
@@ -216,6 +307,17 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_open<
         Ok(env.byte_array_from_slice(&answer)?)
     })
     .resolve::<FailClosed>()
+}
+
+/// Validates the settings and opens (or joins) the agent: its handle and the start timeout.
+fn open_shell(settings: &[u8]) -> Result<(jlong, Duration), String> {
+    let settings = decode_settings(settings).map_err(|e| e.to_string())?;
+    let config = AgentConfig::from_settings(&settings).map_err(|e| e.to_string())?;
+    let start_timeout = config.start_timeout;
+    let agent = registry::open(config).map_err(|e| e.to_string())?;
+    let shell: &'static Shell =
+        Box::leak(Box::new(Shell { magic: SHELL_MAGIC, agent: AtomicPtr::new(Arc::into_raw(agent) as *mut Agent) }));
+    Ok((shell as *const Shell as jlong, start_timeout))
 }
 
 /// The address of a direct buffer: the shim registers each thread's request buffer once, and
@@ -242,22 +344,23 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_autho
     length: jint,
 ) -> jlong {
     fail_closed(|| {
-        let agent = &shell(handle)?.agent;
-        let mut buffer = DirectBuffer::new(address, capacity, length)?;
-        MEMO.with(|memo| {
-            let mut memo = memo.borrow_mut();
-            let mut slots = ActionSlots::default();
-            let (context, actions) = decode_authorize(buffer.request(), &mut memo, &mut slots)?;
-            if actions.len() <= 63 {
-                let mut allowed = [false; 63];
-                agent.authorize(context, actions, &mut allowed[..actions.len()]);
-                return Ok(allowed.iter().enumerate().fold(0, |mask, (i, a)| mask | (jlong::from(*a) << i)));
-            }
-            let mut allowed = vec![false; actions.len()];
-            agent.authorize(context, actions, &mut allowed);
-            drop(slots);
-            buffer.write_results(&allowed)?;
-            Ok(RESULTS_IN_BUFFER)
+        with_agent(handle, |agent| {
+            let mut buffer = DirectBuffer::new(address, capacity, length)?;
+            MEMO.with(|memo| {
+                let mut memo = memo.borrow_mut();
+                let mut slots = ActionSlots::default();
+                let (context, actions) = decode_authorize(buffer.request(), &mut memo, &mut slots)?;
+                if actions.len() <= 63 {
+                    let mut allowed = [false; 63];
+                    agent.authorize(context, actions, &mut allowed[..actions.len()]);
+                    return Ok(allowed.iter().enumerate().fold(0, |mask, (i, a)| mask | (jlong::from(*a) << i)));
+                }
+                let mut allowed = vec![false; actions.len()];
+                agent.authorize(context, actions, &mut allowed);
+                drop(slots);
+                buffer.write_results(&allowed)?;
+                Ok(RESULTS_IN_BUFFER)
+            })
         })
     })
 }
@@ -272,12 +375,13 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_autho
     length: jint,
 ) -> jboolean {
     fail_closed(|| {
-        let agent = &shell(handle)?.agent;
-        let buffer = DirectBuffer::new(address, capacity, length)?;
-        MEMO.with(|memo| {
-            let mut memo = memo.borrow_mut();
-            let (context, operation, resource_type) = decode_by_resource_type(buffer.request(), &mut memo)?;
-            Ok(agent.authorize_by_resource_type(context, operation, resource_type))
+        with_agent(handle, |agent| {
+            let buffer = DirectBuffer::new(address, capacity, length)?;
+            MEMO.with(|memo| {
+                let mut memo = memo.borrow_mut();
+                let (context, operation, resource_type) = decode_by_resource_type(buffer.request(), &mut memo)?;
+                Ok(agent.authorize_by_resource_type(context, operation, resource_type))
+            })
         })
     })
 }
@@ -288,12 +392,13 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_gener
     _class: JClass<'local>,
     handle: jlong,
 ) -> jlong {
-    env.with_env(|_env| -> Result<jlong, BridgeError> { Ok(shell(handle)?.agent.generation() as jlong) })
+    env.with_env(|_env| -> Result<jlong, BridgeError> { with_agent(handle, |agent| Ok(agent.generation() as jlong)) })
         .resolve::<FailClosed>()
 }
 
 /// The ACL view: `u32 count` then per row `u8 resourceType u8 patternType str name str principal
-/// u8 operation u8 permission` (Kafka's codes; host `*`). Empty without a snapshot.
+/// u8 operation u8 permission` (Kafka's codes; host `*`). Empty without a snapshot. At most
+/// `grantforge_kafka::ACL_VIEW_MAX_ROWS` rows: the view is bounded when the snapshot is loaded.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_acls<'local>(
     mut env: EnvUnowned<'local>,
@@ -301,7 +406,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_acls<
     handle: jlong,
 ) -> JByteArray<'local> {
     env.with_env(|env| -> Result<JByteArray<'local>, BridgeError> {
-        let policies = shell(handle)?.agent.policies();
+        let policies = with_agent(handle, |agent| Ok(agent.policies()))?;
         let rows = policies.as_ref().map_or(&[][..], |p| p.acl_rows());
         let mut out = Vec::with_capacity(4 + rows.len() * 32);
         out.extend_from_slice(&(rows.len() as u32).to_le_bytes());
@@ -318,6 +423,22 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_acls<
     .resolve::<FailClosed>()
 }
 
+/// How many rows the ACL view has (`Authorizer.aclCount`), without shipping them; 0 without a
+/// snapshot or once closed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_aclCount<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jint {
+    env.with_env(|_env| -> Result<jint, BridgeError> { acl_count(handle) }).resolve::<FailClosed>()
+}
+
+fn acl_count(handle: jlong) -> Result<jint, BridgeError> {
+    let rows = with_agent(handle, |agent| Ok(agent.policies().map_or(0, |p| p.acl_rows().len())))?;
+    Ok(jint::try_from(rows).unwrap_or(jint::MAX))
+}
+
 /// The service of the snapshot in force (UTF-8; empty without one), for messages to operators.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_serviceName<'local>(
@@ -326,7 +447,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_servi
     handle: jlong,
 ) -> JByteArray<'local> {
     env.with_env(|env| -> Result<JByteArray<'local>, BridgeError> {
-        let service = shell(handle)?.agent.policies().map(|p| p.service.clone()).unwrap_or_default();
+        let service = with_agent(handle, |agent| Ok(agent.policies()))?.map(|p| p.service.clone()).unwrap_or_default();
         Ok(env.byte_array_from_slice(service.as_bytes())?)
     })
     .resolve::<FailClosed>()
@@ -340,7 +461,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_stats
     handle: jlong,
 ) -> JByteArray<'local> {
     env.with_env(|env| -> Result<JByteArray<'local>, BridgeError> {
-        let stats = shell(handle)?.agent.stats();
+        let stats = with_agent(handle, |agent| Ok(agent.stats()))?;
         let numbers = [
             stats.decisions_allowed as i64,
             stats.decisions_denied as i64,
@@ -374,7 +495,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_await
 ) -> jboolean {
     env.with_env(|_env| -> Result<jboolean, BridgeError> {
         let timeout = Duration::from_millis(u64::try_from(timeout_ms).unwrap_or(0));
-        Ok(shell(handle)?.agent.await_snapshot(timeout))
+        // Waits on its own reference, outside the call: `close` does not wait for the timeout.
+        let agent = with_agent(handle, |agent| Ok(Arc::clone(agent)))?;
+        Ok(agent.await_snapshot(timeout))
     })
     .resolve::<FailClosed>()
 }
@@ -425,10 +548,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_close
     handle: jlong,
 ) {
     env.with_env(|_env| -> Result<(), BridgeError> {
-        let shell = shell(handle)?;
-        if !shell.closed.swap(true, Ordering::AcqRel) {
-            registry::release(&shell.agent);
-        }
+        close_shell(shell(handle)?);
         Ok(())
     })
     .resolve::<FailClosed>()
@@ -446,5 +566,173 @@ mod tests {
         assert!(matches!(shell(0), Err(BridgeError::BadHandle)));
         let not_a_shell = Box::leak(Box::new([0u64; 4]));
         assert!(matches!(shell(not_a_shell.as_ptr() as jlong), Err(BridgeError::BadHandle)));
+    }
+
+    use std::path::PathBuf;
+    use std::sync::atomic::AtomicBool;
+
+    use crate::codec::VERSION;
+
+    const READ: u8 = 3;
+    const WRITE: u8 = 4;
+    const DELETE: u8 = 6;
+    const TOPIC: u8 = 2;
+    const LITERAL: u8 = 3;
+
+    fn e2e() -> String {
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/snapshots/e2e.json")).unwrap()
+    }
+
+    /// A policy file of its own per test: one agent per file in the registry.
+    fn policy_file(test: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("gf-jni-{}-{test}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("policies.json");
+        std::fs::write(&file, text).unwrap();
+        file
+    }
+
+    fn settings(pairs: &[(&str, &str)]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for (key, value) in pairs {
+            put_str(&mut bytes, key);
+            put_str(&mut bytes, value);
+        }
+        bytes
+    }
+
+    fn open(file: &std::path::Path) -> jlong {
+        open_shell(&settings(&[("grantforge.policy.file", file.to_str().unwrap()), ("super.users", "User:admin")])).unwrap().0
+    }
+
+    /// A request in the layout of `RequestEncoder.java` (see `codec.rs`).
+    fn request(user: &str, actions: &[(u8, &str)]) -> Vec<u8> {
+        let mut context = Vec::new();
+        put_str(&mut context, "User");
+        put_str(&mut context, user);
+        context.extend_from_slice(&[4, 127, 0, 0, 1]);
+        put_str(&mut context, "SASL_PLAINTEXT");
+        put_str(&mut context, "client");
+        context.extend_from_slice(&0i16.to_le_bytes());
+        context.extend_from_slice(&9i16.to_le_bytes());
+        let mut bytes = vec![VERSION];
+        bytes.extend_from_slice(&(context.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&context);
+        bytes.extend_from_slice(&(actions.len() as u32).to_le_bytes());
+        for (operation, name) in actions {
+            bytes.extend_from_slice(&[*operation, TOPIC, LITERAL, 0]);
+            put_str(&mut bytes, name);
+        }
+        bytes
+    }
+
+    /// Calls the export as the shim does, with `bytes` as the thread's buffer.
+    fn authorize(handle: jlong, bytes: &mut [u8]) -> jlong {
+        let length = bytes.len() as jint;
+        Java_org_devlive_grantforge_kafka_agent_NativeAgent_authorize(
+            ptr::null_mut(),
+            ptr::null_mut(),
+            handle,
+            bytes.as_mut_ptr() as jlong,
+            length,
+            length,
+        )
+    }
+
+    #[test]
+    fn after_close_a_handle_answers_nothing_and_the_agent_is_freed() {
+        let handle = open(&policy_file("close", &e2e()));
+        let write_orders = || request("alice", &[(WRITE, "orders")]);
+        assert_eq!(authorize(handle, &mut write_orders()), 1);
+        assert_eq!(authorize(handle, &mut request("admin", &[(DELETE, "orders")])), 1, "a super user");
+        assert_eq!(acl_count(handle).unwrap(), 7);
+        let agent = with_agent(handle, |agent| Ok(Arc::downgrade(agent))).unwrap();
+
+        close_shell(shell(handle).unwrap());
+        assert!(agent.upgrade().is_none(), "the agent (its token, its snapshots) is freed");
+        assert_eq!(authorize(handle, &mut write_orders()), 0);
+        assert_eq!(authorize(handle, &mut request("admin", &[(DELETE, "orders")])), 0, "not even a super user");
+        assert!(matches!(acl_count(handle), Err(BridgeError::Closed)));
+        close_shell(shell(handle).unwrap());
+        assert_eq!(authorize(handle, &mut write_orders()), 0, "closing twice changes nothing");
+    }
+
+    #[test]
+    fn closing_while_other_threads_authorize_is_safe() {
+        let handle = open(&policy_file("close-racing", &e2e()));
+        let agent = with_agent(handle, |agent| Ok(Arc::downgrade(agent))).unwrap();
+        let closed = Arc::new(AtomicBool::new(false));
+        let callers: Vec<_> = (0..4)
+            .map(|_| {
+                let closed = Arc::clone(&closed);
+                std::thread::spawn(move || {
+                    let mut calls = 0u64;
+                    loop {
+                        let was_closed = closed.load(Ordering::SeqCst);
+                        let answer = authorize(handle, &mut request("alice", &[(WRITE, "orders")]));
+                        calls += 1;
+                        if was_closed {
+                            assert_eq!(answer, 0, "a call that starts after close is refused");
+                            return calls;
+                        }
+                        assert!(answer == 0 || answer == 1);
+                    }
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(50));
+        close_shell(shell(handle).unwrap());
+        closed.store(true, Ordering::SeqCst);
+        assert!(agent.upgrade().is_none(), "close waited for the calls in flight, then freed the agent");
+        for caller in callers {
+            assert!(caller.join().unwrap() > 0);
+        }
+    }
+
+    #[test]
+    fn seventy_thousand_actions_in_one_call_are_answered() {
+        let handle = open(&policy_file("many-actions", &e2e()));
+        let actions: Vec<(u8, &str)> = (0..70_000).map(|i| (if i % 2 == 0 { READ } else { DELETE }, "orders")).collect();
+        let mut bytes = request("alice", &actions);
+        assert_eq!(authorize(handle, &mut bytes), RESULTS_IN_BUFFER);
+        for (i, answer) in bytes[..70_000].iter().enumerate() {
+            assert_eq!(*answer, u8::from(i % 2 == 0), "action {i}");
+        }
+        close_shell(shell(handle).unwrap());
+    }
+
+    #[test]
+    fn open_answers_the_start_timeout_and_refuses_a_blank_one_naming_the_key() {
+        let file = policy_file("start-timeout", &e2e());
+        let file = file.to_str().unwrap();
+        let (handle, timeout) =
+            open_shell(&settings(&[("grantforge.policy.file", file), ("grantforge.start.timeout.ms", "4500")])).unwrap();
+        assert_eq!(timeout, Duration::from_millis(4500));
+        close_shell(shell(handle).unwrap());
+        for blank in ["", " "] {
+            let err = open_shell(&settings(&[("grantforge.policy.file", file), ("grantforge.start.timeout.ms", blank)])).unwrap_err();
+            assert!(err.starts_with("grantforge.start.timeout.ms:"), "{err}");
+        }
+        let (handle, timeout) = open_shell(&settings(&[("grantforge.policy.file", file)])).unwrap();
+        assert_eq!(timeout, Duration::from_secs(30), "the default");
+        close_shell(shell(handle).unwrap());
+    }
+
+    #[test]
+    fn snapshot_warnings_are_logged_once_at_warn_when_the_snapshot_is_applied() {
+        logging::install();
+        let text = e2e().replacen(
+            "\"accessTypes\":[\"describe\"],\"conditions\":[]",
+            "\"accessTypes\":[\"describe\"],\"conditions\":[{\"type\":\"ip-range\",\"values\":[\"10.0.0.0/99\"]}]",
+            1,
+        );
+        let handle = open(&policy_file("warnings", &text));
+        let warnings: Vec<_> = logging::drain()
+            .into_iter()
+            .filter(|r| r.level == LogLevel::Warn && r.message.contains("10.0.0.0/99"))
+            .collect();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].message.starts_with("policy version 1: policy 3: the values"), "{}", warnings[0].message);
+        close_shell(shell(handle).unwrap());
     }
 }

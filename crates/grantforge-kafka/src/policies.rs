@@ -4,7 +4,7 @@ use std::fmt;
 
 use grantforge_engine::{AccessRequest, Explanation, Instant, Outcome, PolicyEngine, RequestError, Snapshot};
 
-use crate::acl::{acl_rows, AclRow};
+use crate::acl::{acl_view, AclRow, AclView, ACL_VIEW_MAX_ROWS};
 use crate::conditions::{kafka_evaluators, ConditionReads, KafkaContext};
 use crate::names::{Operation, ResourceType};
 
@@ -106,7 +106,7 @@ pub struct KafkaPolicies {
     /// What of the request the conditions read, so a decision cache keys on exactly that.
     pub reads: ConditionReads,
     engine: PolicyEngine<KafkaContext>,
-    acl_rows: Vec<AclRow>,
+    acl_view: AclView,
 }
 
 impl KafkaPolicies {
@@ -125,7 +125,7 @@ impl KafkaPolicies {
         let engine = PolicyEngine::build(snapshot, &kafka_evaluators()).map_err(LoadError::Snapshot)?;
         Ok(KafkaPolicies {
             reads: ConditionReads::of(&engine),
-            acl_rows: acl_rows(snapshot, now),
+            acl_view: acl_view(snapshot, now, ACL_VIEW_MAX_ROWS),
             service: snapshot.service.clone(),
             service_enabled: snapshot.service_enabled,
             policy_version: snapshot.policy_version,
@@ -194,9 +194,27 @@ impl KafkaPolicies {
             .unwrap_or(false)
     }
 
-    /// The policies as ACL rows, computed when the snapshot was loaded.
+    /// The policies as ACL rows, computed when the snapshot was loaded: at most
+    /// [`ACL_VIEW_MAX_ROWS`](crate::ACL_VIEW_MAX_ROWS), see [`KafkaPolicies::warnings`].
     pub fn acl_rows(&self) -> &[AclRow] {
-        &self.acl_rows
+        &self.acl_view.rows
+    }
+
+    /// What the operator should read once, when the snapshot is applied: the engine's warnings (a
+    /// condition without an evaluator in this agent, values of a condition that do not compile,
+    /// both taken in the safe direction) and an ACL view that stopped at its maximum.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = self.engine.warnings().to_vec();
+        let view = &self.acl_view;
+        if view.truncated() {
+            warnings.push(format!(
+                "the ACL view (Authorizer.acls, kafka-acls --list) is cut at {} rows: the policies ask for {} rows, and it lists the {} distinct rows of the first of them; decisions are not affected, only the listing is incomplete (use `explain` for one resource)",
+                view.max_rows,
+                view.asked,
+                view.rows.len()
+            ));
+        }
+        warnings
     }
 
     /// The compiled engine, for `explain`.
@@ -260,4 +278,100 @@ fn check_definition(snapshot: &Snapshot) -> Result<(), LoadError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e2e() -> String {
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/snapshots/e2e.json")).unwrap()
+    }
+
+    fn quoted(items: impl Iterator<Item = String>) -> String {
+        items.map(|item| format!("\"{item}\"")).collect::<Vec<_>>().join(",")
+    }
+
+    /// Policy 1 of the fixture with 3,000 topics, 3,000 users and all 13 access types: 77 KB that
+    /// ask for 3,000 × 3,000 × 13 = 117 M ACL rows (4.7 GB of rows before deduplication), plus the
+    /// fixture's other 5.
+    fn cross_product_snapshot() -> String {
+        let values = quoted((0..3000).map(|i| format!("topic-{i}")));
+        let users = quoted((0..3000).map(|i| format!("user-{i}")));
+        let all = quoted(
+            ["all", "read", "write", "create", "delete", "alter", "describe", "cluster_action", "describe_configs", "alter_configs", "idempotent_write", "create_tokens", "describe_tokens"]
+                .iter()
+                .map(|a| a.to_string()),
+        );
+        let text = e2e()
+            .replacen("\"values\":[\"orders\"]", &format!("\"values\":[{values}]"), 1)
+            .replacen(
+                "\"users\":[\"alice\"],\"groups\":[],\"roles\":[],\"accessTypes\":[\"read\",\"write\"]",
+                &format!("\"users\":[{users}],\"groups\":[],\"roles\":[],\"accessTypes\":[{all}]"),
+                1,
+            );
+        assert!(text.len() < 80_000, "{} bytes", text.len());
+        text
+    }
+
+    #[test]
+    fn a_small_snapshot_asking_for_a_hundred_million_acl_rows_loads_quickly_with_bounded_rows_and_one_warning() {
+        let text = cross_product_snapshot();
+        let started = std::time::Instant::now();
+        let policies = KafkaPolicies::load(text.as_bytes(), Instant::now()).unwrap();
+        let took = started.elapsed();
+        eprintln!("{} bytes asking for 117 M ACL rows loaded in {took:?}", text.len());
+        assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
+        let rows = policies.acl_rows().len();
+        assert!(rows <= ACL_VIEW_MAX_ROWS && rows > ACL_VIEW_MAX_ROWS / 2, "{rows} rows");
+        let warnings = policies.warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("cut at 1000000 rows") && warnings[0].contains("ask for 117000005 rows"), "{}", warnings[0]);
+        // The view is cut, the decisions are not.
+        let user = RequestContext {
+            principal: Principal { principal_type: "User".into(), name: "user-2999".into() },
+            ..Default::default()
+        };
+        let action = Action {
+            operation: Some(Operation::Create),
+            resource_type: Some(ResourceType::Topic),
+            literal: true,
+            name: "topic-2999",
+            log_if_allowed: false,
+            log_if_denied: false,
+        };
+        assert!(policies.decide(&user, &action, Instant::now()).allowed);
+    }
+
+    #[test]
+    fn the_fixture_has_its_whole_acl_view_and_no_warning() {
+        let policies = KafkaPolicies::load(e2e().as_bytes(), Instant::now()).unwrap();
+        assert_eq!(policies.acl_rows().len(), 7);
+        assert!(policies.warnings().is_empty(), "{:?}", policies.warnings());
+    }
+
+    #[test]
+    fn engine_warnings_are_surfaced_for_the_agent_to_log() {
+        let text = e2e()
+            .replacen(
+                "\"conditions\":[{\"name\":\"ip-range\"",
+                "\"conditions\":[{\"name\":\"geo\",\"evaluator\":\"geo-ip\",\"options\":{}},{\"name\":\"ip-range\"",
+                1,
+            )
+            .replacen(
+                "\"accessTypes\":[\"read\",\"write\"],\"conditions\":[]",
+                "\"accessTypes\":[\"read\",\"write\"],\"conditions\":[{\"type\":\"geo\",\"values\":[\"EU\"]}]",
+                1,
+            )
+            .replacen(
+                "\"accessTypes\":[\"describe\"],\"conditions\":[]",
+                "\"accessTypes\":[\"describe\"],\"conditions\":[{\"type\":\"ip-range\",\"values\":[\"10.0.0.0/99\"]}]",
+                1,
+            );
+        let policies = KafkaPolicies::load(text.as_bytes(), Instant::now()).unwrap();
+        let warnings = policies.warnings();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings.iter().any(|w| w.contains("condition geo has no evaluator")), "{warnings:?}");
+        assert!(warnings.iter().any(|w| w.contains("10.0.0.0/99")), "{warnings:?}");
+    }
 }

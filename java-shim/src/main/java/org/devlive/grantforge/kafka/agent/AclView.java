@@ -15,46 +15,30 @@ import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
 
 /**
- * The policies in force as Kafka {@link AclBinding}s, decoded once per snapshot (the native
- * library computes the rows when it applies a snapshot) and filtered with Kafka's own
+ * The policies in force as Kafka {@link AclBinding}s, filtered with Kafka's own
  * {@link AclBindingFilter#matches}, so {@code kafka-acls --list} behaves as with any authorizer.
+ *
+ * <p>The native library computes the rows when it applies a snapshot (at most
+ * {@code ACL_VIEW_MAX_ROWS} of {@code crates/grantforge-kafka/src/acl.rs}). They are fetched for each
+ * {@code acls(filter)} call, decoded one at a time, and only the matching ones are kept: the broker's
+ * heap never holds the whole view between calls, and {@code aclCount()} asks the native library
+ * for the number without fetching any row.
  */
 final class AclView {
     private final long handle;
-    private long generation = Long.MIN_VALUE;
-    private List<AclBinding> bindings = Collections.emptyList();
 
     AclView(long handle) {
         this.handle = handle;
     }
 
-    synchronized List<AclBinding> bindings() {
-        long now = NativeAgent.generation(handle);
-        if (now != generation) {
-            bindings = decode(NativeAgent.acls(handle));
-            generation = now;
-        }
-        return bindings;
-    }
-
     List<AclBinding> matching(AclBindingFilter filter) {
-        List<AclBinding> all = bindings();
-        List<AclBinding> matching = new ArrayList<AclBinding>();
-        for (AclBinding binding : all) {
-            if (filter.matches(binding)) {
-                matching.add(binding);
-            }
-        }
-        return matching;
-    }
-
-    private static List<AclBinding> decode(byte[] rows) {
-        if (rows == null) {
+        byte[] rows = NativeAgent.acls(handle);
+        if (rows == null || rows.length < 4) {
             return Collections.emptyList();
         }
         ByteBuffer in = ByteBuffer.wrap(rows).order(ByteOrder.LITTLE_ENDIAN);
         int count = in.getInt();
-        List<AclBinding> bindings = new ArrayList<AclBinding>(count);
+        List<AclBinding> matching = new ArrayList<AclBinding>();
         for (int i = 0; i < count; i++) {
             ResourceType type = ResourceType.fromCode(in.get());
             PatternType patternType = PatternType.fromCode(in.get());
@@ -62,9 +46,12 @@ final class AclView {
             String principal = Wire.readString(in);
             AclOperation operation = AclOperation.fromCode(in.get());
             AclPermissionType permission = AclPermissionType.fromCode(in.get());
-            bindings.add(new AclBinding(new ResourcePattern(type, name, patternType),
-                new AccessControlEntry(principal, "*", operation, permission)));
+            AclBinding binding = new AclBinding(new ResourcePattern(type, name, patternType),
+                new AccessControlEntry(principal, "*", operation, permission));
+            if (filter.matches(binding)) {
+                matching.add(binding);
+            }
         }
-        return Collections.unmodifiableList(bindings);
+        return matching;
     }
 }

@@ -39,7 +39,6 @@ import org.slf4j.LoggerFactory;
 public class GrantForgeKafkaAuthorizer implements Authorizer {
     private static final Logger LOG = LoggerFactory.getLogger(GrantForgeKafkaAuthorizer.class);
     private static final String START_TIMEOUT_KEY = "grantforge.start.timeout.ms";
-    private static final long DEFAULT_START_TIMEOUT_MS = 30_000L;
     /**
      * The answers to a one-action call, shared: Kafka only reads the list (its own AclAuthorizer returned
      * unmodifiable lists), and most calls ask about one action.
@@ -53,7 +52,12 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
     final long nativeHandle() {
         return handle;
     }
-    private long startTimeoutMs = DEFAULT_START_TIMEOUT_MS;
+    /** {@code grantforge.start.timeout.ms} as the native agent parsed and validated it (the only place that does). */
+    private long startTimeoutMs;
+
+    final long startTimeoutMs() {
+        return startTimeoutMs;
+    }
     private AclView aclView;
     private AgentMetrics metrics;
 
@@ -75,12 +79,28 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
         if (answer[0] != 0) {
             throw refuseToStart(new String(answer, 1, answer.length - 1, StandardCharsets.UTF_8));
         }
-        handle = ByteBuffer.wrap(answer, 1, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
-        LOG.info("GrantForge agent {} configured on Java {} (native library from {})", AgentVersion.VERSION,
-            System.getProperty("java.version"), library);
-        aclView = new AclView(handle);
-        if (settings.containsKey(START_TIMEOUT_KEY)) {
-            startTimeoutMs = Long.parseLong(settings.get(START_TIMEOUT_KEY).trim());
+        // [0] + handle + start timeout in ms, little-endian longs.
+        ByteBuffer opened = ByteBuffer.wrap(answer).order(ByteOrder.LITTLE_ENDIAN);
+        long agent = answer.length >= 9 ? opened.getLong(1) : 0L;
+        try {
+            if (answer.length != 17) {
+                throw refuseToStart("the native library answered open with " + answer.length
+                    + " bytes instead of 17; use the native library of this agent version");
+            }
+            startTimeoutMs = opened.getLong(9);
+            aclView = new AclView(agent);
+            handle = agent;
+            LOG.info("GrantForge agent {} configured on Java {} (native library from {})", AgentVersion.VERSION,
+                System.getProperty("java.version"), library);
+        } catch (RuntimeException | Error e) {
+            // Whatever fails once the native agent is open gives it back: no agent outlives a failed configure.
+            handle = 0L;
+            aclView = null;
+            if (agent != 0L) {
+                NativeAgent.close(agent);
+                NativeLogDrain.drainNow();
+            }
+            throw e;
         }
     }
 
@@ -158,6 +178,7 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
         int length = encoder.encodeAuthorize(requestContext, actions);
         long answer = NativeAgent.authorize(handle, encoder.address(), encoder.capacity(), length);
         if (count == 1) {
+            encoder.afterCall();
             return answer >= 0 && (answer & 1L) == 1L ? ONLY_ALLOWED : ONLY_DENIED;
         }
         List<AuthorizationResult> results = new ArrayList<AuthorizationResult>(count);
@@ -167,6 +188,7 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
                 : i < 63 && (answer >= 0) && ((answer >>> i) & 1L) == 1L;
             results.add(allowed ? AuthorizationResult.ALLOWED : AuthorizationResult.DENIED);
         }
+        encoder.afterCall();
         return results;
     }
 
@@ -185,8 +207,9 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
         }
         RequestEncoder encoder = RequestEncoder.forThisThread();
         int length = encoder.encodeByResourceType(requestContext, op, resourceType);
-        return NativeAgent.authorizeByResourceType(handle, encoder.address(), encoder.capacity(), length)
-            ? AuthorizationResult.ALLOWED : AuthorizationResult.DENIED;
+        boolean allowed = NativeAgent.authorizeByResourceType(handle, encoder.address(), encoder.capacity(), length);
+        encoder.afterCall();
+        return allowed ? AuthorizationResult.ALLOWED : AuthorizationResult.DENIED;
     }
 
     @Override
@@ -221,11 +244,17 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
         return aclView == null ? Collections.<AclBinding>emptyList() : aclView.matching(filter);
     }
 
+    /** Counted by the native library: no row is shipped or decoded. */
     @Override
     public int aclCount() {
-        return aclView == null ? 0 : aclView.bindings().size();
+        long agent = handle;
+        return agent == 0L ? 0 : NativeAgent.aclCount(agent);
     }
 
+    /**
+     * Gives the native agent back (the last authorizer of the JVM stops it and frees its snapshots and token).
+     * The handle then answers nothing: every later {@code authorize} is refused, super users' included.
+     */
     @Override
     public void close() {
         long closing = handle;

@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
  */
 final class NativeAgent {
     /** Must equal {@code ABI_VERSION} of the library: the buffer layout and these signatures. */
-    static final int ABI_VERSION = 2;
+    static final int ABI_VERSION = 3;
 
     /** {@link #authorize} wrote one byte per action into the buffer instead of a bit mask. */
     static final long RESULTS_IN_BUFFER = -2L;
@@ -22,7 +22,11 @@ final class NativeAgent {
 
     static native int abiVersion();
 
-    /** Settings as (key, value) strings; answer {@code [0] + handle} or {@code [1] + message}. */
+    /**
+     * Settings as (key, value) strings; answer {@code [0] + handle + start timeout in ms} (two little-endian
+     * longs; the timeout is {@code grantforge.start.timeout.ms} as the native configuration parsed it) or
+     * {@code [1] + message}.
+     */
     static native byte[] open(byte[] settings);
 
     /** The native address of a direct buffer; the buffer must stay reachable while the address is used. */
@@ -35,7 +39,11 @@ final class NativeAgent {
     /** Changes whenever another snapshot is applied. */
     static native long generation(long handle);
 
+    /** The ACL view's rows (at most the native cap); null once closed. */
     static native byte[] acls(long handle);
+
+    /** How many rows the ACL view has, without shipping them; 0 without a snapshot or once closed. */
+    static native int aclCount(long handle);
 
     static native byte[] serviceName(long handle);
 
@@ -50,6 +58,7 @@ final class NativeAgent {
 
     static native byte[] drainLogs();
 
+    /** Gives the agent back; the handle then answers nothing (every call refused). Idempotent. */
     static native void close(long handle);
 
     /** Arguments separated by NUL and standard input, UTF-8; answer {@code [exit code] + output}. */

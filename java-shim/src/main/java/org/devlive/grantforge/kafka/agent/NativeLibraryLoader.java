@@ -4,18 +4,26 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * Loads the agent's native library once per class loader: from {@code grantforge.native.library.path}
  * when set (no fallback: an operator who names a file means that file), otherwise from the JAR,
- * copied to a unique temporary file that is deleted right after loading. Every failure names its
- * cause and the key that fixes it; the broker then refuses to start rather than run unchecked.
+ * copied into a new private temporary directory (mode 0700: no other account can replace the
+ * library between its copy and its load) that is deleted with the copy right after loading. Every
+ * failure names its cause and the key that fixes it; the broker then refuses to start rather than
+ * run unchecked.
  */
 final class NativeLibraryLoader {
     static final String PATH_KEY = "grantforge.native.library.path";
     private static final String LIBRARY = "libgrantforge_kafka_jni.so";
+    /** rwx for the owner only. */
+    static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
 
     /** Where the library was loaded from, once it is; null before. */
     private static String origin;
@@ -63,25 +71,58 @@ final class NativeLibraryLoader {
                 + " (it ships linux-x86_64); build one for this platform and set " + PATH_KEY + " to it");
         }
         File tmpDir = new File(System.getProperty("java.io.tmpdir"));
-        File copy;
+        Path copy;
         try {
-            copy = File.createTempFile("grantforge-kafka-" + AgentVersion.VERSION + "-", ".so", tmpDir);
             try {
-                Files.copy(in, copy.toPath(), StandardCopyOption.REPLACE_EXISTING);
+                copy = extract(in, tmpDir.toPath());
             } finally {
                 in.close();
             }
-        } catch (IOException e) {
-            throw new NativeLoadException(PATH_KEY + ": cannot copy the native library to " + tmpDir + " (" + e.getMessage()
-                + "); make java.io.tmpdir writable or set " + PATH_KEY + " to an extracted copy");
+        } catch (IOException | UnsupportedOperationException e) {
+            throw new NativeLoadException(PATH_KEY + ": cannot copy the native library to a private directory in " + tmpDir
+                + " (" + e + "); make java.io.tmpdir a writable POSIX directory or set " + PATH_KEY
+                + " to an extracted copy");
         }
         try {
-            loadFile(copy, "the native library was copied to " + tmpDir);
+            loadFile(copy.toFile(), "the native library was copied to " + tmpDir);
         } finally {
             // The mapping outlives the file on Linux: nothing is left behind in the temp directory.
-            if (!copy.delete()) {
-                copy.deleteOnExit();
-            }
+            delete(copy);
+        }
+    }
+
+    /**
+     * Copies the library into a new directory under {@code parent} created with mode 0700 (atomically, with
+     * the permissions as its creation attribute); returns the copy.
+     */
+    static Path extract(InputStream library, Path parent) throws IOException {
+        Path directory = Files.createTempDirectory(parent, "grantforge-kafka-" + AgentVersion.VERSION + "-",
+            PosixFilePermissions.asFileAttribute(PRIVATE));
+        Path copy = directory.resolve(LIBRARY);
+        try {
+            Files.copy(library, copy);
+        } catch (IOException | RuntimeException e) {
+            delete(copy);
+            throw e;
+        }
+        return copy;
+    }
+
+    /** Deletes the copy and its private directory (at exit if they cannot be deleted now). */
+    static void delete(Path copy) {
+        Path directory = copy.getParent();
+        try {
+            Files.deleteIfExists(copy);
+        } catch (IOException e) {
+            // deleteOnExit deletes in the reverse order of registration: the copy, then its directory.
+            directory.toFile().deleteOnExit();
+            copy.toFile().deleteOnExit();
+            return;
+        }
+        try {
+            Files.deleteIfExists(directory);
+        } catch (IOException e) {
+            directory.toFile().deleteOnExit();
         }
     }
 

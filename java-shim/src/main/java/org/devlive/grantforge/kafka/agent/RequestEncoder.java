@@ -17,13 +17,21 @@ import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
  * Writes a request into the calling thread's direct buffer in the layout the native library reads
  * ({@code crates/grantforge-jni/src/codec.rs}): one buffer per Kafka request thread, reused, grown
  * only when a request does not fit, so the hot path makes no garbage beyond the UTF-8 bytes. The
- * buffer's address is registered with the native library once (per buffer), and the request
- * context is written again only when it differs from the previous call's: a request thread serves
- * one request after another, and each request asks with one context.
+ * buffer's address is taken from the native library once per buffer and passed with every call, and
+ * the request context is written again only when it differs from the previous call's: a request
+ * thread serves one request after another, and each request asks with one context.
+ *
+ * <p>A buffer grown past {@link #RETAINED_CAPACITY} for one large call (a request of many thousand
+ * actions, a huge resource name) is let go after that call ({@link #afterCall}) and the thread goes
+ * back to a buffer of {@link #INITIAL_CAPACITY}, with its new address: direct memory per request
+ * thread stays bounded whatever one client asked once.
  */
 final class RequestEncoder {
-    static final byte VERSION = 2;
-    private static final int INITIAL_CAPACITY = 16 * 1024;
+    /** 3: the action count is a u32, so a call of more than 65,535 actions is answered. */
+    static final byte VERSION = 3;
+    static final int INITIAL_CAPACITY = 16 * 1024;
+    /** A buffer larger than this is released after the call that needed it. */
+    static final int RETAINED_CAPACITY = 256 * 1024;
 
     private static final ThreadLocal<RequestEncoder> PER_THREAD = new ThreadLocal<RequestEncoder>() {
         @Override
@@ -71,12 +79,22 @@ final class RequestEncoder {
         return buffer.get(index) == 1;
     }
 
+    /**
+     * After a call whose answer has been read: a buffer grown past {@link #RETAINED_CAPACITY} goes back to
+     * {@link #INITIAL_CAPACITY} (the next call passes the new buffer's address).
+     */
+    void afterCall() {
+        if (buffer.capacity() > RETAINED_CAPACITY) {
+            useBuffer(INITIAL_CAPACITY);
+        }
+    }
+
     /** Encodes {@code authorize(context, actions)}; returns the number of bytes written. */
     int encodeAuthorize(AuthorizableRequestContext context, List<Action> actions) {
         while (true) {
             try {
                 putContext(context);
-                buffer.putShort((short) actions.size());
+                buffer.putInt(actions.size());
                 for (Action action : actions) {
                     ResourcePattern pattern = action.resourcePattern();
                     buffer.put(action.operation().code());
@@ -87,7 +105,7 @@ final class RequestEncoder {
                 }
                 return buffer.position();
             } catch (java.nio.BufferOverflowException e) {
-                grow();
+                growFor(actions);
             }
         }
     }
@@ -171,7 +189,39 @@ final class RequestEncoder {
     }
 
     private void grow() {
-        useBuffer(buffer.capacity() * 2);
+        useBuffer(grownCapacity(buffer.capacity(), (long) buffer.capacity() * 2));
+    }
+
+    /** Grows at once to what the actions need (not by doubling, re-encoding each time). */
+    private void growFor(List<Action> actions) {
+        long needed = 64L * 1024;
+        for (Action action : actions) {
+            needed += 8 + utf8Length(action.resourcePattern().name());
+        }
+        useBuffer(grownCapacity(buffer.capacity(), needed));
+    }
+
+    /** At least double, at least {@code needed} (plus room for the context), at most the largest array. */
+    private static int grownCapacity(int capacity, long needed) {
+        long grown = Math.max((long) capacity * 2, needed + (needed >> 3));
+        if (capacity == Integer.MAX_VALUE - 8) {
+            throw new IllegalStateException("a request to the native agent would exceed 2 GiB");
+        }
+        return (int) Math.min(grown, Integer.MAX_VALUE - 8);
+    }
+
+    private static long utf8Length(String value) {
+        if (value == null) {
+            return 0;
+        }
+        long length = value.length();
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c >= 0x80) {
+                length += c >= 0x800 && !Character.isSurrogate(c) ? 2 : 1;
+            }
+        }
+        return length;
     }
 
     private void useBuffer(int capacity) {

@@ -123,6 +123,87 @@ class GrantForgeKafkaAuthorizerTest {
             authorizer.authorize(alice, Collections.singletonList(action(AclOperation.READ, ResourceType.TOPIC, "orders"))));
     }
 
+    /** More than 65,535 actions (the old u16 count) in one call: each is answered. */
+    @Test
+    void seventyThousandActionsInOneCallAreAnswered() throws IOException {
+        GrantForgeKafkaAuthorizer authorizer = authorizer(Collections.emptyMap());
+        List<Action> actions = new ArrayList<>();
+        for (int i = 0; i < 70_000; i++) {
+            actions.add(action(i % 2 == 0 ? AclOperation.READ : AclOperation.DELETE, ResourceType.TOPIC, "orders"));
+        }
+        List<AuthorizationResult> results = authorizer.authorize(TestContexts.user("alice"), actions);
+        assertEquals(70_000, results.size());
+        for (int i = 0; i < 70_000; i++) {
+            assertEquals(i % 2 == 0 ? AuthorizationResult.ALLOWED : AuthorizationResult.DENIED, results.get(i), "action " + i);
+        }
+    }
+
+    /** The thread's direct buffer grows for one oversized call and goes back to its default size after it. */
+    @Test
+    void aCallWithAOneMibResourceNameLeavesTheThreadsBufferAtItsDefaultSize() throws IOException {
+        GrantForgeKafkaAuthorizer authorizer = authorizer(Collections.emptyMap());
+        AuthorizableRequestContext alice = TestContexts.user("alice");
+        StringBuilder name = new StringBuilder("orders-");
+        while (name.length() < 1024 * 1024) {
+            name.append('x');
+        }
+        assertEquals(List.of(AuthorizationResult.ALLOWED),
+            authorizer.authorize(alice, List.of(action(AclOperation.READ, ResourceType.TOPIC, name.toString()))),
+            "analysts read orders*");
+        assertEquals(RequestEncoder.INITIAL_CAPACITY, RequestEncoder.forThisThread().capacity());
+        assertEquals(List.of(AuthorizationResult.ALLOWED, AuthorizationResult.DENIED),
+            authorizer.authorize(alice, List.of(action(AclOperation.WRITE, ResourceType.TOPIC, "orders"),
+                action(AclOperation.WRITE, ResourceType.TOPIC, "payments"))),
+            "the next call goes through the new buffer");
+
+        AuthorizableRequestContext huge = TestContexts.user(name.toString());
+        assertEquals(AuthorizationResult.DENIED,
+            authorizer.authorizeByResourceType(huge, AclOperation.WRITE, ResourceType.TOPIC));
+        assertEquals(RequestEncoder.INITIAL_CAPACITY, RequestEncoder.forThisThread().capacity());
+    }
+
+    /** After close, the handle answers nothing: every request is refused, super users' too, without a crash. */
+    @Test
+    void afterCloseEveryRequestIsRefused() throws IOException {
+        GrantForgeKafkaAuthorizer authorizer = authorizer(Collections.emptyMap());
+        List<Action> write = List.of(action(AclOperation.WRITE, ResourceType.TOPIC, "orders"));
+        assertEquals(List.of(AuthorizationResult.ALLOWED), authorizer.authorize(TestContexts.user("admin"), write));
+        assertTrue(authorizer.aclCount() > 0);
+        authorizer.close();
+        assertEquals(List.of(AuthorizationResult.DENIED), authorizer.authorize(TestContexts.user("alice"), write));
+        assertEquals(List.of(AuthorizationResult.DENIED), authorizer.authorize(TestContexts.user("admin"), write));
+        List<Action> many = new ArrayList<>(Collections.nCopies(100, write.get(0)));
+        assertEquals(Collections.nCopies(100, AuthorizationResult.DENIED), authorizer.authorize(TestContexts.user("alice"), many));
+        assertEquals(AuthorizationResult.DENIED,
+            authorizer.authorizeByResourceType(TestContexts.user("admin"), AclOperation.WRITE, ResourceType.TOPIC));
+        assertEquals(0, authorizer.aclCount());
+        assertFalse(authorizer.acls(AclBindingFilter.ANY).iterator().hasNext());
+        authorizer.close();
+    }
+
+    @Test
+    void theStartTimeoutIsTheOneTheNativeConfigurationParsed() throws IOException {
+        Map<String, Object> timeout = new HashMap<>();
+        timeout.put("grantforge.start.timeout.ms", " 4500 ");
+        assertEquals(4500L, authorizer(timeout).startTimeoutMs());
+    }
+
+    /** A blank start timeout stops the broker naming the key, and leaves no native agent behind. */
+    @Test
+    void aBlankStartTimeoutIsRefusedNamingTheKeyAndLeavesNoAgent() throws IOException {
+        for (String blank : new String[] {"", "  "}) {
+            Map<String, Object> timeout = new HashMap<>();
+            timeout.put("grantforge.start.timeout.ms", blank);
+            ConfigException e = assertThrows(ConfigException.class, () -> authorizer(timeout));
+            assertTrue(e.getMessage().contains("grantforge.start.timeout.ms"), e.getMessage());
+        }
+        // An agent left open by the failed configure would hold the policy file with other settings.
+        Map<String, Object> other = new HashMap<>();
+        other.put("super.users", "User:someone-else");
+        assertEquals(List.of(AuthorizationResult.ALLOWED),
+            authorizer(other).authorize(TestContexts.user("alice"), List.of(action(AclOperation.WRITE, ResourceType.TOPIC, "orders"))));
+    }
+
     @Test
     void idempotentProducersNeedWriteOnSomeTopic() throws IOException {
         GrantForgeKafkaAuthorizer authorizer = authorizer(Collections.emptyMap());
