@@ -202,11 +202,12 @@ impl Agent {
         })
     }
 
-    /// Refuses everything but super users: the snapshot's service type is not kafka.
+    /// Refuses everything but super users: the snapshot's service type is not kafka. Only
+    /// [`Agent::apply`] of a kafka snapshot lifts it, once that snapshot is in force.
     pub(crate) fn refuse_everything(&self, service_type: &str) {
         if !self.refuse_all.swap(true, Ordering::AcqRel) {
             tracing::error!(
-                "the GrantForge server sent a snapshot of service type `{service_type}`: the agent token belongs to a service that is not of type kafka; every request but the super users' is refused until a kafka snapshot arrives; issue a token of a kafka data service"
+                "the GrantForge server sent a snapshot of service type `{service_type}`: the agent token belongs to a service that is not of type kafka; every request but the super users' is refused until a kafka snapshot is installed; issue a token of a kafka data service"
             );
         }
     }
@@ -250,8 +251,9 @@ impl Agent {
         }
     }
 
+    /// Puts a snapshot in force; a refusal of everything (another service type) is lifted only
+    /// once it is, never before: no request is decided by the older snapshot in between.
     pub(crate) fn apply(&self, policies: KafkaPolicies, from: &str) {
-        self.refuse_all.store(false, Ordering::Release);
         tracing::info!(
             "applied policy version {} of service {} from {from}: {} access policies{}",
             policies.policy_version,
@@ -266,6 +268,9 @@ impl Agent {
         let applied = Applied { id: lane::unique_id(), policies: Arc::new(policies), decisions, at: std::time::Instant::now() };
         *self.current.write() = Some(Arc::new(applied));
         self.generation.fetch_add(1, Ordering::AcqRel);
+        if self.refuse_all.swap(false, Ordering::AcqRel) {
+            tracing::info!("a kafka snapshot is in force: requests are decided again");
+        }
         let _state = self.state.lock();
         self.changed.notify_all();
     }
@@ -273,44 +278,54 @@ impl Agent {
     /// The agent's own thread: keeps the policies current (policy file changes, or rounds with
     /// the server) and delivers the audit: refusals within a tick, folded allowed accesses every
     /// fold window, the spool every flush interval, and everything once more at the end.
+    ///
+    /// A panic in one round (in the source's part or in the audit's) is caught, logged once, and
+    /// the thread carries on with the next round: a bug met once must not leave the broker with
+    /// policies that are never updated again and an audit that is never delivered. No delay can
+    /// overflow the clock: whatever a setting or the server asks for, the next round is in reach.
     fn run_background(&self, mut driver: Driver) {
         let tick = Duration::from_millis(250);
         let started = std::time::Instant::now();
         let mut next_source = match driver {
-            Driver::File { .. } => started + self.config.policy_file_poll_interval,
+            Driver::File { .. } => later(started, self.config.policy_file_poll_interval),
             Driver::Server(_) => started,
         };
-        let mut next_fold = started + self.config.audit_fold_window;
-        let mut next_flush = started + self.config.audit_flush_interval;
+        let mut next_fold = later(started, self.config.audit_fold_window);
+        let mut next_flush = later(started, self.config.audit_flush_interval);
+        let (mut source_panic, mut audit_panic) = (None, None);
         loop {
             {
                 let mut state = self.state.lock();
                 if !self.stopping.load(Ordering::Acquire) {
-                    let wake = next_source.min(std::time::Instant::now() + tick);
+                    let wake = next_source.min(later(std::time::Instant::now(), tick));
                     self.changed.wait_until(&mut state, wake);
                 }
             }
             let stopping = self.stopping.load(Ordering::Acquire);
             let now = std::time::Instant::now();
             if !stopping && now >= next_source {
-                let delay = match &mut driver {
+                let round = survive_panic("keeping the policies current", &mut source_panic, || match &mut driver {
                     Driver::File { path, last_seen } => {
                         self.check_policy_file(path, last_seen);
                         self.config.policy_file_poll_interval
                     }
                     Driver::Server(sync) => sync.refresh(self),
-                };
-                next_source = std::time::Instant::now() + delay;
+                });
+                let delay = round.unwrap_or(match driver {
+                    Driver::File { .. } => self.config.policy_file_poll_interval,
+                    Driver::Server(_) => self.config.refresh_interval,
+                });
+                next_source = later(std::time::Instant::now(), delay);
             }
             let fold_over = stopping || now >= next_fold;
             if fold_over {
-                next_fold = now + self.config.audit_fold_window;
+                next_fold = later(now, self.config.audit_fold_window);
             }
             let retry_spool = stopping || now >= next_flush;
             if retry_spool {
-                next_flush = now + self.config.audit_flush_interval;
+                next_flush = later(now, self.config.audit_flush_interval);
             }
-            self.deliver_audit(&mut driver, fold_over, retry_spool);
+            survive_panic("delivering the audit", &mut audit_panic, || self.deliver_audit(&mut driver, fold_over, retry_spool));
             if stopping {
                 return;
             }
@@ -361,6 +376,33 @@ impl Agent {
                 let kept = self.policies().map_or("none".to_string(), |p| p.policy_version.to_string());
                 tracing::error!("{e}; policy version {kept} stays in force");
             }
+        }
+    }
+}
+
+/// `now + delay`, or as late as the clock allows (at most a day later) instead of overflowing.
+fn later(now: std::time::Instant, delay: Duration) -> std::time::Instant {
+    now.checked_add(delay).or_else(|| now.checked_add(Duration::from_secs(86_400))).unwrap_or(now)
+}
+
+/// Runs one part of a round of the agent's thread; a panic is caught and logged at ERROR once per
+/// distinct panic of that part (`last` remembers it), not once per round.
+fn survive_panic<R>(part: &str, last: &mut Option<String>, run: impl FnOnce() -> R) -> Option<R> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(result) => Some(result),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_string());
+            if last.as_deref() != Some(what.as_str()) {
+                tracing::error!(
+                    "the agent's thread failed while {part}: {what}; it carries on with the next round (this failure is not logged again until it changes)"
+                );
+                *last = Some(what);
+            }
+            None
         }
     }
 }

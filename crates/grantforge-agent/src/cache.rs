@@ -1,10 +1,13 @@
 //! The disk cache (`grantforge.cache.dir`): the last applied snapshot as its exact signed bytes,
-//! with what is needed to verify it again, and the signing key pinned on first use.
+//! with what is needed to verify it again, the signing key pinned on first use, and the refusal of a
+//! snapshot of another service type (so that a restart refuses everything too, instead of serving the
+//! older kafka snapshot of the cache).
 //!
 //! Files are written to temporary names, fsynced and renamed, so a crash never leaves a
 //! half-written file in place; the pair (snapshot, metadata) is not atomic, but a mismatched pair
 //! fails verification and is moved aside, which is safe. Nothing read from here is trusted until
-//! its signature verifies.
+//! its signature verifies; the ETag of the cached snapshot is derived from its bytes, never read
+//! from the (unsigned) metadata file.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -18,12 +21,13 @@ use crate::config::ConfigError;
 const SNAPSHOT: &str = "snapshot.json";
 const METADATA: &str = "snapshot.meta.json";
 const PINNED_KEY: &str = "signing-key.pin";
+const REFUSED_TYPE: &str = "refused-service-type";
 
-/// A snapshot as it came from the server: the exact body and the headers that vouch for it.
+/// A snapshot as it came from the server: the exact body and the headers that vouch for it. (Its
+/// ETag is not here: it is `trust::etag_of(body)`, whatever a header or a file says.)
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Download {
     pub body: Vec<u8>,
-    pub etag: String,
     pub key_id: String,
     pub signature: String,
 }
@@ -60,7 +64,7 @@ impl SnapshotCache {
     /// Writes the snapshot and its metadata (temporary files, fsync, rename).
     pub fn save(&self, download: &Download, service: &str, policy_version: i64) -> io::Result<()> {
         let metadata = json!({
-            "etag": download.etag, "keyId": download.key_id, "signature": download.signature,
+            "keyId": download.key_id, "signature": download.signature,
             "service": service, "policyVersion": policy_version,
         });
         write_atomically(&self.dir.join(SNAPSHOT), &download.body)?;
@@ -82,7 +86,7 @@ impl SnapshotCache {
         let field = |name: &str| {
             meta[name].as_str().map(str::to_string).ok_or_else(|| format!("{} lacks `{name}`", metadata.display()))
         };
-        Ok(Some(Download { body, etag: field("etag")?, key_id: field("keyId")?, signature: field("signature")? }))
+        Ok(Some(Download { body, key_id: field("keyId")?, signature: field("signature")? }))
     }
 
     /// Moves an unusable cache aside (kept for inspection, never trusted again); returns where.
@@ -116,6 +120,33 @@ impl SnapshotCache {
     pub fn pinned_key_path(&self) -> PathBuf {
         self.dir.join(PINNED_KEY)
     }
+
+    /// The service type of a refused snapshot, if the last verified snapshot was not of type kafka:
+    /// everything stays refused (even after a restart) until a kafka snapshot is installed.
+    pub fn refused_service_type(&self) -> io::Result<Option<String>> {
+        match fs::read_to_string(self.refused_type_path()) {
+            Ok(text) => Ok(Some(text.trim().to_string())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn save_refusal(&self, service_type: &str) -> io::Result<()> {
+        write_atomically(&self.refused_type_path(), service_type.as_bytes())?;
+        sync_dir(&self.dir)
+    }
+
+    pub fn clear_refusal(&self) -> io::Result<()> {
+        match fs::remove_file(self.refused_type_path()) {
+            Ok(()) => sync_dir(&self.dir),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn refused_type_path(&self) -> PathBuf {
+        self.dir.join(REFUSED_TYPE)
+    }
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -147,7 +178,7 @@ mod tests {
         let dir = temp_dir("roundtrip");
         let cache = SnapshotCache::open(&dir).unwrap();
         assert_eq!(cache.load().unwrap(), None);
-        let download = Download { body: b"{}".to_vec(), etag: "\"e\"".into(), key_id: "k".into(), signature: "s".into() };
+        let download = Download { body: b"{}".to_vec(), key_id: "k".into(), signature: "s".into() };
         cache.save(&download, "svc", 3).unwrap();
         assert_eq!(cache.load().unwrap(), Some(download));
         let aside = cache.move_aside().unwrap();
@@ -176,6 +207,34 @@ mod tests {
         assert_eq!(cache.pinned_key().unwrap(), None);
         cache.pin_key("AAAA").unwrap();
         assert_eq!(cache.pinned_key().unwrap().as_deref(), Some("AAAA"));
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_etag_of_the_metadata_file_is_never_read() {
+        let dir = temp_dir("etag");
+        let cache = SnapshotCache::open(&dir).unwrap();
+        let download = Download { body: b"{}".to_vec(), key_id: "k".into(), signature: "s".into() };
+        cache.save(&download, "svc", 3).unwrap();
+        let meta: Value = serde_json::from_slice(&fs::read(dir.join(METADATA)).unwrap()).unwrap();
+        assert!(meta.get("etag").is_none(), "no ETag is written: it is derived from the body");
+        fs::write(dir.join(METADATA), br#"{"etag":"\"tampered\"","keyId":"k","signature":"s"}"#).unwrap();
+        assert_eq!(cache.load().unwrap(), Some(download), "an ETag written by someone else changes nothing");
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn records_and_clears_a_refused_service_type() {
+        let dir = temp_dir("refusal");
+        let cache = SnapshotCache::open(&dir).unwrap();
+        assert_eq!(cache.refused_service_type().unwrap(), None);
+        cache.save_refusal("hive").unwrap();
+        assert_eq!(cache.refused_service_type().unwrap().as_deref(), Some("hive"));
+        cache.move_aside().unwrap();
+        assert_eq!(cache.refused_service_type().unwrap().as_deref(), Some("hive"), "moving a snapshot aside keeps the refusal");
+        cache.clear_refusal().unwrap();
+        cache.clear_refusal().unwrap();
+        assert_eq!(cache.refused_service_type().unwrap(), None);
         fs::remove_dir_all(dir).unwrap();
     }
 

@@ -1,6 +1,8 @@
 //! The GrantForge agent protocol, client side (`docs/protocol.md`): heartbeat, conditional
 //! snapshot download, signing key, access events. Synchronous, on the agent's own thread; never
-//! on a Kafka request thread. TLS verification is always on; redirects are never followed.
+//! on a Kafka request thread. TLS verification is always on; redirects are never followed; no proxy
+//! is used (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and the like are ignored: a variable meant for
+//! other programs must not route the token and the snapshots through a host nobody configured).
 
 use std::fmt;
 use std::sync::Arc;
@@ -82,6 +84,7 @@ impl ServerClient {
             .timeout_send_body(Some(read))
             .user_agent(USER_AGENT)
             .tls_config(tls)
+            .proxy(None)
             .build();
         Ok(ServerClient {
             http: config.into(),
@@ -114,6 +117,7 @@ impl ServerClient {
     }
 
     pub fn heartbeat(&self, body: &Value) -> Result<Heartbeat, CallError> {
+        testing::maybe_panic(&self.base, testing::Call::Heartbeat);
         let answer = self.post_json("api/v1/agent/heartbeat", body)?;
         let policy_version = answer["policyVersion"]
             .as_i64()
@@ -121,7 +125,8 @@ impl ServerClient {
         Ok(Heartbeat { policy_version, refresh_seconds: answer["refreshSeconds"].as_i64() })
     }
 
-    /// `GET /policies`, conditional on the ETag held.
+    /// `GET /policies`, conditional on the ETag held. The answer's `ETag` header is not used: the
+    /// agent derives a snapshot's ETag from its verified body (`trust::etag_of`).
     pub fn policies(&self, etag: Option<&str>) -> Result<PolicyAnswer, CallError> {
         let mut request = self.get("api/v1/agent/policies");
         if let Some(etag) = etag {
@@ -140,9 +145,9 @@ impl ServerClient {
                 .map(str::to_string)
                 .ok_or_else(|| CallError::Invalid(format!("the snapshot came without the {name} header")))
         };
-        let (etag, key_id, signature) = (header("ETag")?, header("X-GrantForge-Signing-Key")?, header("X-GrantForge-Signature")?);
+        let (key_id, signature) = (header("X-GrantForge-Signing-Key")?, header("X-GrantForge-Signature")?);
         let body = read_limited(&mut response, self.max_body)?;
-        Ok(PolicyAnswer::Download(Download { body, etag, key_id, signature }))
+        Ok(PolicyAnswer::Download(Download { body, key_id, signature }))
     }
 
     /// The server's signing key, Base64 SPKI.
@@ -157,6 +162,7 @@ impl ServerClient {
 
     /// `POST /access-events`; the answer `{accepted, duplicates, expired}`.
     pub fn send_events(&self, body: &Value) -> Result<Value, CallError> {
+        testing::maybe_panic(&self.base, testing::Call::AccessEvents);
         self.post_json("api/v1/agent/access-events", body)
     }
 
@@ -223,4 +229,46 @@ fn root_certs(ca_pem: Option<&[u8]>) -> Result<RootCerts, ConfigError> {
         return Err(ConfigError::new("grantforge.ssl.ca.file", "holds no PEM certificate; give the CA certificate(s) of the GrantForge server"));
     }
     Ok(RootCerts::Specific(Arc::new(certs)))
+}
+
+/// Test equipment, not an API: makes the next calls of this process's clients of one server panic,
+/// so tests can show that the agent's thread survives a panic in a round. Nothing is armed unless a
+/// test arms it; a call then costs one uncontended lock.
+#[doc(hidden)]
+pub mod testing {
+    use parking_lot::Mutex;
+
+    /// The calls a panic can be injected into.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Call {
+        Heartbeat,
+        AccessEvents,
+    }
+
+    static ARMED: Mutex<Vec<(String, Call, u32)>> = Mutex::new(Vec::new());
+
+    fn same_server(a: &str, b: &str) -> bool {
+        a.trim_end_matches('/') == b.trim_end_matches('/')
+    }
+
+    /// The next `times` calls of `call` to the server at `server_url` panic (before any I/O).
+    pub fn panic_in_next_calls(server_url: &str, call: Call, times: u32) {
+        ARMED.lock().push((server_url.to_string(), call, times));
+    }
+
+    pub(super) fn maybe_panic(base: &str, call: Call) {
+        let fire = {
+            let mut armed = ARMED.lock();
+            match armed.iter_mut().find(|(url, c, left)| *c == call && *left > 0 && same_server(url, base)) {
+                Some(entry) => {
+                    entry.2 -= 1;
+                    true
+                }
+                None => false,
+            }
+        };
+        if fire {
+            panic!("injected panic in the {call:?} call to {}", base.trim_end_matches('/'));
+        }
+    }
 }

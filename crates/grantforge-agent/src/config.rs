@@ -223,6 +223,7 @@ impl Reader<'_> {
             ConfigError::new("grantforge.cache.dir", "is required with grantforge.server.url; name a directory Kafka's account can write, such as /var/lib/kafka/grantforge-cache")
         })?);
         let signing_key = self.signing_key()?;
+        plain_http_needs_a_signing_key(&url, signing_key.is_some())?;
         let ca_pem = match self.text("grantforge.ssl.ca.file") {
             None => None,
             Some(file) => Some(std::fs::read(&file).map_err(|e| {
@@ -279,6 +280,26 @@ fn server_url(url: &str) -> Result<String, ConfigError> {
             format!("`{url}` is not an http or https address with a host, such as https://grantforge.example.com"),
         )),
     }
+}
+
+/// Whether the server URL is plain HTTP (no TLS: the token travels in clear, and anyone on the
+/// path can answer in the server's place).
+pub(crate) fn is_plain_http(url: &str) -> bool {
+    url.get(..7).is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
+}
+
+/// Plain HTTP is no trust anchor: over it, the signing key fetched on first use could be anyone's,
+/// so `grantforge.signing.key.file` is required.
+pub(crate) fn plain_http_needs_a_signing_key(url: &str, key_configured: bool) -> Result<(), ConfigError> {
+    if is_plain_http(url) && !key_configured {
+        return Err(ConfigError::new(
+            "grantforge.signing.key.file",
+            format!(
+                "is required because grantforge.server.url {url} is plain HTTP: a signing key fetched over it on first use could come from anyone on the way, so trust on first use is refused; save the publicKey of GET /api/v1/agent/signing-key (obtained over a channel you trust) in a file and name it here, or use an https URL"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The token file is read once, here; its content never appears in a message.
@@ -360,11 +381,14 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let token_file = dir.join("token");
         std::fs::write(&token_file, "  gfa_secret-token-value \n").unwrap();
+        let key_file = dir.join("key.pub");
+        std::fs::write(&key_file, crate::trust::tests::server_key().1).unwrap();
         let config = AgentConfig::from_settings(&settings(&[
             ("grantforge.server.url", "http://127.0.0.1:8080/gf"),
             ("grantforge.token.file", token_file.to_str().unwrap()),
             ("grantforge.cache.dir", dir.join("cache").to_str().unwrap()),
             ("grantforge.instance", "broker-1"),
+            ("grantforge.signing.key.file", key_file.to_str().unwrap()),
         ]))
         .unwrap();
         let PolicySource::Server(server) = &config.source else { panic!("server mode") };
@@ -386,6 +410,34 @@ mod tests {
 
     fn settings(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn plain_http_without_a_signing_key_file_names_that_key() {
+        let dir = std::env::temp_dir().join(format!("gf-config-http-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let token_file = dir.join("token");
+        std::fs::write(&token_file, "gfa_token").unwrap();
+        let token = token_file.to_str().unwrap();
+        let cache = dir.join("cache");
+        let cache = cache.to_str().unwrap();
+        for url in ["http://127.0.0.1:8080", "http://gf.example.com/gf"] {
+            let err = AgentConfig::from_settings(&settings(&[
+                ("grantforge.server.url", url),
+                ("grantforge.token.file", token),
+                ("grantforge.cache.dir", cache),
+            ]))
+            .unwrap_err();
+            assert_eq!(err.key, "grantforge.signing.key.file", "{err}");
+            assert!(err.message.contains("plain HTTP") && err.message.contains("trust on first use is refused"), "{err}");
+        }
+        let https = AgentConfig::from_settings(&settings(&[
+            ("grantforge.server.url", "https://gf.example.com"),
+            ("grantforge.token.file", token),
+            ("grantforge.cache.dir", cache),
+        ]));
+        assert!(https.is_ok(), "over https the key may still be trusted on first use: {https:?}");
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

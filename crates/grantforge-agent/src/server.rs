@@ -1,13 +1,20 @@
 //! Server mode: keeps the agent's policies current from a GrantForge server, and never applies
 //! anything it has not verified.
 //!
-//! Each round: heartbeat; when nothing is applied or the server's `policyVersion` differs,
-//! a conditional download; then, before anything is used, the checks of `docs/protocol.md`:
-//! signature of the exact bytes under the trusted key, format 1, `serviceType` = kafka (otherwise
-//! the agent refuses everything), the same service, no rollback. Only then the snapshot is applied
-//! and written to the disk cache. On start the disk cache is verified the same way, so a broker
-//! starts from it when the server is away. Failures back off with jitter and are logged once per
-//! distinct problem, not once per round.
+//! Each round: heartbeat; when nothing is applied, the server's `policyVersion` differs, or a
+//! snapshot of another service type is being refused, a download (conditional on the applied
+//! snapshot's ETag, except while refusing); then, before anything is used, the checks of
+//! `docs/protocol.md`: signature of the exact bytes under the trusted key, format 1, `serviceType` =
+//! kafka (otherwise the agent refuses everything, and records it in the cache directory so a restart
+//! refuses too), the same service, no rollback. Only then the snapshot is applied and written to the
+//! disk cache. On start the disk cache is verified the same way, so a broker starts from it when the
+//! server is away. Failures back off with jitter and are logged once per distinct problem, not once
+//! per round.
+//!
+//! Nothing the server says is trusted beyond its signature: a snapshot's ETag is derived from its
+//! verified body, `refreshSeconds` is held within [`server_round_range`], a 304 that contradicts
+//! the heartbeat is checked with an unconditional download, and a refused snapshot does not stop
+//! the audit, which still reaches a server that answers.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant as Clock};
@@ -21,15 +28,39 @@ use crate::cache::{Download, SnapshotCache};
 use crate::client::{CallError, PolicyAnswer, ServerClient};
 use crate::config::{AgentConfig, ConfigError, ServerSettings};
 use crate::shipper::{DeliveryStats, Shipper};
-use crate::trust::SigningKey;
+use crate::trust::{etag_of, SigningKey};
+
+/// The shortest round the server can ask for with `refreshSeconds`.
+pub(crate) const SERVER_ROUND_MIN: Duration = Duration::from_secs(1);
+/// The longest round the server can ask for is this many times `grantforge.refresh.interval.ms`…
+pub(crate) const SERVER_ROUND_FACTOR: u32 = 10;
+/// … and never more than an hour.
+pub(crate) const SERVER_ROUND_MAX: Duration = Duration::from_secs(3600);
+
+/// The rounds the server's `refreshSeconds` may ask for, given the configured refresh interval:
+/// from 1 s to ten times the interval, at most an hour (1 s to 5 minutes with the default 30 s).
+pub(crate) fn server_round_range(refresh_interval: Duration) -> (Duration, Duration) {
+    let longest = refresh_interval.saturating_mul(SERVER_ROUND_FACTOR).clamp(SERVER_ROUND_MIN, SERVER_ROUND_MAX);
+    (SERVER_ROUND_MIN, longest)
+}
 
 /// What was applied last, to compare the next snapshot with.
 #[derive(Clone, Debug)]
 struct Applied {
     service: String,
     version: i64,
+    /// `etag_of` the verified body: what `If-None-Match` names and what "other content" means.
     etag: String,
     at: Clock,
+}
+
+/// Why a download did not end with the snapshot in force.
+enum Trouble {
+    /// The server is away or answered with an error: as a failed heartbeat.
+    Server(CallError),
+    /// The server answered with a snapshot that is refused: the server is there, only its snapshot
+    /// is not used.
+    Refused(String),
 }
 
 pub struct ServerSync {
@@ -40,15 +71,27 @@ pub struct ServerSync {
     /// The key snapshots must be signed with: configured, pinned on first use, or not yet known.
     trusted: Option<SigningKey>,
     applied: Option<Applied>,
+    /// Failed calls in a row: while there are any, the server is taken to be away and the audit is
+    /// spooled instead of sent.
     failures: u32,
+    /// Refused snapshots in a row (the server answers): their own backoff, the audit keeps flowing.
+    refusals: u32,
+    /// The service type of the snapshot that made the agent refuse everything, as recorded in the
+    /// cache directory; `None` when nothing is refused for that reason.
+    refused_type: Option<String>,
     shipper: Shipper,
     /// The problem logged last: the same problem is not logged again until something changes.
     last_problem: Option<String>,
+    /// The `refreshSeconds` last reported as out of range, so it is reported once.
+    clamped_round: Option<i64>,
+    /// (applied, announced) versions of the last 304 that contradicted the heartbeat, logged once.
+    stale_not_modified: Option<(i64, i64)>,
 }
 
 impl ServerSync {
     /// Validates what can be validated without the network, and opens the disk cache.
     pub fn new(settings: ServerSettings, config: &AgentConfig, delivery: Arc<DeliveryStats>) -> Result<ServerSync, ConfigError> {
+        crate::config::plain_http_needs_a_signing_key(&settings.url, settings.signing_key.is_some())?;
         let client = ServerClient::new(&settings, config.connect_timeout, config.read_timeout, config.snapshot_max_bytes)?;
         let cache = SnapshotCache::open(&settings.cache_dir)?;
         let trusted = match &settings.signing_key {
@@ -66,7 +109,16 @@ impl ServerSync {
                 }
             },
         };
+        let refused_type = cache.refused_service_type().map_err(|e| {
+            ConfigError::new("grantforge.cache.dir", format!("cannot read {}: {e}; make it readable by Kafka's account", cache.refused_type_path().display()))
+        })?;
         warn_if_token_readable_by_others(&settings);
+        if crate::config::is_plain_http(&settings.url) {
+            tracing::warn!(
+                "grantforge.server.url {} is plain HTTP: the agent token travels in clear and can be read on the way; use an https URL",
+                settings.url
+            );
+        }
         let batch_size = usize::try_from(config.audit_batch_size).unwrap_or(500);
         let shipper = Shipper::new(&settings.instance, batch_size, cache.dir().join("audit-spool"), config.audit_spool_limit_bytes, delivery);
         Ok(ServerSync {
@@ -78,12 +130,25 @@ impl ServerSync {
             trusted,
             applied: None,
             failures: 0,
+            refusals: 0,
+            refused_type,
             last_problem: None,
+            clamped_round: None,
+            stale_not_modified: None,
         })
     }
 
-    /// Applies the disk cache if it verifies; an unusable cache is moved aside and logged.
+    /// Applies the disk cache if it verifies; an unusable cache is moved aside and logged. When the
+    /// cache directory records a refused service type, everything stays refused: the cached kafka
+    /// snapshot is verified and kept to compare the next one with, but not put in force.
     pub fn load_cache(&mut self, agent: &Agent) {
+        if let Some(refused) = self.refused_type.clone() {
+            agent.refuse_everything(&refused);
+            tracing::warn!(
+                "{} records that the last snapshot from the GrantForge server was of service type `{refused}`; the cached kafka snapshot is not used, and every request but the super users' stays refused until the server sends a kafka snapshot",
+                self.cache.refused_type_path().display()
+            );
+        }
         let download = match self.cache.load() {
             Ok(Some(download)) => download,
             Ok(None) => return,
@@ -107,24 +172,74 @@ impl ServerSync {
             Ok(heartbeat) => heartbeat,
             Err(e) => return self.failed(agent, &e),
         };
-        let stale = self.applied.as_ref().is_none_or(|a| a.version != heartbeat.policy_version);
+        let round = self.round(heartbeat.refresh_seconds);
+        let stale = self.refused_type.is_some() || self.applied.as_ref().is_none_or(|a| a.version != heartbeat.policy_version);
         if stale {
-            let etag = self.applied.as_ref().map(|a| a.etag.clone());
-            match self.client.policies(etag.as_deref()) {
-                Ok(PolicyAnswer::Unchanged) => {}
-                Ok(PolicyAnswer::Download(download)) => {
-                    if let Err(reason) = self.accept(download, agent, true) {
-                        let kept = self.applied.as_ref().map_or("no snapshot".to_string(), |a| format!("policy version {}", a.version));
-                        self.problem(format!("a snapshot from {} was refused: {reason}; {kept} stays in force", self.settings.url), true);
-                        return self.back_off();
-                    }
-                }
-                Err(e) => return self.failed(agent, &e),
+            match self.download(agent, heartbeat.policy_version) {
+                Ok(()) => {}
+                Err(Trouble::Server(e)) => return self.failed(agent, &e),
+                Err(Trouble::Refused(reason)) => return self.refused(agent, &reason),
             }
         }
-        self.recovered();
-        let seconds = heartbeat.refresh_seconds.filter(|s| *s > 0).and_then(|s| u64::try_from(s).ok());
-        seconds.map_or(self.refresh_interval, Duration::from_secs)
+        self.recovered(agent);
+        round
+    }
+
+    /// The server's `refreshSeconds`, held within [`server_round_range`]; none (or ≤ 0) means the
+    /// configured refresh interval.
+    fn round(&mut self, refresh_seconds: Option<i64>) -> Duration {
+        let Some(asked) = refresh_seconds.filter(|s| *s > 0) else { return self.refresh_interval };
+        let asked_for = Duration::from_secs(asked.unsigned_abs());
+        let (shortest, longest) = server_round_range(self.refresh_interval);
+        let round = asked_for.clamp(shortest, longest);
+        if round != asked_for && self.clamped_round != Some(asked) {
+            tracing::warn!(
+                "GrantForge server {} asks for a round every {asked} s (refreshSeconds); the agent comes back after {} s: it honours from {} s to {} times grantforge.refresh.interval.ms, at most {} s",
+                self.settings.url,
+                round.as_secs(),
+                shortest.as_secs(),
+                SERVER_ROUND_FACTOR,
+                SERVER_ROUND_MAX.as_secs()
+            );
+            self.clamped_round = Some(asked);
+        }
+        round
+    }
+
+    /// Downloads the snapshot and applies it if it passes every check. A 304 while the heartbeat
+    /// announces another version than the applied one is not believed: the snapshot is downloaded
+    /// again without `If-None-Match`.
+    fn download(&mut self, agent: &Agent, announced: i64) -> Result<(), Trouble> {
+        // While everything is refused the download is unconditional: only the snapshot the server
+        // serves now can tell whether the refusal ends.
+        let etag = match self.refused_type {
+            Some(_) => None,
+            None => self.applied.as_ref().map(|a| a.etag.clone()),
+        };
+        let download = match self.client.policies(etag.as_deref()).map_err(Trouble::Server)? {
+            PolicyAnswer::Download(download) => download,
+            PolicyAnswer::Unchanged => {
+                let applied = match (&etag, &self.applied) {
+                    (Some(_), Some(applied)) => applied.version,
+                    _ => return Err(Trouble::Server(unasked_not_modified())),
+                };
+                if applied == announced {
+                    return Ok(());
+                }
+                if self.stale_not_modified != Some((applied, announced)) {
+                    tracing::warn!(
+                        "GrantForge server {} answered 304 Not Modified for the applied policy version {applied}, but its heartbeat announces policy version {announced}; the snapshot is downloaded again without If-None-Match",
+                        self.settings.url
+                    );
+                    self.stale_not_modified = Some((applied, announced));
+                }
+                match self.client.policies(None).map_err(Trouble::Server)? {
+                    PolicyAnswer::Download(download) => download,
+                    PolicyAnswer::Unchanged => return Err(Trouble::Server(unasked_not_modified())),
+                }
+            }
+        };
+        self.accept(download, agent, true).map_err(Trouble::Refused)
     }
 
     /// Verifies, checks and applies one download (from the server or the disk cache).
@@ -135,9 +250,12 @@ impl ServerSync {
         }
         let snapshot = Snapshot::parse(&download.body).map_err(|e| e.to_string())?;
         if snapshot.service_type != grantforge_kafka::SERVICE_TYPE {
-            agent.refuse_everything(&snapshot.service_type);
+            self.refuse_type(agent, &snapshot.service_type);
             return Err(format!("it is of service type `{}`, not kafka", snapshot.service_type));
         }
+        // Derived from the verified bytes: neither the server's ETag header nor the cache's metadata
+        // file (unsigned) can make other content pass for the applied one.
+        let etag = etag_of(&download.body);
         if let Some(applied) = &self.applied {
             if snapshot.service != applied.service {
                 return Err(format!("it is of service `{}`, but this agent serves `{}`", snapshot.service, applied.service));
@@ -145,20 +263,56 @@ impl ServerSync {
             if snapshot.policy_version < applied.version {
                 return Err(format!("its policy version {} is older than the applied {} (no rollback)", snapshot.policy_version, applied.version));
             }
-            if snapshot.policy_version == applied.version && download.etag != applied.etag {
+            if snapshot.policy_version == applied.version && etag != applied.etag {
                 return Err(format!("it has the applied policy version {} but other content", applied.version));
+            }
+            if snapshot.policy_version == applied.version && self.refused_type.is_none() {
+                return Ok(()); // the very snapshot in force
             }
         }
         let policies = KafkaPolicies::from_snapshot(&snapshot, Instant::now()).map_err(|e| e.to_string())?;
+        let applied = Applied { service: snapshot.service.clone(), version: snapshot.policy_version, etag, at: Clock::now() };
+        if !from_server && self.refused_type.is_some() {
+            // Verified, but a snapshot of another type came after it: kept to compare the next
+            // download with, never put in force.
+            self.applied = Some(applied);
+            return Ok(());
+        }
         let origin = if from_server { self.settings.url.clone() } else { format!("the disk cache {}", self.cache.dir().display()) };
         agent.apply(policies, &origin);
         if from_server {
             if let Err(e) = self.cache.save(&download, &snapshot.service, snapshot.policy_version) {
                 tracing::warn!("cannot write the disk cache {}: {e}; the snapshot is applied but a restart without the server will not have it", self.cache.dir().display());
             }
+            if self.refused_type.take().is_some() {
+                if let Err(e) = self.cache.clear_refusal() {
+                    tracing::warn!(
+                        "cannot remove {}: {e}; a restart will refuse everything until the server sends a kafka snapshot again",
+                        self.cache.refused_type_path().display()
+                    );
+                }
+            }
         }
-        self.applied = Some(Applied { service: snapshot.service, version: snapshot.policy_version, etag: download.etag, at: Clock::now() });
+        self.applied = Some(applied);
         Ok(())
+    }
+
+    /// A verified snapshot of another service type: everything is refused, and the refusal is
+    /// recorded in the cache directory so that a restart refuses too instead of serving the older
+    /// kafka snapshot of the cache. If it cannot be recorded, the cached snapshot is moved aside.
+    fn refuse_type(&mut self, agent: &Agent, service_type: &str) {
+        agent.refuse_everything(service_type);
+        if self.refused_type.as_deref() == Some(service_type) {
+            return;
+        }
+        if let Err(e) = self.cache.save_refusal(service_type) {
+            let aside = self.cache.move_aside().map_or_else(|e| format!("moving the cached snapshot aside failed too: {e}"), |to| format!("the cached snapshot was moved aside to {}", to.display()));
+            tracing::error!(
+                "cannot record the refusal in {}: {e}; {aside}, so that a restart does not serve it",
+                self.cache.refused_type_path().display()
+            );
+        }
+        self.refused_type = Some(service_type.to_string());
     }
 
     /// The key a snapshot signed by `key_id` must verify under.
@@ -179,6 +333,9 @@ impl ServerSync {
         if !may_fetch {
             return Err("no signing key is trusted yet to verify it (set grantforge.signing.key.file)".to_string());
         }
+        if crate::config::is_plain_http(&self.settings.url) {
+            return Err("over plain HTTP no signing key is trusted on first use (set grantforge.signing.key.file)".to_string());
+        }
         let published = self.client.signing_key().map_err(|e| format!("the signing key could not be fetched: {e}"))?;
         let key = SigningKey::from_base64(&published).map_err(|e| format!("the server's signing key is {e}"))?;
         if key.key_id() != key_id {
@@ -197,9 +354,16 @@ impl ServerSync {
     }
 
     /// Delivers access events (and what the spool holds) unless the server is known to be away,
-    /// in which case they are spooled.
+    /// in which case they are spooled. A refused snapshot does not make the server away. If the
+    /// delivery panics, its events are spooled before the panic goes on to the agent's thread.
     pub fn ship(&mut self, events: &[Value]) {
-        self.shipper.ship(&self.client, events, self.failures == 0);
+        let deliverable = self.failures == 0;
+        let (shipper, client) = (&mut self.shipper, &self.client);
+        let shipped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shipper.ship(client, events, deliverable)));
+        if let Err(panic) = shipped {
+            self.shipper.spool_only(events);
+            std::panic::resume_unwind(panic);
+        }
     }
 
     fn heartbeat_body(&self, agent: &Agent) -> Value {
@@ -223,7 +387,19 @@ impl ServerSync {
         let kept = self.applied.as_ref().map_or("no snapshot yet: every request but the super users' is refused".to_string(), |a| format!("policy version {} stays in force", a.version));
         self.problem(format!("GrantForge server {}: {error}; {kept}", self.settings.url), matches!(error, CallError::Status { status: 401 | 404 | 409, .. }));
         *agent.metrics().last_error.lock() = self.last_problem.clone();
-        self.back_off()
+        self.failures = self.failures.saturating_add(1);
+        back_off(self.failures, self.refresh_interval)
+    }
+
+    /// A refused snapshot: logged once, shown as the last refresh error, retried with its own
+    /// backoff. The server answered, so the audit keeps being delivered.
+    fn refused(&mut self, agent: &Agent, reason: &str) -> Duration {
+        self.failures = 0;
+        let kept = self.applied.as_ref().map_or("no snapshot".to_string(), |a| format!("policy version {}", a.version));
+        self.problem(format!("a snapshot from {} was refused: {reason}; {kept} stays in force", self.settings.url), true);
+        *agent.metrics().last_error.lock() = self.last_problem.clone();
+        self.refusals = self.refusals.saturating_add(1);
+        back_off(self.refusals, self.refresh_interval)
     }
 
     /// Logs a problem once until it changes or the server recovers.
@@ -238,20 +414,26 @@ impl ServerSync {
         }
     }
 
-    fn recovered(&mut self) {
+    fn recovered(&mut self, agent: &Agent) {
         if self.failures > 0 || self.last_problem.is_some() {
             tracing::info!("GrantForge server {} answers again", self.settings.url);
         }
         self.failures = 0;
+        self.refusals = 0;
         self.last_problem = None;
+        *agent.metrics().last_error.lock() = None;
     }
+}
 
-    /// 1 s, 2 s, 4 s … up to the refresh interval, each ±20 % so a fleet does not retry in step.
-    fn back_off(&mut self) -> Duration {
-        self.failures = self.failures.saturating_add(1);
-        let base = Duration::from_secs(1).saturating_mul(1u32 << self.failures.min(16).saturating_sub(1));
-        jitter(base.min(self.refresh_interval))
-    }
+fn unasked_not_modified() -> CallError {
+    CallError::Invalid("304 Not Modified to a request without If-None-Match".to_string())
+}
+
+/// 1 s, 2 s, 4 s … up to the refresh interval, each ±20 % so a fleet does not retry in step;
+/// `attempts` counts this one.
+fn back_off(attempts: u32, refresh_interval: Duration) -> Duration {
+    let base = Duration::from_secs(1).saturating_mul(1u32 << attempts.clamp(1, 16).saturating_sub(1));
+    jitter(base.min(refresh_interval))
 }
 
 fn jitter(delay: Duration) -> Duration {
@@ -276,3 +458,26 @@ fn warn_if_token_readable_by_others(settings: &ServerSettings) {
 
 #[cfg(not(unix))]
 fn warn_if_token_readable_by_others(_settings: &ServerSettings) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_server_round_is_held_between_one_second_and_ten_refresh_intervals_at_most_an_hour() {
+        let s = Duration::from_secs;
+        assert_eq!(server_round_range(s(30)), (s(1), s(300)));
+        assert_eq!(server_round_range(Duration::from_millis(300)), (s(1), s(3)));
+        assert_eq!(server_round_range(Duration::from_millis(1)), (s(1), s(1)));
+        assert_eq!(server_round_range(s(7200)), (s(1), s(3600)));
+        assert_eq!(server_round_range(Duration::MAX), (s(1), s(3600)), "no overflow");
+    }
+
+    #[test]
+    fn back_off_grows_to_the_refresh_interval_without_overflow() {
+        let interval = Duration::from_secs(30);
+        assert!(back_off(1, interval) <= Duration::from_millis(1200));
+        assert!(back_off(u32::MAX, interval) <= Duration::from_secs(36));
+        assert!(back_off(u32::MAX, Duration::MAX) <= Duration::from_secs(1 << 15).mul_f64(1.2));
+    }
+}

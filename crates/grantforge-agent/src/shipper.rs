@@ -56,6 +56,16 @@ impl Shipper {
         self.stats.spooled_bytes.store(self.spool.bytes(), Ordering::Relaxed);
     }
 
+    /// Spools `events` without trying to deliver them: what a delivery interrupted by a panic does
+    /// with its events. Some of them may have been delivered already; their ids are stable, so the
+    /// server counts the resent ones as duplicates.
+    pub fn spool_only(&mut self, events: &[Value]) {
+        for batch in events.chunks(self.batch_size) {
+            self.spool_batch(batch);
+        }
+        self.stats.spooled_bytes.store(self.spool.bytes(), Ordering::Relaxed);
+    }
+
     /// Sends spooled batches oldest first; false when one could not be delivered.
     fn resend_spool(&mut self, client: &ServerClient) -> bool {
         while let Some((file, batch)) = self.spool.oldest() {

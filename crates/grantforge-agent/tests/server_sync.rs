@@ -1,77 +1,14 @@
 //! Server mode against the project's GrantForge test server over loopback HTTP: what is verified
 //! is applied, what is not is never applied, and the disk cache carries a restart.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+mod common;
+
 use std::time::{Duration, Instant};
 
-use grantforge_agent::{registry, Agent, AgentConfig};
-use grantforge_kafka::{Action, KafkaContext, Operation, Principal, RequestContext, ResourceType};
-use grantforge_testserver::{Config, Fault, RunningServer, Server};
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gf-sync-{name}-{}-{:?}", std::process::id(), Instant::now()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn policies(marker: Option<&str>) -> String {
-    let file = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/server/policies.json")).unwrap();
-    let Some(topic) = marker else { return file };
-    let policy = format!(
-        r#"{{"id":"900","name":"marker","type":"ACCESS","priority":"NORMAL","document":{{"resources":{{"topic":{{"values":["{topic}"],"excludes":false,"recursive":false}}}},"allow":[{{"users":["alice"],"groups":[],"roles":[],"accessTypes":["read"],"conditions":[]}}],"allowExceptions":[],"deny":[],"denyExceptions":[],"validity":[]}}}},"#
-    );
-    file.replacen("\"policies\": [", &format!("\"policies\": [{policy}"), 1)
-}
-
-fn server(name: &str) -> RunningServer {
-    let mut config = Config::new(temp_dir(&format!("{name}-server")));
-    config.policies_json = Some(policies(None));
-    config.refresh_seconds = 1;
-    config.quiet = true;
-    Server::start(config).unwrap()
-}
-
-fn agent(server: &RunningServer, cache: &Path, extra: &[(&str, &str)]) -> Arc<Agent> {
-    let mut settings: BTreeMap<String, String> = [
-        ("grantforge.server.url", server.base_url().to_string()),
-        ("grantforge.token.file", server.state_dir().join("token").display().to_string()),
-        ("grantforge.cache.dir", cache.display().to_string()),
-        ("grantforge.instance", "test-agent".to_string()),
-        ("grantforge.refresh.interval.ms", "1000".to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    settings.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    registry::open(AgentConfig::from_settings(&settings).unwrap()).unwrap()
-}
-
-fn may_read(agent: &Agent, topic: &str) -> bool {
-    let context = RequestContext {
-        principal: Principal { principal_type: "User".into(), name: "alice".into() },
-        conditions: KafkaContext { client_address: Some("127.0.0.1".parse().unwrap()), ..Default::default() },
-        request_type: 1,
-        request_version: 12,
-    };
-    let action = Action { operation: Some(Operation::Read), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: false, log_if_denied: false };
-    let mut allowed = [false];
-    agent.authorize(&context, &[action], &mut allowed);
-    allowed[0]
-}
-
-fn eventually(what: &str, timeout: Duration, condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !condition() {
-        assert!(Instant::now() < deadline, "not within {timeout:?}: {what}");
-        std::thread::sleep(Duration::from_millis(25));
-    }
-}
-
-fn fault(json: &str) -> Fault {
-    serde_json::from_str(json).unwrap()
-}
+use common::*;
+use grantforge_agent::{registry, AgentConfig};
+use grantforge_kafka::Operation;
+use grantforge_testserver::{Endpoint, FaultMode};
 
 #[test]
 fn applies_verified_snapshots_and_follows_policy_changes() {
@@ -82,7 +19,8 @@ fn applies_verified_snapshots_and_follows_policy_changes() {
     assert!(may_read(&agent, "orders") && !may_read(&agent, "reports"));
     server.set_policies_json(policies(Some("reports")).as_bytes()).unwrap();
     eventually("the change reaches the agent", Duration::from_secs(5), || may_read(&agent, "reports"));
-    assert!(cache.join("snapshot.json").exists() && cache.join("signing-key.pin").exists());
+    assert!(cache.join("snapshot.json").exists());
+    assert!(!cache.join("signing-key.pin").exists(), "the configured key is used: nothing is pinned on first use");
     registry::release(&agent);
 }
 
@@ -91,7 +29,6 @@ fn never_applies_what_it_cannot_verify_or_use() {
     let server = server("faults");
     let agent = agent(&server, &temp_dir("faults-cache"), &[]);
     assert!(agent.await_snapshot(Duration::from_secs(10)));
-    let version = |a: &Agent| a.policies().map(|p| p.policy_version);
     for (i, mode) in ["wrong-signature", "other-key", "old-version", "other-service", "truncated"].iter().enumerate() {
         let applied = version(&agent);
         server.set_fault(fault(&format!(r#"{{"mode":"{mode}"}}"#))).unwrap();
@@ -126,7 +63,8 @@ fn starts_from_the_verified_disk_cache_when_the_server_is_away_and_refuses_a_tam
     let first = agent(&server, &cache, &[]);
     assert!(first.await_snapshot(Duration::from_secs(10)));
     registry::release(&first);
-    let question: Vec<String> = ["--cache-dir", cache.to_str().unwrap(), "--principal", "User:alice", "--operation", "READ", "--topic", "orders"]
+    let key_file = signing_key_file(&server);
+    let question: Vec<String> = ["--cache-dir", cache.to_str().unwrap(), "--signing-key", key_file.to_str().unwrap(), "--principal", "User:alice", "--operation", "READ", "--topic", "orders"]
         .iter()
         .map(|s| s.to_string())
         .collect();
@@ -166,31 +104,6 @@ fn a_pinned_key_refuses_snapshots_signed_by_another() {
     assert!(!may_read(&agent, "orders"));
     registry::release(&agent);
 }
-
-fn access(agent: &Agent, user: &str, topic: &str, operation: Operation) -> bool {
-    let context = RequestContext {
-        principal: Principal { principal_type: "User".into(), name: user.into() },
-        conditions: KafkaContext { client_address: Some("127.0.0.1".parse().unwrap()), listener: "SASL_PLAINTEXT".into(), client_id: "producer-1".into() },
-        request_type: 0,
-        request_version: 9,
-    };
-    let action = Action { operation: Some(operation), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: true, log_if_denied: true };
-    let mut allowed = [false];
-    agent.authorize(&context, &[action], &mut allowed);
-    allowed[0]
-}
-
-/// Sum of `count` over the server's events for this user, outcome and resource.
-fn counted(server: &RunningServer, user: &str, outcome: &str, resource: &str) -> u64 {
-    server
-        .events()
-        .iter()
-        .filter(|e| e["user"] == user && e["outcome"] == outcome && e["resource"] == resource)
-        .map(|e| e["count"].as_u64().unwrap_or(1))
-        .sum()
-}
-
-const FAST_AUDIT: &[(&str, &str)] = &[("grantforge.audit.fold.window.ms", "500"), ("grantforge.audit.flush.interval.ms", "300")];
 
 #[test]
 fn folded_accesses_and_refusals_reach_the_server_and_counts_add_up() {
@@ -246,4 +159,189 @@ fn a_refused_batch_is_split_and_the_rest_delivered() {
         ["orders", "orders-eu", "orders-us", "orders-asia"].iter().all(|t| counted(&server, "alice", "ALLOWED", t) == 1)
     });
     registry::release(&agent);
+}
+
+// Hardening: nothing the server says can freeze the agent, stop the audit, or be taken on trust.
+
+#[test]
+fn a_heartbeat_asking_never_to_come_back_is_held_to_ten_refresh_intervals() {
+    let server = server("refresh-max");
+    let agent = agent(&server, &temp_dir("refresh-max-cache"), &[("grantforge.refresh.interval.ms", "300")]);
+    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    let before = last_seq(&server);
+    server.set_fault(fault(r#"{"mode":"refresh-seconds","refreshSeconds":9223372036854775807}"#)).unwrap();
+    eventually("the agent got refreshSeconds = 2^63 - 1", Duration::from_secs(5), || {
+        served(&server, before, "heartbeat", FaultMode::RefreshSeconds, 200)
+    });
+    let heartbeats = server.request_count(Endpoint::Heartbeat);
+    let next = server.set_policies_json(policies(Some("later")).as_bytes()).unwrap();
+    // The round is held to 10 × 300 ms = 3 s; a little more for the round itself.
+    eventually("the next version is applied within the clamp", Duration::from_secs(5), || version(&agent) == Some(next));
+    assert!(may_read(&agent, "later"));
+    assert!(server.request_count(Endpoint::Heartbeat) > heartbeats, "the agent's thread still runs its rounds");
+    registry::release(&agent);
+}
+
+#[test]
+fn a_304_that_contradicts_the_heartbeat_is_followed_by_a_full_download() {
+    let server = server("stale-304");
+    let agent = agent(&server, &temp_dir("stale-304-cache"), &[]);
+    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    let before = last_seq(&server);
+    server.set_fault(fault(r#"{"mode":"stale-not-modified"}"#)).unwrap();
+    let next = server.set_policies_json(policies(Some("fresh")).as_bytes()).unwrap();
+    eventually("a stale 304 is served for the announced version", Duration::from_secs(5), || {
+        served(&server, before, "policies", FaultMode::StaleNotModified, 304)
+    });
+    // Heartbeats every second: the download follows the 304 in the same round.
+    eventually("the announced version is applied within a round", Duration::from_secs(3), || version(&agent) == Some(next));
+    assert!(may_read(&agent, "fresh"));
+    let policies_calls: Vec<_> = requests_after(&server, before).into_iter().filter(|r| r.endpoint.as_deref() == Some("policies")).collect();
+    let stale = policies_calls.iter().position(|r| r.status == Some(304)).expect("the 304");
+    assert!(policies_calls[stale].headers.contains_key("if-none-match"));
+    let full = &policies_calls[stale + 1];
+    assert_eq!(full.status, Some(200), "{policies_calls:?}");
+    assert!(!full.headers.contains_key("if-none-match"), "the download after the 304 is unconditional: {full:?}");
+    registry::release(&agent);
+}
+
+/// The `If-None-Match` values of the policies requests after `after`.
+fn if_none_match_after(server: &grantforge_testserver::RunningServer, after: u64) -> Vec<Option<String>> {
+    requests_after(server, after)
+        .into_iter()
+        .filter(|r| r.endpoint.as_deref() == Some("policies"))
+        .map(|r| r.headers.get("if-none-match").cloned())
+        .collect()
+}
+
+#[test]
+fn the_applied_etag_is_the_bodys_not_the_servers_header_nor_the_caches() {
+    let server = server("etag");
+    let cache = temp_dir("etag-cache");
+    server.set_fault(fault(r#"{"mode":"wrong-etag"}"#)).unwrap();
+    let first = agent(&server, &cache, &[]);
+    assert!(first.await_snapshot(Duration::from_secs(10)));
+    assert!(served(&server, 0, "policies", FaultMode::WrongEtag, 200), "the snapshot came under an ETag header that is not its body's");
+    let body_etag = server.etag();
+    let before = last_seq(&server);
+    let second_version = server.set_policies_json(policies(Some("two")).as_bytes()).unwrap();
+    eventually("version two is applied", Duration::from_secs(5), || version(&first) == Some(second_version));
+    assert_eq!(if_none_match_after(&server, before), vec![Some(body_etag)], "If-None-Match names the body's ETag, not the header's");
+    registry::release(&first);
+
+    // The metadata file is not signed: an ETag written there is not believed either.
+    let meta_file = cache.join("snapshot.meta.json");
+    let mut meta: serde_json::Value = serde_json::from_slice(&std::fs::read(&meta_file).unwrap()).unwrap();
+    meta["etag"] = serde_json::Value::from("\"tampered\"");
+    std::fs::write(&meta_file, meta.to_string()).unwrap();
+    let body_etag = server.etag();
+    let second = agent(&server, &cache, &[]);
+    assert!(second.await_snapshot(Duration::from_millis(100)), "the cache is applied at configure time");
+    let before = last_seq(&server);
+    let third_version = server.set_policies_json(policies(Some("three")).as_bytes()).unwrap();
+    eventually("version three is applied", Duration::from_secs(5), || version(&second) == Some(third_version));
+    assert_eq!(if_none_match_after(&server, before), vec![Some(body_etag)], "If-None-Match names the cached body's ETag, not the metadata's");
+
+    // And the server, which derives its ETag the same way, answers 304 to it.
+    server.clear_fault();
+    let applied_etag = server.etag();
+    let before = last_seq(&server);
+    server.set_fault(fault(r#"{"mode":"old-version","endpoints":["heartbeat"]}"#)).unwrap();
+    eventually("a conditional request with the applied ETag gets 304", Duration::from_secs(5), || {
+        requests_after(&server, before)
+            .iter()
+            .any(|r| r.status == Some(304) && r.fault.is_none() && r.headers.get("if-none-match") == Some(&applied_etag))
+    });
+    assert_eq!(version(&second), Some(third_version));
+    registry::release(&second);
+}
+
+#[test]
+fn the_audit_is_delivered_while_snapshots_are_refused() {
+    let server = server("refused-audit");
+    let agent = agent(&server, &temp_dir("refused-audit-cache"), FAST_AUDIT);
+    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    let before = last_seq(&server);
+    server.set_fault(fault(r#"{"mode":"wrong-signature"}"#)).unwrap();
+    server.set_policies_json(policies(Some("forged")).as_bytes()).unwrap();
+    eventually("the forged snapshot is served", Duration::from_secs(5), || served(&server, before, "policies", FaultMode::WrongSignature, 200));
+    assert!(!access(&agent, "bob", "orders", Operation::Write));
+    eventually("bob's refusal reaches the server while its snapshots are refused", Duration::from_secs(3), || {
+        counted(&server, "bob", "DENIED", "orders") == 1
+    });
+    assert!(!may_read(&agent, "forged"), "the refused snapshot is still not applied");
+    registry::release(&agent);
+}
+
+#[test]
+fn the_last_refresh_error_is_set_while_a_problem_lasts_and_cleared_when_it_is_over() {
+    let server = server("last-error");
+    let agent = agent(&server, &temp_dir("last-error-cache"), &[]);
+    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    assert_eq!(agent.stats().last_error, "");
+
+    server.set_fault(fault(r#"{"mode":"wrong-signature"}"#)).unwrap();
+    server.set_policies_json(policies(Some("m1")).as_bytes()).unwrap();
+    eventually("a refused snapshot is the last refresh error", Duration::from_secs(5), || {
+        agent.stats().last_error.contains("was refused: its signature does not verify")
+    });
+    server.clear_fault();
+    eventually("the next snapshot is applied and the error cleared", Duration::from_secs(10), || {
+        may_read(&agent, "m1") && agent.stats().last_error.is_empty()
+    });
+
+    server.set_fault(fault(r#"{"mode":"down"}"#)).unwrap();
+    eventually("an unreachable server is the last refresh error", Duration::from_secs(5), || agent.stats().last_error.contains("cannot be reached"));
+    server.clear_fault();
+    eventually("the error is cleared once the server answers", Duration::from_secs(10), || agent.stats().last_error.is_empty());
+    registry::release(&agent);
+}
+
+#[test]
+fn a_service_type_refusal_survives_a_restart_and_only_an_installed_kafka_snapshot_lifts_it() {
+    let server = server("type-restart");
+    let cache = temp_dir("type-restart-cache");
+    let marker = cache.join("refused-service-type");
+    let first = agent(&server, &cache, &[]);
+    assert!(first.await_snapshot(Duration::from_secs(10)));
+    assert!(may_read(&first, "orders"));
+    let before = last_seq(&server);
+    server.set_fault(fault(r#"{"mode":"other-type"}"#)).unwrap();
+    server.set_policies_json(policies(Some("x")).as_bytes()).unwrap();
+    eventually("the other type is served", Duration::from_secs(5), || served(&server, before, "policies", FaultMode::OtherType, 200));
+    eventually("everything refused", Duration::from_secs(2), || !may_read(&first, "orders"));
+    registry::release(&first);
+
+    // A restart with the server away: the older kafka snapshot of the cache does not serve again.
+    server.set_fault(fault(r#"{"mode":"down"}"#)).unwrap();
+    let second = agent(&server, &cache, &[]);
+    assert!(!second.await_snapshot(Duration::from_millis(300)), "the cached kafka snapshot is not put in force");
+    assert!(!may_read(&second, "orders"), "after a restart everything is refused as before it");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "hive", "the refusal is recorded in the cache directory");
+
+    // The server back, still serving the other type: still refused.
+    let before = last_seq(&server);
+    server.set_fault(fault(r#"{"mode":"other-type"}"#)).unwrap();
+    eventually("the other type is served again", Duration::from_secs(10), || served(&server, before, "policies", FaultMode::OtherType, 200));
+    assert!(!may_read(&second, "orders") && !may_read(&second, "x"));
+    assert!(marker.exists());
+
+    // Only an installed kafka snapshot lifts the refusal, and the record of it.
+    server.clear_fault();
+    eventually("a kafka snapshot decides again", Duration::from_secs(10), || may_read(&second, "x"));
+    assert!(may_read(&second, "orders"));
+    eventually("the record of the refusal is removed once a kafka snapshot is installed", Duration::from_secs(2), || !marker.exists());
+    registry::release(&second);
+}
+
+#[test]
+fn plain_http_without_a_signing_key_file_is_refused_naming_that_key() {
+    let server = server("http-tofu");
+    let mut settings = settings(&server, &temp_dir("http-tofu-cache"), &[]);
+    settings.remove("grantforge.signing.key.file");
+    assert!(server.base_url().starts_with("http://"));
+    let err = AgentConfig::from_settings(&settings).unwrap_err();
+    assert_eq!(err.key, "grantforge.signing.key.file", "{err}");
+    assert!(err.message.contains("trust on first use is refused"), "{err}");
+    assert_eq!(server.request_count(Endpoint::SigningKey), 0, "the key was not fetched");
 }

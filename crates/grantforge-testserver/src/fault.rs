@@ -88,6 +88,14 @@ pub enum FaultMode {
     /// Access events: answer 400 (problem JSON with a field error) and record nothing.
     #[serde(rename = "fail-events-400")]
     FailEvents400,
+    /// Heartbeat: answer `refreshSeconds` = `refreshSeconds` (default `i64::MAX`), whatever the server is
+    /// configured with: a server that asks agents never to come back.
+    RefreshSeconds,
+    /// Policies: a request carrying `If-None-Match` gets 304 whatever the ETag it names (a stale cache in front
+    /// of the server); a request without it gets the current snapshot.
+    StaleNotModified,
+    /// Policies: the current snapshot, properly signed, under an `ETag` header that is not the body's.
+    WrongEtag,
 }
 
 /// Default size of a `huge` body: one byte over GrantForge's 64 MiB snapshot limit.
@@ -127,6 +135,9 @@ pub struct Fault {
     /// `huge`: the body size in bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub huge_bytes: Option<u64>,
+    /// `refresh-seconds`: the `refreshSeconds` of heartbeat answers (default `i64::MAX`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_seconds: Option<i64>,
     /// The fault applies to this many more requests, then the mode goes back to `none` (default: until changed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub times: Option<u64>,
@@ -151,6 +162,7 @@ impl Fault {
             service_type: None,
             policy_version: None,
             huge_bytes: None,
+            refresh_seconds: None,
             times: None,
         }
     }
@@ -223,9 +235,14 @@ impl Fault {
         let natural = match self.mode {
             FaultMode::None => false,
             FaultMode::Down | FaultMode::Slow | FaultMode::Status | FaultMode::Truncated => true,
-            FaultMode::WrongSignature | FaultMode::OtherKey | FaultMode::OtherService | FaultMode::OtherType | FaultMode::Huge => {
-                endpoint == Endpoint::Policies
-            }
+            FaultMode::WrongSignature
+            | FaultMode::OtherKey
+            | FaultMode::OtherService
+            | FaultMode::OtherType
+            | FaultMode::Huge
+            | FaultMode::StaleNotModified
+            | FaultMode::WrongEtag => endpoint == Endpoint::Policies,
+            FaultMode::RefreshSeconds => endpoint == Endpoint::Heartbeat,
             FaultMode::OldVersion => {
                 endpoint == Endpoint::Policies
                     || (endpoint == Endpoint::Heartbeat && self.endpoints.as_ref().is_some_and(|l| l.contains(&endpoint)))
@@ -254,5 +271,12 @@ mod tests {
         }
         assert!(Fault::status(500).on(&[Endpoint::Policies]).applies(Endpoint::Policies));
         assert!(!Fault::status(500).on(&[Endpoint::Policies]).applies(Endpoint::Heartbeat));
+        let f = Fault::from_json(br#"{"mode":"refresh-seconds","refreshSeconds":9223372036854775807}"#).unwrap();
+        assert_eq!(f.refresh_seconds, Some(i64::MAX));
+        assert!(f.applies(Endpoint::Heartbeat) && !f.applies(Endpoint::Policies));
+        for mode in [&br#"{"mode":"stale-not-modified"}"#[..], br#"{"mode":"wrong-etag"}"#] {
+            let f = Fault::from_json(mode).unwrap();
+            assert!(f.applies(Endpoint::Policies) && !f.applies(Endpoint::Heartbeat));
+        }
     }
 }

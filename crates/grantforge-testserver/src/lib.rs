@@ -9,7 +9,8 @@
 //!
 //! Beyond the real protocol it offers a test-control extension under `/_test/` (no authentication):
 //! fault injection (server down, slow, error statuses, bad signatures, foreign keys, rollbacks, other service
-//! or type, truncated or huge bodies, refused access events), and read-outs of what agents sent.
+//! or type, truncated or huge bodies, refused access events, absurd `refreshSeconds`, a stale 304, a wrong
+//! `ETag` header), and read-outs of what agents sent.
 //!
 //! ## Agent API (as the real server)
 //!
@@ -1215,7 +1216,11 @@ impl Shared {
             Some(f) if f.mode == FaultMode::OldVersion => f.policy_version.unwrap_or(st.version - 1),
             _ => st.version,
         };
-        json_response(200, &HeartbeatAnswer { policy_version: version, refresh_seconds: self.refresh_seconds })
+        let refresh_seconds = match fault {
+            Some(f) if f.mode == FaultMode::RefreshSeconds => f.refresh_seconds.unwrap_or(i64::MAX),
+            _ => self.refresh_seconds,
+        };
+        json_response(200, &HeartbeatAnswer { policy_version: version, refresh_seconds })
     }
 
     fn policies(&self, request: &Request, fault: Option<&Fault>) -> Response {
@@ -1226,6 +1231,9 @@ impl Shared {
         };
         let service_of = |set: &PolicySet| self.service_name(set).to_string();
         let mode = fault.map_or(FaultMode::None, |f| f.mode);
+        if mode == FaultMode::StaleNotModified && request.header("if-none-match").is_some() {
+            return Response::new(304).header("ETag", current.etag.clone()).header("X-GrantForge-Policy-Version", current.version.to_string());
+        }
         let mut key_id = self.key.key_id().to_string();
         let (body, etag, version, signature): (Body, String, i64, String) = match (mode, fault, set) {
             (FaultMode::WrongSignature, _, _) => {
@@ -1270,12 +1278,14 @@ impl Shared {
             _ => (Body::Shared(Arc::clone(&current.body)), current.etag.clone(), current.version, current.signature.clone()),
         };
         let etag = if etag.is_empty() { etag_of(&body) } else { etag };
+        // `wrong-etag`: the header names other bytes; the server still compares with the body's ETag.
+        let header_etag = if mode == FaultMode::WrongEtag { etag_of(&[&body[..], b" "].concat()) } else { etag.clone() };
         if request.header("if-none-match") == Some(etag.as_str()) {
-            return Response::new(304).header("ETag", etag).header("X-GrantForge-Policy-Version", version.to_string());
+            return Response::new(304).header("ETag", header_etag).header("X-GrantForge-Policy-Version", version.to_string());
         }
         let signature = if signature.is_empty() { self.key.sign_base64(&body) } else { signature };
         Response::new(200)
-            .header("ETag", etag)
+            .header("ETag", header_etag)
             .header("Content-Type", "application/json")
             .header("X-GrantForge-Policy-Version", version.to_string())
             .header("X-GrantForge-Signing-Key", key_id)

@@ -76,6 +76,7 @@ public final class Demo {
             OUT.println("Policies:  " + policies + ", served by the GrantForge test server at " + server.url());
             builder.property("grantforge.server.url", server.url())
                 .property("grantforge.token.file", server.tokenFile().toString())
+                .property("grantforge.signing.key.file", server.signingKeyFile().toString())
                 .property("grantforge.cache.dir", demoDir.resolve("cache").toString())
                 .property("grantforge.instance", "demo-broker");
         }

@@ -43,6 +43,7 @@ class AuditDeliveryTest {
         return KafkaNode.builder().name(name)
             .property("grantforge.server.url", server.url())
             .property("grantforge.token.file", server.tokenFile().toString())
+            .property("grantforge.signing.key.file", server.signingKeyFile().toString())
             .property("grantforge.cache.dir", tmp.resolve(name + "-cache").toString())
             .property("grantforge.instance", name)
             .property("grantforge.audit.fold.window.ms", foldWindowMs)

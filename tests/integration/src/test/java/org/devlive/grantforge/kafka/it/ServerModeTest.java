@@ -60,6 +60,8 @@ class ServerModeTest {
         return KafkaNode.builder().name(name)
             .property("grantforge.server.url", server.url())
             .property("grantforge.token.file", server.tokenFile().toString())
+            // the test server speaks plain HTTP, which is no trust anchor: its key is configured
+            .property("grantforge.signing.key.file", server.signingKeyFile().toString())
             .property("grantforge.cache.dir", cacheDir.toString())
             .property("grantforge.instance", name)
             .property("grantforge.start.timeout.ms", "4000")
@@ -132,7 +134,8 @@ class ServerModeTest {
         try (TestServer server = server("change")) {
             try (KafkaNode node = node("server-change", server, cache).start()) {
                 assertTrue(node.logText().contains("applied policy version 1 of service kafka-demo from " + server.url()), node.diagnostics());
-                assertTrue(agentLines(node, "trusting the GrantForge server's signing key") == 1, "trust on first use is a warning");
+                assertEquals(0, agentLines(node, "trusting the GrantForge server's signing key"), "over plain HTTP the configured key is used, never one trusted on first use");
+                assertEquals(1, agentLines(node, "is plain HTTP: the agent token travels in clear"), "plain HTTP is a warning, once\n" + node.logText());
                 createTopic(node, "reports");
                 assertFalse(canWrite(node, "alice", "reports"));
                 server.policies(policiesWithMarker("reports"));

@@ -1,0 +1,137 @@
+//! What the server-mode tests share: the project's GrantForge test server on loopback HTTP, an
+//! agent configured against it (with the server's signing key, as plain HTTP requires), and
+//! questions to the agent and the server.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use grantforge_agent::{registry, Agent, AgentConfig};
+use grantforge_kafka::{Action, KafkaContext, Operation, Principal, RequestContext, ResourceType};
+use grantforge_testserver::{Config, Fault, FaultMode, RequestRecord, RunningServer, Server};
+
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gf-sync-{name}-{}-{:?}", std::process::id(), Instant::now()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The fixture's policies, plus one that lets alice read `marker` when given.
+pub fn policies(marker: Option<&str>) -> String {
+    let file = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/server/policies.json")).unwrap();
+    let Some(topic) = marker else { return file };
+    let policy = format!(
+        r#"{{"id":"900","name":"marker","type":"ACCESS","priority":"NORMAL","document":{{"resources":{{"topic":{{"values":["{topic}"],"excludes":false,"recursive":false}}}},"allow":[{{"users":["alice"],"groups":[],"roles":[],"accessTypes":["read"],"conditions":[]}}],"allowExceptions":[],"deny":[],"denyExceptions":[],"validity":[]}}}},"#
+    );
+    file.replacen("\"policies\": [", &format!("\"policies\": [{policy}"), 1)
+}
+
+/// A test server answering heartbeats with `refreshSeconds` 1.
+pub fn server(name: &str) -> RunningServer {
+    let mut config = Config::new(temp_dir(&format!("{name}-server")));
+    config.policies_json = Some(policies(None));
+    config.refresh_seconds = 1;
+    config.quiet = true;
+    Server::start(config).unwrap()
+}
+
+/// The file holding the server's signing key (`grantforge.signing.key.file`).
+pub fn signing_key_file(server: &RunningServer) -> PathBuf {
+    server.state_dir().join(grantforge_testserver::files::PUBLIC_KEY)
+}
+
+/// The settings of an agent of `server` with this cache directory; `extra` adds or overrides.
+pub fn settings(server: &RunningServer, cache: &Path, extra: &[(&str, &str)]) -> BTreeMap<String, String> {
+    let mut settings: BTreeMap<String, String> = [
+        ("grantforge.server.url", server.base_url().to_string()),
+        ("grantforge.token.file", server.state_dir().join("token").display().to_string()),
+        ("grantforge.cache.dir", cache.display().to_string()),
+        ("grantforge.instance", "test-agent".to_string()),
+        ("grantforge.refresh.interval.ms", "1000".to_string()),
+        // plain HTTP is no trust anchor: the key is configured, never trusted on first use
+        ("grantforge.signing.key.file", signing_key_file(server).display().to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    settings.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    settings
+}
+
+pub fn agent(server: &RunningServer, cache: &Path, extra: &[(&str, &str)]) -> Arc<Agent> {
+    registry::open(AgentConfig::from_settings(&settings(server, cache, extra)).unwrap()).unwrap()
+}
+
+pub const FAST_AUDIT: &[(&str, &str)] = &[("grantforge.audit.fold.window.ms", "500"), ("grantforge.audit.flush.interval.ms", "300")];
+
+pub fn may_read(agent: &Agent, topic: &str) -> bool {
+    let context = RequestContext {
+        principal: Principal { principal_type: "User".into(), name: "alice".into() },
+        conditions: KafkaContext { client_address: Some("127.0.0.1".parse().unwrap()), ..Default::default() },
+        request_type: 1,
+        request_version: 12,
+    };
+    let action = Action { operation: Some(Operation::Read), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: false, log_if_denied: false };
+    let mut allowed = [false];
+    agent.authorize(&context, &[action], &mut allowed);
+    allowed[0]
+}
+
+/// An audited access of `user` to `topic`.
+pub fn access(agent: &Agent, user: &str, topic: &str, operation: Operation) -> bool {
+    let context = RequestContext {
+        principal: Principal { principal_type: "User".into(), name: user.into() },
+        conditions: KafkaContext { client_address: Some("127.0.0.1".parse().unwrap()), listener: "SASL_PLAINTEXT".into(), client_id: "producer-1".into() },
+        request_type: 0,
+        request_version: 9,
+    };
+    let action = Action { operation: Some(operation), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: true, log_if_denied: true };
+    let mut allowed = [false];
+    agent.authorize(&context, &[action], &mut allowed);
+    allowed[0]
+}
+
+/// Sum of `count` over the server's events for this user, outcome and resource.
+pub fn counted(server: &RunningServer, user: &str, outcome: &str, resource: &str) -> u64 {
+    server
+        .events()
+        .iter()
+        .filter(|e| e["user"] == user && e["outcome"] == outcome && e["resource"] == resource)
+        .map(|e| e["count"].as_u64().unwrap_or(1))
+        .sum()
+}
+
+pub fn eventually(what: &str, timeout: Duration, condition: impl Fn() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !condition() {
+        assert!(Instant::now() < deadline, "not within {timeout:?}: {what}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+pub fn fault(json: &str) -> Fault {
+    serde_json::from_str(json).unwrap()
+}
+
+/// The policy version in force, if any.
+pub fn version(agent: &Agent) -> Option<i64> {
+    agent.policies().map(|p| p.policy_version)
+}
+
+/// The agent API requests the server logged after sequence number `after`.
+pub fn requests_after(server: &RunningServer, after: u64) -> Vec<RequestRecord> {
+    server.requests().into_iter().filter(|r| r.seq > after).collect()
+}
+
+/// The sequence number of the last request the server logged (0 before any).
+pub fn last_seq(server: &RunningServer) -> u64 {
+    server.requests().last().map_or(0, |r| r.seq)
+}
+
+/// Whether the server answered `endpoint` with `status` under the fault `mode` after `after`:
+/// proof that a fault was served, not only set.
+pub fn served(server: &RunningServer, after: u64, endpoint: &str, mode: FaultMode, status: u16) -> bool {
+    requests_after(server, after).iter().any(|r| r.endpoint.as_deref() == Some(endpoint) && r.fault == Some(mode) && r.status == Some(status))
+}
