@@ -21,6 +21,9 @@ use crate::server::ServerSync;
 use crate::source::{load_policy_file, watch_stamp, WatchStamp};
 
 
+/// How long `close()` waits for the agent's final audit delivery.
+pub const CLOSE_DEADLINE: Duration = Duration::from_secs(5);
+
 /// What keeps the policies current, owned by the agent's thread.
 enum Driver {
     File { path: PathBuf, last_seen: WatchStamp },
@@ -93,7 +96,7 @@ impl Agent {
         }
         let worker = Arc::clone(&agent);
         let handle = std::thread::Builder::new()
-            .name("grantforge-agent".to_string())
+            .name(crate::logging::AGENT_THREAD.to_string())
             .spawn(move || worker.run_background(driver))
             .map_err(|e| ConfigError::new("grantforge.policy.file", format!("cannot start the agent's thread: {e}")))?;
         *agent.background.lock() = Some(handle);
@@ -138,9 +141,13 @@ impl Agent {
             return;
         }
         self.with_deciding(|lane, applied| {
-            let Some(applied) = applied else { return };
             // One time of access for the whole call, read only if something is audited.
             let mut now = None;
+            let Some(applied) = applied else {
+                // No snapshot may decide: every action is refused, counted and audited.
+                actions.iter().for_each(|action| lane.refuse_undecided(context, action, &self.auditor, &mut now));
+                return;
+            };
             for (action, allowed) in actions.iter().zip(allowed.iter_mut()) {
                 *allowed = lane.decide(applied, context, action, &self.auditor, &mut now);
             }
@@ -178,18 +185,31 @@ impl Agent {
     }
 
     /// Stops the agent's thread (which writes out the folded audit) and drops the snapshot: a
-    /// closed agent refuses everything.
+    /// closed agent refuses everything. Waits for the final audit delivery at most
+    /// [`CLOSE_DEADLINE`]: a slow or silent server must not hold up a broker's shutdown. Past it,
+    /// the thread finishes on its own (what it could not send, it spools).
     pub fn shutdown(&self) {
         self.stopping.store(true, Ordering::Release);
         {
             let _state = self.state.lock();
             self.changed.notify_all();
         }
-        if let Some(handle) = self.background.lock().take() {
-            let _ = handle.join();
-        }
         *self.current.write() = None;
         self.generation.fetch_add(1, Ordering::AcqRel);
+        if let Some(handle) = self.background.lock().take() {
+            let deadline = std::time::Instant::now() + CLOSE_DEADLINE;
+            while !handle.is_finished() && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if handle.is_finished() {
+                let _ = handle.join();
+            } else {
+                tracing::warn!(
+                    "the final audit delivery did not finish within {} s of close(); it goes on in the background, and what it cannot send stays in the audit spool",
+                    CLOSE_DEADLINE.as_secs()
+                );
+            }
+        }
     }
 
     fn is_super_user(&self, context: &RequestContext) -> bool {
@@ -239,7 +259,7 @@ impl Agent {
             cache_hits: counts.cache_hits,
             cache_misses: counts.cache_misses,
             cache_size: applied.as_ref().map_or(0, |a| a.decisions.size()),
-            snapshot_version: applied.as_ref().map_or(-1, |a| a.policies.policy_version),
+            snapshot_version: applied.as_ref().map_or(lane::NO_SNAPSHOT_VERSION, |a| a.policies.policy_version),
             snapshot_age_seconds: applied.as_ref().map_or(-1, |a| a.at.elapsed().as_secs() as i64),
             heartbeat_failures: m.heartbeat_failures.load(Ordering::Relaxed),
             audit_queued: self.auditor.queued() as u64,
@@ -254,6 +274,10 @@ impl Agent {
     /// Puts a snapshot in force; a refusal of everything (another service type) is lifted only
     /// once it is, never before: no request is decided by the older snapshot in between.
     pub(crate) fn apply(&self, policies: KafkaPolicies, from: &str) {
+        if self.stopping.load(Ordering::Acquire) {
+            // A round that was under way when the agent closed: a closed agent refuses everything.
+            return;
+        }
         tracing::info!(
             "applied policy version {} of service {} from {from}: {} access policies{}",
             policies.policy_version,
@@ -329,6 +353,16 @@ impl Agent {
             if stopping {
                 return;
             }
+            self.drop_expired_decisions();
+        }
+    }
+
+    /// Expired decisions leave the cache of the snapshot in force (at most once per TTL), whether or
+    /// not their shard fills.
+    fn drop_expired_decisions(&self) {
+        let applied = self.current.read().clone();
+        if let Some(applied) = applied {
+            applied.decisions.drop_expired();
         }
     }
 
@@ -352,7 +386,11 @@ impl Agent {
             Driver::Server(sync) => {
                 if !events.is_empty() || retry_spool {
                     let batch: Vec<serde_json::Value> = events.iter().map(AccessEvent::to_json).collect();
-                    sync.ship(&batch);
+                    if self.stopping.load(Ordering::Acquire) {
+                        sync.ship_last(&batch);
+                    } else {
+                        sync.ship(&batch);
+                    }
                 }
             }
         }
@@ -370,7 +408,14 @@ impl Agent {
             PolicySource::File(_, key) => key.as_ref(),
             PolicySource::Server(_) => None,
         };
-        match load_policy_file(path, key, self.config.snapshot_max_bytes) {
+        match load_policy_file(path, key, self.config.snapshot_max_bytes).and_then(|policies| {
+            // A signed file is held to what server mode checks of a download: the same service,
+            // no rollback (an old signed file copied back in place is not a policy change).
+            match (key, self.policies()) {
+                (Some(_), Some(applied)) => follows_signed(&applied, policies, path),
+                _ => Ok(policies),
+            }
+        }) {
             Ok(policies) => self.apply(policies, &path.display().to_string()),
             Err(e) => {
                 let kept = self.policies().map_or("none".to_string(), |p| p.policy_version.to_string());
@@ -378,6 +423,21 @@ impl Agent {
             }
         }
     }
+}
+
+/// A signed policy file's new version, if it may follow the applied one: the same service, and a
+/// policy version not lower.
+fn follows_signed(applied: &KafkaPolicies, next: KafkaPolicies, path: &Path) -> Result<KafkaPolicies, ConfigError> {
+    let refuse = |why: String| {
+        Err(ConfigError::new("grantforge.policy.file", format!("{} is signed but refused: {why}", path.display())))
+    };
+    if next.service != applied.service {
+        return refuse(format!("it is of service `{}`, but this agent serves `{}`", next.service, applied.service));
+    }
+    if next.policy_version < applied.policy_version {
+        return refuse(format!("its policy version {} is older than the applied {} (no rollback)", next.policy_version, applied.policy_version));
+    }
+    Ok(next)
 }
 
 /// `now + delay`, or as late as the clock allows (at most a day later) instead of overflowing.

@@ -19,6 +19,9 @@ use tracing::{Event, Level, Metadata, Subscriber};
 /// The logger of records the native side writes about itself (panics, dropped records).
 const NATIVE_LOGGER: &str = "org.devlive.grantforge.kafka.native";
 
+/// The name of each agent's own thread (policy rounds and audit delivery).
+pub const AGENT_THREAD: &str = "grantforge-agent";
+
 /// At most this many records wait for the JVM; beyond it records are dropped and counted.
 const QUEUE_CAPACITY: usize = 10_000;
 
@@ -67,6 +70,10 @@ pub fn install() {
         // Another subscriber may already be set (a test harness): then records go there.
         let _ = tracing::subscriber::set_global_default(QueueSubscriber);
         std::panic::set_hook(Box::new(|info| {
+            if std::thread::current().name() == Some(AGENT_THREAD) {
+                // The agent's thread catches its panics and logs each distinct one once.
+                return;
+            }
             let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
             let payload = info
                 .payload()

@@ -366,6 +366,14 @@ impl ServerSync {
         }
     }
 
+    /// The last delivery, when the agent closes: the events go to the disk spool first, then the
+    /// spool is sent. `close()` waits for this only so long (`CLOSE_DEADLINE`); whatever a slow
+    /// server has not taken by then is still in the spool for the next start.
+    pub fn ship_last(&mut self, events: &[Value]) {
+        self.shipper.spool_only(events);
+        self.ship(&[]);
+    }
+
     fn heartbeat_body(&self, agent: &Agent) -> Value {
         json!({
             "instance": self.settings.instance,

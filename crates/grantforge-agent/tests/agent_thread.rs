@@ -61,6 +61,8 @@ fn the_agents_thread_survives_panics_in_its_rounds_and_logs_each_once() {
     let audit = records_with(&format!("the agent's thread failed while delivering the audit: injected panic in the AccessEvents call to {url}"));
     assert_eq!(audit.len(), 1, "two panics, one line: {audit:?}");
     assert_eq!(audit[0].level, LogLevel::Error);
+    let all = records_with("injected panic");
+    assert_eq!(all.len(), 2, "five panics on the agent's thread, two lines in all (the panic hook adds none): {all:?}");
 
     let last = server.set_policies_json(policies(Some("still-running")).as_bytes()).unwrap();
     eventually("the thread still keeps the policies current", Duration::from_secs(5), || version(&agent) == Some(last));

@@ -55,3 +55,62 @@ fn a_signed_policy_file_is_used_and_an_unsigned_or_forged_one_is_not() {
     let forged = open(&policies, &key_file).unwrap_err();
     assert!(forged.contains("grantforge.policy.file") && forged.contains("does not verify"), "{forged}");
 }
+
+/// Writes `bytes` as the policy file with its signature, as an operator's copy would.
+fn write_signed(policies: &Path, pair: &Ed25519KeyPair, bytes: &[u8]) {
+    std::fs::write(PathBuf::from(format!("{}.sig", policies.display())), STANDARD.encode(pair.sign(bytes).as_ref())).unwrap();
+    std::fs::write(policies, bytes).unwrap();
+}
+
+/// Waits (at most 20 s) until the agent's log has a record containing `needle`.
+fn logged(needle: &str) -> String {
+    let deadline = Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(record) = grantforge_agent::logging::drain().into_iter().find(|r| r.message.contains(needle)) {
+            return record.message;
+        }
+        assert!(Instant::now() < deadline, "nothing logged containing {needle:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_signed_policy_file_cannot_roll_back_or_change_service() {
+    grantforge_agent::logging::install();
+    let (policies, key_file, pair) = setup("rollback");
+    let original = std::fs::read_to_string(&policies).unwrap();
+    let version = |v: i64| original.replacen("\"policyVersion\":1,", &format!("\"policyVersion\":{v},"), 1);
+    write_signed(&policies, &pair, version(5).as_bytes());
+    let settings: BTreeMap<String, String> = [
+        ("grantforge.policy.file", policies.display().to_string()),
+        ("grantforge.signing.key.file", key_file.display().to_string()),
+        ("grantforge.policy.file.poll.interval.ms", "20".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let agent = registry::open(AgentConfig::from_settings(&settings).unwrap()).unwrap();
+    let applied = || agent.policies().map(|p| (p.service.clone(), p.policy_version));
+    assert_eq!(applied(), Some(("kafka-demo".to_string(), 5)));
+
+    // An older, properly signed file (say, last month's copy put back): seen, refused, logged.
+    write_signed(&policies, &pair, version(4).as_bytes());
+    let refusal = logged("no rollback");
+    assert!(refusal.contains("policy version 4 is older than the applied 5") && refusal.contains("policy version 5 stays in force"), "{refusal}");
+    assert_eq!(applied(), Some(("kafka-demo".to_string(), 5)));
+
+    // A properly signed file of another service: seen, refused, logged.
+    write_signed(&policies, &pair, version(6).replacen("\"service\":\"kafka-demo\"", "\"service\":\"kafka-other\"", 1).as_bytes());
+    let refusal = logged("kafka-other");
+    assert!(refusal.contains("this agent serves `kafka-demo`"), "{refusal}");
+    assert_eq!(applied(), Some(("kafka-demo".to_string(), 5)));
+
+    // A newer version of the same service is applied.
+    write_signed(&policies, &pair, version(6).as_bytes());
+    let deadline = Instant::now() + std::time::Duration::from_secs(20);
+    while applied() != Some(("kafka-demo".to_string(), 6)) {
+        assert!(Instant::now() < deadline, "version 6 was not applied");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    registry::release(&agent);
+}
