@@ -65,6 +65,9 @@ TEST CONTROL (an extension of this test server only; no token needed):
         other-type       policies: snapshot with serviceType serviceType (default hive)
         huge             policies: signed body of hugeBytes (default 64 MiB + 1) bytes
         fail-events-400  access-events: 400, nothing recorded
+        refresh-seconds  heartbeat: refreshSeconds = refreshSeconds (default 2^63-1)
+        stale-not-modified  policies: 304 to any request with If-None-Match
+        wrong-etag       policies: the current snapshot under an ETag that is not the body's
       Options: \"endpoints\": [\"heartbeat\"|\"policies\"|\"signing-key\"|\"access-events\"]
                restricts the fault; \"times\": N applies it to N requests, then clears it.
     GET  /_test/fault      the current fault
