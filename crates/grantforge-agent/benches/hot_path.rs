@@ -10,8 +10,8 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use grantforge_agent::audit::Auditor;
 use grantforge_agent::{registry, AgentConfig};
-use grantforge_engine::{Instant, Outcome};
-use grantforge_kafka::{Action, Decided, KafkaContext, Operation, Principal, RequestContext, ResourceType};
+use grantforge_engine::Instant;
+use grantforge_kafka::{Action, Reason, KafkaContext, Operation, Principal, RequestContext, ResourceType};
 
 fn context(user: &str) -> RequestContext {
     RequestContext {
@@ -26,8 +26,8 @@ fn write(topic: &str) -> Action<'_> {
     Action { operation: Some(Operation::Write), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: true, log_if_denied: true }
 }
 
-const ALLOWED: Decided = Decided { allowed: true, outcome: Outcome::Allowed, policy_id: Some(1), unchecked: false, cacheable: true };
-const DENIED: Decided = Decided { allowed: false, outcome: Outcome::Denied, policy_id: Some(5), unchecked: false, cacheable: true };
+const ALLOWED: Reason = Reason::Policy { id: 1, allowed: true };
+const DENIED: Reason = Reason::Policy { id: 5, allowed: false };
 
 /// `Agent::authorize` of one audited action, answered from the cache: the decision, the fold of the
 /// access into the thread's lane, and the counts. Every access is audited (Kafka's logIfAllowed).

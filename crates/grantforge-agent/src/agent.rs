@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use grantforge_engine::Instant;
-use grantforge_kafka::{Action, KafkaPolicies, Operation, RequestContext, ResourceType};
+use grantforge_kafka::{Action, KafkaPolicies, Operation, Principal, Reason, RequestContext, ResourceType};
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::config::{AgentConfig, ConfigError, PolicySource};
@@ -17,6 +17,7 @@ use crate::lane::{self, Applied, Lane, Lanes};
 use crate::metrics::{Metrics, Stats};
 use crate::shipper::DeliveryStats;
 use crate::decisions::DecisionCache;
+use crate::rules;
 use crate::server::ServerSync;
 use crate::source::{load_policy_file, watch_stamp, WatchStamp};
 
@@ -112,20 +113,22 @@ impl Agent {
         self.current.read().as_ref().map(|applied| Arc::clone(&applied.policies))
     }
 
-    /// Runs `f` with this thread's lane and the snapshot that may decide (none while everything
-    /// is refused). Each lane holds the snapshot in force for its thread, checked against the
-    /// generation, so a call touches no shared lock or reference count unless a new snapshot was
-    /// applied.
-    fn with_deciding<R>(&self, f: impl FnOnce(&mut Lane, Option<&Applied>) -> R) -> R {
+    /// Runs `f` with this thread's lane and what answers the principal before the policies
+    /// ([`rules::before_policies`]): the snapshot in force, or the reason (a super user, no
+    /// snapshot, a refused service type). Each lane holds the snapshot in force for its thread,
+    /// checked against the generation, so a call touches no shared lock or reference count unless a
+    /// new snapshot was applied.
+    fn with_deciding<R>(&self, principal: &Principal, f: impl FnOnce(&mut Lane, Result<&Applied, Reason>) -> R) -> R {
         self.lanes.with_mine(|lane, held| {
-            if self.refuse_all.load(Ordering::Acquire) {
-                return f(lane, None);
-            }
-            let generation = self.generation.load(Ordering::Acquire);
-            if !matches!(held, Some((g, _)) if *g == generation) {
-                *held = self.current.read().clone().map(|applied| (generation, applied));
-            }
-            f(lane, held.as_ref().map(|(_, applied)| &**applied))
+            let in_force = rules::before_policies(&self.config.super_users, principal, || {
+                let refusing = self.refuse_all.load(Ordering::Acquire);
+                let generation = self.generation.load(Ordering::Acquire);
+                if !refusing && !matches!(held, Some((g, _)) if *g == generation) {
+                    *held = self.current.read().clone().map(|applied| (generation, applied));
+                }
+                rules::in_force(refusing, held.as_ref().map(|(_, applied)| &**applied))
+            });
+            f(lane, in_force)
         })
     }
 
@@ -136,20 +139,19 @@ impl Agent {
     /// Decides every action of one `authorize` call against the same snapshot; `allowed[i]` is set
     /// for each allowed action (the slice starts all false: refusal is the default).
     pub fn authorize(&self, context: &RequestContext, actions: &[Action<'_>], allowed: &mut [bool]) {
-        if self.is_super_user(context) {
-            allowed.iter_mut().for_each(|a| *a = true);
-            return;
-        }
-        self.with_deciding(|lane, applied| {
+        self.with_deciding(&context.principal, |lane, in_force| {
             // One time of access for the whole call, read only if something is audited.
             let mut now = None;
-            let Some(applied) = applied else {
-                // No snapshot may decide: every action is refused, counted and audited.
-                actions.iter().for_each(|action| lane.refuse_undecided(context, action, &self.auditor, &mut now));
-                return;
-            };
-            for (action, allowed) in actions.iter().zip(allowed.iter_mut()) {
-                *allowed = lane.decide(applied, context, action, &self.auditor, &mut now);
+            match in_force {
+                Ok(applied) => {
+                    for (action, allowed) in actions.iter().zip(allowed.iter_mut()) {
+                        *allowed = lane.decide(applied, context, action, &self.auditor, &mut now);
+                    }
+                }
+                // Super users: allowed, not counted, not audited.
+                Err(reason) if reason.allowed() => allowed.iter_mut().for_each(|a| *a = true),
+                // Nothing may decide: every action is refused, counted and audited.
+                Err(reason) => actions.iter().for_each(|action| lane.refuse_undecided(reason, context, action, &self.auditor, &mut now)),
             }
         })
     }
@@ -161,13 +163,11 @@ impl Agent {
         operation: Option<Operation>,
         resource_type: Option<ResourceType>,
     ) -> bool {
-        if self.is_super_user(context) {
-            return true;
-        }
-        self.with_deciding(|_, applied| match (applied, operation, resource_type) {
-            (Some(applied), Some(operation), Some(resource_type)) => {
+        self.with_deciding(&context.principal, |_, in_force| match (in_force, operation, resource_type) {
+            (Ok(applied), Some(operation), Some(resource_type)) => {
                 applied.policies.holds_on_some_resource(context, operation, resource_type, Instant::now())
             }
+            (Err(reason), _, _) => reason.allowed(),
             _ => false,
         })
     }
@@ -210,16 +210,6 @@ impl Agent {
                 );
             }
         }
-    }
-
-    fn is_super_user(&self, context: &RequestContext) -> bool {
-        let principal = &context.principal;
-        self.config.super_users.iter().any(|entry| {
-            entry
-                .strip_prefix(principal.principal_type.as_str())
-                .and_then(|rest| rest.strip_prefix(':'))
-                .is_some_and(|name| name == principal.name)
-        })
     }
 
     /// Refuses everything but super users: the snapshot's service type is not kafka. Only
@@ -272,7 +262,7 @@ impl Agent {
     }
 
     /// Puts a snapshot in force; a refusal of everything (another service type) is lifted only
-    /// once it is, never before: no request is decided by the older snapshot in between.
+    /// once it is, never before: no request is reason by the older snapshot in between.
     pub(crate) fn apply(&self, policies: KafkaPolicies, from: &str) {
         if self.stopping.load(Ordering::Acquire) {
             // A round that was under way when the agent closed: a closed agent refuses everything.
@@ -293,7 +283,7 @@ impl Agent {
         *self.current.write() = Some(Arc::new(applied));
         self.generation.fetch_add(1, Ordering::AcqRel);
         if self.refuse_all.swap(false, Ordering::AcqRel) {
-            tracing::info!("a kafka snapshot is in force: requests are decided again");
+            tracing::info!("a kafka snapshot is in force: requests are reason again");
         }
         let _state = self.state.lock();
         self.changed.notify_all();

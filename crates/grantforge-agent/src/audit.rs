@@ -13,7 +13,7 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use grantforge_engine::Instant;
-use grantforge_kafka::{Action, Decided, Operation, RequestContext, ResourceType};
+use grantforge_kafka::{Action, Reason, Operation, RequestContext, ResourceType};
 use parking_lot::Mutex;
 
 use crate::events::{clamp, limits, AccessEvent};
@@ -76,7 +76,7 @@ impl<'a> KeptNames<'a> {
 
 impl Group {
     /// The group an access starts; the listener, client id and request version are the first access's.
-    pub(crate) fn first_access(context: &RequestContext, action: &Action<'_>, decided: &Decided, version: i64, now: Instant) -> Group {
+    pub(crate) fn first_access(context: &RequestContext, action: &Action<'_>, reason: &Reason, version: i64, now: Instant) -> Group {
         let names = KeptNames::of(context, action);
         let key = FoldKey {
             principal_type: names.principal_type.to_string(),
@@ -86,11 +86,11 @@ impl Group {
             resource: names.resource.to_string(),
             operation: action.operation,
             request_type: context.request_type,
-            policy_id: decided.policy_id,
+            policy_id: reason.policy_id(),
         };
         Group {
             key,
-            allowed: decided.allowed,
+            allowed: reason.allowed(),
             count: 1,
             first: now,
             last: now,
@@ -118,9 +118,9 @@ impl Group {
 
 /// Whether Kafka asked to report this access (`logIfAllowed` / `logIfDenied`); a disabled service
 /// is never audited.
-pub(crate) fn is_audited(action: &Action<'_>, decided: &Decided) -> bool {
-    let wanted = if decided.allowed { action.log_if_allowed } else { action.log_if_denied };
-    wanted && !decided.unchecked
+pub(crate) fn is_audited(action: &Action<'_>, reason: &Reason) -> bool {
+    let wanted = if reason.allowed() { action.log_if_allowed } else { action.log_if_denied };
+    wanted && reason.checked()
 }
 
 /// Packs a fold key (see `keys`): the same bytes whether it comes from a request or from a group.
@@ -180,21 +180,21 @@ impl Auditor {
         }
     }
 
-    /// Records one decided action, if Kafka asked to report it. A disabled service is never
+    /// Records one reason action, if Kafka asked to report it. A disabled service is never
     /// audited; super users never reach this.
-    pub fn record(&self, context: &RequestContext, action: &Action<'_>, decided: &Decided, version: i64, now: Instant) {
-        if !is_audited(action, decided) {
+    pub fn record(&self, context: &RequestContext, action: &Action<'_>, reason: &Reason, version: i64, now: Instant) {
+        if !is_audited(action, reason) {
             return;
         }
-        let table = if decided.allowed { &self.allowed } else { &self.denied };
+        let table = if reason.allowed() { &self.allowed } else { &self.denied };
         with_key_buffer(|packed| {
             let names = KeptNames::of(context, action);
-            pack(packed, names.principal_type, names.principal_name, context.conditions.client_address, action.resource_type, names.resource, action.operation, context.request_type, decided.policy_id);
+            pack(packed, names.principal_type, names.principal_name, context.conditions.client_address, action.resource_type, names.resource, action.operation, context.request_type, reason.policy_id());
             let mut shard = table.shard(packed).lock();
             if let Some(group) = shard.get_mut(packed.as_slice()) {
                 group.add(now);
             } else if self.admit(1) {
-                shard.insert(packed.as_slice().into(), Group::first_access(context, action, decided, version, now));
+                shard.insert(packed.as_slice().into(), Group::first_access(context, action, reason, version, now));
             }
         })
     }
@@ -306,11 +306,10 @@ impl Group {
 mod tests {
     use super::*;
     use crate::events::EventIds;
-    use grantforge_engine::Outcome;
     use crate::test_support::{context, write};
 
-    const ALLOWED: Decided = Decided { allowed: true, outcome: Outcome::Allowed, policy_id: Some(1), unchecked: false, cacheable: true };
-    const DENIED: Decided = Decided { allowed: false, outcome: Outcome::Denied, policy_id: Some(5), unchecked: false, cacheable: true };
+    const ALLOWED: Reason = Reason::Policy { id: 1, allowed: true };
+    const DENIED: Reason = Reason::Policy { id: 5, allowed: false };
 
     fn take(auditor: &Auditor, now: Instant, window_over: bool) -> Vec<AccessEvent> {
         let ids = EventIds::new("test");
@@ -389,7 +388,7 @@ mod tests {
         let mut quiet = write("orders");
         quiet.log_if_allowed = false;
         auditor.record(&context("alice"), &quiet, &ALLOWED, 1, Instant::now());
-        let unchecked = Decided { unchecked: true, ..ALLOWED };
+        let unchecked = Reason::ServiceDisabled;
         auditor.record(&context("alice"), &write("orders"), &unchecked, 1, Instant::now());
         assert_eq!(auditor.queued(), 0);
     }

@@ -10,6 +10,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::rules::SuperUsers;
 use crate::trust::SigningKey;
 
 /// Kafka's own key naming the principals that are never checked.
@@ -83,7 +84,7 @@ impl fmt::Debug for Token {
 pub struct AgentConfig {
     pub source: PolicySource,
     /// `Type:name` strings from `super.users`, compared exactly as Kafka compares them.
-    pub super_users: Vec<String>,
+    pub super_users: SuperUsers,
     pub instance: Option<String>,
     pub cache_dir: Option<PathBuf>,
     pub start_timeout: Duration,
@@ -141,7 +142,7 @@ impl AgentConfig {
         let source = reader.policy_source()?;
         Ok(AgentConfig {
             source,
-            super_users: parse_super_users(settings.get(SUPER_USERS).map(String::as_str).unwrap_or(""))?,
+            super_users: SuperUsers::parse(settings.get(SUPER_USERS).map(String::as_str).unwrap_or("")).map_err(|e| ConfigError::new(SUPER_USERS, e))?,
             instance: reader.instance()?,
             cache_dir: reader.text("grantforge.cache.dir").map(PathBuf::from),
             start_timeout: reader.start_timeout()?,
@@ -328,21 +329,6 @@ pub fn host_name() -> String {
 }
 
 /// `super.users` as Kafka reads it: `;`-separated `Type:name` entries, trimmed.
-fn parse_super_users(value: &str) -> Result<Vec<String>, ConfigError> {
-    value
-        .split(';')
-        .map(str::trim)
-        .filter(|entry| !entry.is_empty())
-        .map(|entry| match entry.split_once(':') {
-            Some((kind, name)) if !kind.is_empty() && !name.is_empty() => Ok(entry.to_string()),
-            _ => Err(ConfigError::new(
-                SUPER_USERS,
-                format!("`{entry}` is not a principal; write entries as Type:name separated by `;`, such as User:kafka"),
-            )),
-        })
-        .collect()
-}
-
 fn unknown_key(key: &str) -> ConfigError {
     let nearest = KNOWN_KEYS
         .iter()
@@ -449,7 +435,7 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(config.source, PolicySource::File("/etc/kafka/policies.json".into(), None));
-        assert_eq!(config.super_users, vec!["User:admin", "User:kafka"]);
+        assert_eq!(config.super_users.entries(), ["User:admin", "User:kafka"]);
         assert_eq!(config.start_timeout, Duration::from_secs(30));
         assert_eq!(config.decision_cache_max_entries, 100_000);
         assert_eq!(config.audit_batch_size, 500);

@@ -8,7 +8,7 @@
 //! start or end up to the TTL late (documented in `docs/configuration.md`).
 //!
 //! Bounds in bytes: a question whose key would exceed [`MAX_KEY_BYTES`] (a client-chosen group id
-//! of a megabyte, say: Kafka asks before it validates names) is decided every time and never kept,
+//! of a megabyte, say: Kafka asks before it validates names) is reason every time and never kept,
 //! so an entry costs at most that much plus the map's own overhead. Expired entries are dropped by
 //! the agent's thread ([`DecisionCache::drop_expired`]); a full shard makes room for an eighth of
 //! its capacity in one pass, so an insert never scans the shard each time.
@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use grantforge_kafka::{Action, ConditionReads, Decided, RequestContext};
+use grantforge_kafka::{Action, ConditionReads, Reason, RequestContext};
 use parking_lot::RwLock;
 
 use crate::clock::monotonic_millis;
@@ -27,7 +27,7 @@ use crate::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 const SHARDS: usize = 16;
 
 /// The longest key kept. Kafka caps topic names at 249 characters, and principals, group ids and
-/// client ids in use are far below this; a longer question is decided every time (about 1 µs).
+/// client ids in use are far below this; a longer question is reason every time (about 1 µs).
 pub(crate) const MAX_KEY_BYTES: usize = 1024;
 
 /// The key's fixed parts: lengths, codes, the address and the request type (at most 50 bytes).
@@ -36,7 +36,7 @@ const KEY_FRAME_BYTES: usize = 64;
 /// A decision and when it stops being served (milliseconds of [`monotonic_millis`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Kept {
-    pub decided: Decided,
+    pub reason: Reason,
     pub expires_ms: u64,
 }
 
@@ -70,11 +70,11 @@ impl DecisionCache {
 
     /// The kept decision (and `true`), or `decide()`'s (and `false`), kept when it may be.
     /// A decision that is not kept comes with an expiry in the past.
-    pub fn get_or_decide(&self, context: &RequestContext, action: &Action<'_>, decide: impl FnOnce() -> Decided) -> (Kept, bool) {
-        let Some(shards) = &self.shards else { return (Kept { decided: decide(), expires_ms: 0 }, false) };
+    pub fn get_or_decide(&self, context: &RequestContext, action: &Action<'_>, decide: impl FnOnce() -> Reason) -> (Kept, bool) {
+        let Some(shards) = &self.shards else { return (Kept { reason: decide(), expires_ms: 0 }, false) };
         with_key_buffer(|key| {
             if !self.pack(context, action, key, false) {
-                return (Kept { decided: decide(), expires_ms: 0 }, false);
+                return (Kept { reason: decide(), expires_ms: 0 }, false);
             }
             let shard = &shards[hash_of(key) as usize % SHARDS];
             let now = monotonic_millis();
@@ -83,11 +83,11 @@ impl DecisionCache {
                     return (*kept, true);
                 }
             }
-            let decided = decide();
-            if !decided.cacheable {
-                return (Kept { decided, expires_ms: 0 }, false);
+            let reason = decide();
+            if !reason.cacheable() {
+                return (Kept { reason, expires_ms: 0 }, false);
             }
-            let kept = Kept { decided, expires_ms: now.saturating_add(self.ttl_ms) };
+            let kept = Kept { reason, expires_ms: now.saturating_add(self.ttl_ms) };
             let mut entries = shard.write();
             if entries.len() >= self.shard_capacity {
                 self.make_room(&mut entries, now);
@@ -165,7 +165,6 @@ impl DecisionCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use grantforge_engine::Outcome;
     use grantforge_kafka::{KafkaContext, Operation, Principal, ResourceType};
     use std::cell::Cell;
 
@@ -182,8 +181,8 @@ mod tests {
         Action { operation: Some(Operation::Read), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: true, log_if_denied: true }
     }
 
-    const SETTLED: Decided = Decided { allowed: true, outcome: Outcome::Allowed, policy_id: Some(1), unchecked: false, cacheable: true };
-    const ERROR: Decided = Decided { allowed: false, outcome: Outcome::NotDetermined, policy_id: None, unchecked: false, cacheable: false };
+    const SETTLED: Reason = Reason::Policy { id: 1, allowed: true };
+    const ERROR: Reason = Reason::Unplaced;
 
     #[test]
     fn keeps_settled_decisions_and_never_errors() {
@@ -196,7 +195,7 @@ mod tests {
         for _ in 0..3 {
             cache.get_or_decide(&context("10.0.0.1", "a"), &read("bad"), || { asked.set(asked.get() + 1); ERROR });
         }
-        assert_eq!(asked.get(), 4, "errors are decided every time");
+        assert_eq!(asked.get(), 4, "errors are reason every time");
         assert_eq!(cache.size(), 1);
     }
 
@@ -221,7 +220,7 @@ mod tests {
         short.get_or_decide(&context("10.0.0.1", "a"), &read("orders"), ask);
         std::thread::sleep(Duration::from_millis(50));
         short.get_or_decide(&context("10.0.0.1", "a"), &read("orders"), || { asked.set(asked.get() + 1); SETTLED });
-        assert_eq!(asked.get(), 2, "an expired decision is decided again");
+        assert_eq!(asked.get(), 2, "an expired decision is reason again");
         let small = DecisionCache::new(16, Duration::from_secs(60), ConditionReads::default());
         let names: Vec<String> = (0..1000).map(|i| format!("t{i}")).collect();
         for name in &names {
@@ -237,7 +236,7 @@ mod tests {
         let long = "g".repeat(MAX_KEY_BYTES);
         for _ in 0..3 {
             let (kept, hit) = cache.get_or_decide(&context("10.0.0.1", "a"), &read(&long), || { asked.set(asked.get() + 1); SETTLED });
-            assert!(kept.decided.allowed && !hit);
+            assert!(kept.reason.allowed() && !hit);
         }
         assert_eq!((asked.get(), cache.size()), (3, 0));
         let mut key = Vec::new();

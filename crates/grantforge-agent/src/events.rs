@@ -107,7 +107,7 @@ impl AccessEvent {
     /// One line for the log `grantforge.audit`, in the style of Kafka's authorizer log.
     pub fn log_line(&self) -> String {
         let host = self.client.map_or("unknown".to_string(), |a| a.to_string());
-        let basis = self.policy_id.map_or("no policy (refused: nothing decided)".to_string(), |id| format!("policy {id}"));
+        let basis = self.policy_id.map_or("no policy (refused: nothing reason)".to_string(), |id| format!("policy {id}"));
         let times = if self.count == 1 {
             format!("at {}", self.first)
         } else {

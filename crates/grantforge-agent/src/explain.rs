@@ -16,11 +16,12 @@ use std::fmt::Write as _;
 use std::net::IpAddr;
 use std::path::PathBuf;
 
-use grantforge_engine::{Branch, Instant, Item, Outcome, PolicyRecord, Snapshot};
+use grantforge_engine::{Branch, Instant, Item, PolicyRecord, Snapshot};
 use grantforge_kafka::{Action, AclRow, KafkaContext, KafkaPolicies, Operation, PatternType, Principal, RequestContext, ResourceType, CLUSTER_NAME};
 use serde_json::{json, Value};
 
 use crate::cache::SnapshotCache;
+use crate::rules::{self, SuperUsers};
 use crate::source::read_policy_file;
 use crate::trust::SigningKey;
 
@@ -56,7 +57,7 @@ struct Options {
     signing_key: Option<PathBuf>,
     json: bool,
     batch: bool,
-    super_users: Vec<String>,
+    super_users: SuperUsers,
     question: Vec<String>,
 }
 
@@ -66,7 +67,9 @@ fn run_inner(args: &[String], stdin: &str) -> Result<String, Failure> {
     let snapshot = Snapshot::parse(&bytes).map_err(|e| Failure::Snapshot(format!("{shown}: {e}")))?;
     let now = Instant::now();
     let policies = KafkaPolicies::from_snapshot(&snapshot, now).map_err(|e| Failure::Snapshot(format!("{shown}: {e}")))?;
-    let explainer = Explainer { snapshot: &snapshot, policies: &policies, super_users: &options.super_users, now, by_id: index(&snapshot) };
+    // An agent on this cache directory refuses everything while it records a refused service type.
+    let refusing_service_type = matches!(&options.source, Source::CacheDir(dir) if SnapshotCache::at(dir).refused_service_type().ok().flatten().is_some());
+    let explainer = Explainer { snapshot: &snapshot, policies: &policies, super_users: &options.super_users, refusing_service_type, now, by_id: index(&snapshot) };
     let questions: Vec<Vec<String>> = if options.batch {
         stdin.lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')).map(split_words).collect()
     } else {
@@ -125,7 +128,7 @@ fn parse_options(args: &[String]) -> Result<Options, Failure> {
         signing_key: None,
         json: false,
         batch: false,
-        super_users: Vec::new(),
+        super_users: SuperUsers::default(),
         question: Vec::new(),
     };
     let mut source = None;
@@ -137,7 +140,7 @@ fn parse_options(args: &[String]) -> Result<Options, Failure> {
             "--cache-dir" => source = Some(Source::CacheDir(PathBuf::from(value(i)?))),
             "--signing-key" => options.signing_key = Some(PathBuf::from(value(i)?)),
             "--super-users" => {
-                options.super_users = value(i)?.split(';').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+                options.super_users = SuperUsers::parse(&value(i)?).map_err(|e| Failure::Usage(format!("--super-users: {e}")))?
             }
             "--json" => {
                 options.json = true;
@@ -226,7 +229,9 @@ fn parse_question(words: &[String]) -> Result<Question, String> {
 struct Explainer<'a> {
     snapshot: &'a Snapshot,
     policies: &'a KafkaPolicies,
-    super_users: &'a [String],
+    super_users: &'a SuperUsers,
+    /// A snapshot of another service type is being refused (the cache directory's record).
+    refusing_service_type: bool,
     now: Instant,
     by_id: HashMap<i64, &'a PolicyRecord>,
 }
@@ -260,23 +265,16 @@ impl Explainer<'_> {
             "snapshot": {"service": self.snapshot.service, "policyVersion": self.snapshot.policy_version},
             "acls": self.acl_rows_for(q).iter().map(acl_json).collect::<Vec<_>>(),
         });
-        let super_user = q.principal.to_kafka_string();
-        let (decision, reason, policy, matched) = if self.super_users.contains(&super_user) {
-            ("ALLOWED", "a super user: never checked".to_string(), Value::Null, Vec::new())
-        } else if !self.snapshot.service_enabled {
-            ("ALLOWED", "the service is disabled: Kafka is unchecked".to_string(), Value::Null, Vec::new())
-        } else {
-            let decided = self.policies.decide(&context, &action, self.now);
-            let explanation = self.policies.explain(&context, &action, self.now).and_then(Result::ok);
-            let matched = explanation.map(|e| e.policies.iter().map(|p| self.policy_json(p)).collect()).unwrap_or_default();
-            let policy = decided.policy_id.map_or(Value::Null, |id| self.policy_ref(id));
-            let reason = match decided.outcome {
-                Outcome::Allowed => "a policy allows and none of its priority denies".to_string(),
-                Outcome::Denied => "a policy denies (a deny beats an allow within a priority)".to_string(),
-                Outcome::NotDetermined => "no policy decides: refused (fail closed)".to_string(),
-            };
-            (if decided.allowed { "ALLOWED" } else { "DENIED" }, reason, policy, matched)
+        // The broker's order of rules (`rules`), then the snapshot's own (`KafkaPolicies::decide`).
+        let in_force = rules::before_policies(self.super_users, &q.principal, || rules::in_force(self.refusing_service_type, Some(self.policies)));
+        let reason = in_force.map_or_else(|reason| reason, |policies| policies.decide(&context, &action, self.now));
+        let matched = match in_force {
+            Ok(policies) => policies.explain(&context, &action, self.now).and_then(Result::ok).map(|e| e.policies.iter().map(|p| self.policy_json(p)).collect()).unwrap_or_default(),
+            Err(_) => Vec::new(),
         };
+        let policy = reason.policy_id().map_or(Value::Null, |id| self.policy_ref(id));
+        let decision = if reason.allowed() { "ALLOWED" } else { "DENIED" };
+        let reason = reason.describe();
         answer["decision"] = json!(decision);
         answer["reason"] = json!(reason);
         answer["decidingPolicy"] = policy;
@@ -308,16 +306,7 @@ impl Explainer<'_> {
 
     /// The ACL rows of this resource, as `kafka-acls --list --topic T` (Kafka's MATCH filter) shows them.
     fn acl_rows_for(&self, q: &Question) -> Vec<&AclRow> {
-        let code = q.resource_type.code();
-        self.policies
-            .acl_rows()
-            .iter()
-            .filter(|r| r.resource_type == code)
-            .filter(|r| match r.pattern_type {
-                PatternType::Literal => *r.name == *q.name || &*r.name == "*",
-                PatternType::Prefixed => q.name.starts_with(&*r.name),
-            })
-            .collect()
+        self.policies.acl_rows().iter().filter(|r| r.matches_resource(q.resource_type, &q.name)).collect()
     }
 }
 

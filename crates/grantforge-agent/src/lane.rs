@@ -21,8 +21,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use grantforge_engine::{Instant, Outcome};
-use grantforge_kafka::{Action, Decided, KafkaPolicies, RequestContext};
+use grantforge_engine::Instant;
+use grantforge_kafka::{Action, Reason, KafkaPolicies, RequestContext};
 use parking_lot::Mutex;
 
 use crate::audit::{is_audited, Auditor, Group};
@@ -101,44 +101,44 @@ impl Lane {
         let decide = || applied.policies.decide(context, action, Instant::now());
         self.key.clear();
         if !applied.decisions.enabled() || !applied.decisions.pack(context, action, &mut self.key, true) {
-            // Not kept (caching off, or a key beyond the byte bound): decided, and audited through
+            // Not kept (caching off, or a key beyond the byte bound): reason, and audited through
             // the shared tables, which keep names clamped.
-            let decided = decide();
-            self.count(&decided, false);
-            if is_audited(action, &decided) {
-                auditor.record(context, action, &decided, version, *now.get_or_insert_with(clock::wall_now));
+            let reason = decide();
+            self.count(&reason, false);
+            if is_audited(action, &reason) {
+                auditor.record(context, action, &reason, version, *now.get_or_insert_with(clock::wall_now));
             }
-            return decided.allowed;
+            return reason.allowed();
         }
         if let Some(front) = self.front.get_mut(self.key.as_slice()) {
             if clock::monotonic_millis() < front.kept.expires_ms {
-                let decided = front.kept.decided;
-                if is_audited(action, &decided) {
+                let reason = front.kept.reason;
+                if is_audited(action, &reason) {
                     let now = *now.get_or_insert_with(clock::wall_now);
                     match &mut front.audit {
                         Some(group) => group.add(now),
                         None => {
-                            front.audit = Some(Box::new(Group::first_access(context, action, &decided, version, now)));
+                            front.audit = Some(Box::new(Group::first_access(context, action, &reason, version, now)));
                             self.folded += 1;
                         }
                     }
                 }
-                self.count(&decided, true);
-                return decided.allowed;
+                self.count(&reason, true);
+                return reason.allowed();
             }
         }
         let (kept, hit) = applied.decisions.get_or_decide(context, action, decide);
-        let decided = kept.decided;
-        self.count(&decided, hit);
-        let accessed_at = is_audited(action, &decided).then(|| *now.get_or_insert_with(clock::wall_now));
-        if !decided.cacheable {
+        let reason = kept.reason;
+        self.count(&reason, hit);
+        let accessed_at = is_audited(action, &reason).then(|| *now.get_or_insert_with(clock::wall_now));
+        if !reason.cacheable() {
             // Not kept, so no front to fold into: straight to the shared tables.
             if let Some(at) = accessed_at {
-                auditor.record(context, action, &decided, version, at);
+                auditor.record(context, action, &reason, version, at);
             }
-            return decided.allowed;
+            return reason.allowed();
         }
-        let audit = accessed_at.map(|at| Box::new(Group::first_access(context, action, &decided, version, at)));
+        let audit = accessed_at.map(|at| Box::new(Group::first_access(context, action, &reason, version, at)));
         if self.front.len() >= FRONT_ENTRIES {
             self.start_afresh(auditor);
         }
@@ -150,23 +150,22 @@ impl Lane {
                 auditor.merge(*group);
             }
         }
-        decided.allowed
+        reason.allowed()
     }
 
-    /// Refuses one action while no snapshot may decide (none yet, or one of another service
-    /// type): counted as denied and audited like any refusal, with no policy and policy version
-    /// [`NO_SNAPSHOT_VERSION`].
-    pub(crate) fn refuse_undecided(&mut self, context: &RequestContext, action: &Action<'_>, auditor: &Auditor, now: &mut Option<Instant>) {
-        let refused = Decided { allowed: false, outcome: Outcome::NotDetermined, policy_id: None, unchecked: false, cacheable: false };
+    /// Refuses one action while no snapshot may decide (`reason`: none yet, or one of another
+    /// service type): counted as denied and audited like any refusal, with no policy and policy
+    /// version [`NO_SNAPSHOT_VERSION`].
+    pub(crate) fn refuse_undecided(&mut self, reason: Reason, context: &RequestContext, action: &Action<'_>, auditor: &Auditor, now: &mut Option<Instant>) {
         self.counts.denied += 1;
-        if is_audited(action, &refused) {
-            auditor.record(context, action, &refused, NO_SNAPSHOT_VERSION, *now.get_or_insert_with(clock::wall_now));
+        if is_audited(action, &reason) {
+            auditor.record(context, action, &reason, NO_SNAPSHOT_VERSION, *now.get_or_insert_with(clock::wall_now));
         }
     }
 
-    fn count(&mut self, decided: &Decided, hit: bool) {
+    fn count(&mut self, reason: &Reason, hit: bool) {
         let counts = &mut self.counts;
-        *(if decided.allowed { &mut counts.allowed } else { &mut counts.denied }) += 1;
+        *(if reason.allowed() { &mut counts.allowed } else { &mut counts.denied }) += 1;
         *(if hit { &mut counts.cache_hits } else { &mut counts.cache_misses }) += 1;
     }
 

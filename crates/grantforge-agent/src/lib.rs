@@ -18,6 +18,7 @@ mod lane;
 pub mod logging;
 pub mod metrics;
 pub mod registry;
+pub mod rules;
 mod server;
 mod shipper;
 mod source;

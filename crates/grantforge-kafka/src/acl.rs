@@ -74,6 +74,21 @@ pub struct AclRow {
     pub permission: Permission,
 }
 
+impl AclRow {
+    /// Whether Kafka's MATCH filter for one literal resource (`ResourcePatternFilter(type, name,
+    /// MATCH)`, what `kafka-acls --list --topic T` asks) lists this row: a pattern of the same
+    /// type that is the name itself, the wildcard `*`, or a prefix of the name. The shim answers
+    /// `acls(filter)` with Kafka's own `AclBindingFilter`; a shim test holds `explain`'s use of this
+    /// to the same rows.
+    pub fn matches_resource(&self, resource_type: ResourceType, name: &str) -> bool {
+        self.resource_type == resource_type.code()
+            && match self.pattern_type {
+                PatternType::Literal => &*self.name == name || &*self.name == "*",
+                PatternType::Prefixed => name.starts_with(&*self.name),
+            }
+    }
+}
+
 /// The ACL rows of a snapshot, bounded by a maximum number of rows.
 #[derive(Clone, Debug, Default)]
 pub struct AclView {

@@ -49,23 +49,71 @@ pub struct Action<'a> {
     pub log_if_denied: bool,
 }
 
-/// The answer for one action, with what the audit needs.
+/// Why an action was answered as it was: the rule that applied, as Kafka's
+/// `StandardAuthorizerData` reports its `MatchingRule`. The rules are asked in this order: super
+/// users, then the snapshot in force (none, or one of another service type, refuses), then the
+/// snapshot's own rules (a disabled service leaves Kafka unchecked; an action the policies cannot
+/// place is refused), then the policies. The broker's path, the audit and `explain` all read the
+/// answer from this value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Decided {
-    pub allowed: bool,
-    /// The engine's outcome; `NotDetermined` is refused (fail closed).
-    pub outcome: Outcome,
-    pub policy_id: Option<i64>,
-    /// True when the service is disabled: Kafka is unchecked and the access is not audited.
-    pub unchecked: bool,
-    /// True when the policies settled it and it may be kept: refusals of requests the engine could
-    /// not place (errors) are never cached.
-    pub cacheable: bool,
+pub enum Reason {
+    /// A principal of `super.users`: allowed, never checked, never audited.
+    SuperUser,
+    /// The service is disabled in GrantForge: Kafka is unchecked (allowed, not audited).
+    ServiceDisabled,
+    /// No snapshot is in force yet: refused.
+    NoSnapshot,
+    /// The server sent a snapshot of another service type (the token's service is not kafka):
+    /// everything but super users is refused until a kafka snapshot is in force.
+    RefusedServiceType,
+    /// The policies cannot be asked: an unknown operation or resource type, a pattern other than
+    /// LITERAL, or a request the engine cannot place (a blank name). Refused, never kept.
+    Unplaced,
+    /// A policy decided.
+    Policy { id: i64, allowed: bool },
+    /// No policy decides: refused (fail closed).
+    NoPolicy,
 }
 
-impl Decided {
-    fn refused() -> Decided {
-        Decided { allowed: false, outcome: Outcome::NotDetermined, policy_id: None, unchecked: false, cacheable: false }
+impl Reason {
+    /// Whether the action is allowed.
+    pub fn allowed(self) -> bool {
+        matches!(self, Reason::SuperUser | Reason::ServiceDisabled | Reason::Policy { allowed: true, .. })
+    }
+
+    /// The deciding policy, if one decided.
+    pub fn policy_id(self) -> Option<i64> {
+        match self {
+            Reason::Policy { id, .. } => Some(id),
+            _ => None,
+        }
+    }
+
+    /// Whether the access is checked, and so audited when Kafka asks: super users and a disabled
+    /// service are not.
+    pub fn checked(self) -> bool {
+        !matches!(self, Reason::SuperUser | Reason::ServiceDisabled)
+    }
+
+    /// Whether the snapshot's rules settled it, so that it may be kept for the snapshot's life:
+    /// what comes before the snapshot (super users, no snapshot, a refused type) is not the
+    /// snapshot's to keep, and an unplaced request is refused every time.
+    pub fn cacheable(self) -> bool {
+        matches!(self, Reason::ServiceDisabled | Reason::Policy { .. } | Reason::NoPolicy)
+    }
+
+    /// The rule in words, for `explain` and logs.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Reason::SuperUser => "a super user: never checked",
+            Reason::ServiceDisabled => "the service is disabled: Kafka is unchecked",
+            Reason::NoSnapshot => "no snapshot is in force yet: refused (fail closed)",
+            Reason::RefusedServiceType => "the snapshot is of another service type: everything is refused",
+            Reason::Unplaced => "the request cannot be placed (unknown operation or resource type, a pattern other than LITERAL, or a blank name): refused",
+            Reason::Policy { allowed: true, .. } => "a policy allows and none of its priority denies",
+            Reason::Policy { allowed: false, .. } => "a policy denies (a deny beats an allow within a priority)",
+            Reason::NoPolicy => "no policy decides: refused (fail closed)",
+        }
     }
 }
 
@@ -135,27 +183,25 @@ impl KafkaPolicies {
         })
     }
 
-    /// Decides one action (super users are the caller's business: they never reach the policies).
-    pub fn decide(&self, context: &RequestContext, action: &Action<'_>, now: Instant) -> Decided {
+    /// Decides one action by the snapshot's rules: a disabled service, an unplaced action, the
+    /// policies. (Super users and the absence of a snapshot are the caller's rules: see [`Reason`].)
+    pub fn decide(&self, context: &RequestContext, action: &Action<'_>, now: Instant) -> Reason {
         if !self.service_enabled {
-            return Decided { allowed: true, outcome: Outcome::Allowed, policy_id: None, unchecked: true, cacheable: true };
+            return Reason::ServiceDisabled;
         }
         let Some((operation, resource_type)) = placed(action) else {
-            return Decided::refused();
+            return Reason::Unplaced;
         };
         let user = subject_user(&context.principal);
         let resource = [(resource_type.level(), action.name)];
         let request = AccessRequest::new(&resource, operation.access_type(), &user, now, &context.conditions);
         match self.engine.evaluate(&request) {
-            Ok(decision) => Decided {
-                allowed: decision.outcome == Outcome::Allowed,
-                outcome: decision.outcome,
-                policy_id: decision.policy_id,
-                unchecked: false,
-                cacheable: true,
+            Ok(decision) => match (decision.outcome, decision.policy_id) {
+                (Outcome::NotDetermined, _) | (_, None) => Reason::NoPolicy,
+                (outcome, Some(id)) => Reason::Policy { id, allowed: outcome == Outcome::Allowed },
             },
             // A request the engine cannot place (an empty group id, say) is refused, never decided.
-            Err(_) => Decided::refused(),
+            Err(_) => Reason::Unplaced,
         }
     }
 
@@ -340,7 +386,7 @@ mod tests {
             log_if_allowed: false,
             log_if_denied: false,
         };
-        assert!(policies.decide(&user, &action, Instant::now()).allowed);
+        assert!(policies.decide(&user, &action, Instant::now()).allowed());
     }
 
     #[test]

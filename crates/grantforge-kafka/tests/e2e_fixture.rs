@@ -1,9 +1,9 @@
 //! The Kafka mapping on the snapshot the end-to-end tests and the demo use
 //! (`tests/fixtures/snapshots/e2e.json`): the same answers the broker tests expect, without a broker.
 
-use grantforge_engine::{Instant, Outcome};
+use grantforge_engine::Instant;
 use grantforge_kafka::{
-    Action, KafkaContext, KafkaPolicies, Operation, PatternType, Permission, Principal, RequestContext, ResourceType,
+    Action, KafkaContext, KafkaPolicies, Reason, Operation, PatternType, Permission, Principal, RequestContext, ResourceType,
 };
 
 fn policies() -> KafkaPolicies {
@@ -32,7 +32,7 @@ fn action(operation: Operation, resource_type: ResourceType, name: &str) -> Acti
 }
 
 fn allowed(p: &KafkaPolicies, who: &str, operation: Operation, resource_type: ResourceType, name: &str) -> bool {
-    p.decide(&user(who), &action(operation, resource_type, name), Instant::now()).allowed
+    p.decide(&user(who), &action(operation, resource_type, name), Instant::now()).allowed()
 }
 
 #[test]
@@ -52,8 +52,8 @@ fn alice_works_with_orders_and_bob_does_not() {
 #[test]
 fn a_denial_of_write_hides_the_topic() {
     let p = policies();
-    let decided = p.decide(&user("alice"), &action(Operation::Describe, ResourceType::Topic, "payments"), Instant::now());
-    assert_eq!((decided.allowed, decided.outcome, decided.policy_id), (false, Outcome::Denied, Some(5)));
+    let reason = p.decide(&user("alice"), &action(Operation::Describe, ResourceType::Topic, "payments"), Instant::now());
+    assert_eq!(reason, Reason::Policy { id: 5, allowed: false });
     assert!(allowed(&p, "bob", Operation::Describe, ResourceType::Topic, "payments"));
 }
 
@@ -62,16 +62,17 @@ fn other_principal_types_and_odd_requests_are_refused() {
     let p = policies();
     let mut group = user("alice");
     group.principal.principal_type = "Group".into();
-    assert!(!p.decide(&group, &action(Operation::Write, ResourceType::Topic, "orders"), Instant::now()).allowed);
-    assert!(p.decide(&group, &action(Operation::Describe, ResourceType::Topic, "orders"), Instant::now()).allowed, "public");
+    assert!(!p.decide(&group, &action(Operation::Write, ResourceType::Topic, "orders"), Instant::now()).allowed());
+    assert!(p.decide(&group, &action(Operation::Describe, ResourceType::Topic, "orders"), Instant::now()).allowed(), "public");
     let empty_group = action(Operation::Read, ResourceType::Group, "");
-    assert!(!p.decide(&user("alice"), &empty_group, Instant::now()).allowed);
+    assert_eq!(p.decide(&user("alice"), &empty_group, Instant::now()), Reason::Unplaced);
     let mut prefixed = action(Operation::Write, ResourceType::Topic, "orders");
     prefixed.literal = false;
-    assert!(!p.decide(&user("alice"), &prefixed, Instant::now()).allowed);
+    assert_eq!(p.decide(&user("alice"), &prefixed, Instant::now()), Reason::Unplaced);
     let mut unknown = action(Operation::Write, ResourceType::Topic, "orders");
     unknown.operation = None;
-    assert!(!p.decide(&user("alice"), &unknown, Instant::now()).allowed);
+    assert_eq!(p.decide(&user("alice"), &unknown, Instant::now()), Reason::Unplaced);
+    assert_eq!(p.decide(&user("alice"), &action(Operation::Create, ResourceType::Topic, "orders"), Instant::now()), Reason::NoPolicy);
 }
 
 #[test]

@@ -1,0 +1,104 @@
+//! The order of the agent's rules, defined once for the broker's path and for `explain`.
+//!
+//! For each action: a principal of `super.users` is allowed, whatever is in force; otherwise the
+//! snapshot in force answers, and without one (none yet, or one of another service type) the
+//! action is refused; the snapshot's own rules follow (`KafkaPolicies::decide`: a disabled
+//! service, an action the policies cannot place, then the policies). Every answer is a
+//! [`Reason`]. The broker asks the snapshot's rules through its decision cache; `explain` asks
+//! them directly; both come here first, so they answer alike by construction.
+
+use grantforge_kafka::{Principal, Reason};
+
+/// The principals of Kafka's `super.users`, compared as Kafka's authorizers compare them: the
+/// whole `Type:name` string of the request's principal.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SuperUsers(Vec<String>);
+
+impl SuperUsers {
+    /// Parses `super.users` (`User:admin;User:kafka`; blanks around entries are ignored). The
+    /// error names the entry that is not a principal.
+    pub fn parse(value: &str) -> Result<SuperUsers, String> {
+        value
+            .split(';')
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+            .map(|entry| match entry.split_once(':') {
+                Some((kind, name)) if !kind.is_empty() && !name.is_empty() => Ok(entry.to_string()),
+                _ => Err(format!("`{entry}` is not a principal; write entries as Type:name separated by `;`, such as User:kafka")),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(SuperUsers)
+    }
+
+    /// Whether `principal` is one of them (without building its `Type:name` string).
+    pub fn contains(&self, principal: &Principal) -> bool {
+        self.0.iter().any(|entry| {
+            entry
+                .strip_prefix(principal.principal_type.as_str())
+                .and_then(|rest| rest.strip_prefix(':'))
+                .is_some_and(|name| name == principal.name)
+        })
+    }
+
+    /// The entries, as configured.
+    pub fn entries(&self) -> &[String] {
+        &self.0
+    }
+}
+
+/// The rules asked before a snapshot's own, in order: a super user is allowed (whatever is in
+/// force, so `in_force` is not even asked); otherwise what is in force, or why nothing is.
+pub fn before_policies<T>(super_users: &SuperUsers, principal: &Principal, in_force: impl FnOnce() -> Result<T, Reason>) -> Result<T, Reason> {
+    if super_users.contains(principal) {
+        return Err(Reason::SuperUser);
+    }
+    in_force()
+}
+
+/// What may decide: the snapshot in force, unless a snapshot of another service type is being
+/// refused ([`Reason::RefusedServiceType`]) or there is none yet ([`Reason::NoSnapshot`]).
+pub fn in_force<T>(refusing_service_type: bool, snapshot: Option<T>) -> Result<T, Reason> {
+    if refusing_service_type {
+        return Err(Reason::RefusedServiceType);
+    }
+    snapshot.ok_or(Reason::NoSnapshot)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn principal(kind: &str, name: &str) -> Principal {
+        Principal { principal_type: kind.into(), name: name.into() }
+    }
+
+    #[test]
+    fn super_users_are_whole_type_and_name_strings() {
+        let super_users = SuperUsers::parse(" User:admin ; Group:ops;;User:a:b").unwrap();
+        assert!(super_users.contains(&principal("User", "admin")));
+        assert!(super_users.contains(&principal("Group", "ops")));
+        assert!(super_users.contains(&principal("User", "a:b")), "a name may hold a colon");
+        assert!(!super_users.contains(&principal("User", "ops")));
+        assert!(!super_users.contains(&principal("Group", "admin")));
+        assert!(!super_users.contains(&principal("User", "admi")));
+        assert!(!super_users.contains(&principal("Use", "r:admin")));
+        for bad in ["admin", "User:", ":admin"] {
+            assert!(SuperUsers::parse(bad).unwrap_err().contains(bad), "{bad}");
+        }
+        assert_eq!(SuperUsers::parse("").unwrap(), SuperUsers::default());
+    }
+
+    #[test]
+    fn a_super_user_is_allowed_before_anything_is_asked_of_what_is_in_force() {
+        let admins = SuperUsers::parse("User:admin").unwrap();
+        let asked = std::cell::Cell::new(false);
+        let answer = before_policies(&admins, &principal("User", "admin"), || {
+            asked.set(true);
+            in_force::<()>(true, None)
+        });
+        assert_eq!((answer, asked.get()), (Err(Reason::SuperUser), false));
+        assert_eq!(before_policies(&admins, &principal("User", "bob"), || in_force::<()>(true, Some(()))), Err(Reason::RefusedServiceType));
+        assert_eq!(before_policies(&admins, &principal("User", "bob"), || in_force::<()>(false, None)), Err(Reason::NoSnapshot));
+        assert_eq!(before_policies(&admins, &principal("User", "bob"), || in_force(false, Some(7))), Ok(7));
+    }
+}
