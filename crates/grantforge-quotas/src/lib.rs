@@ -1,0 +1,49 @@
+//! User and client-id quotas (KIP-55) with reserved sub-quotas: the quota table Kafka's quota
+//! entities describe, and which group and limit a connection gets.
+//!
+//! The crate is pure: no I/O, no logging, no Kafka classes. Kafka hands every quota entity to its
+//! `ClientQuotaCallback` (`updateQuota` / `removeQuota`, in any order, the start-up replay
+//! included); [`QuotaTable::update`] and [`QuotaTable::remove`] record them, and
+//! [`QuotaTable::resolve`] answers, for one quota type and one connection (user `U`, client id `C`),
+//! the first rule of this table that applies:
+//!
+//! | # | configured entity | the connection's group (tags `user`, `client-id`) | limit |
+//! |---|---|---|---|
+//! | 1 | `<U, C>` | (U, C): reserved for U's clients named C | v(U, C) |
+//! | 2 | `<U, default client>` | (U, C) | v |
+//! | 3 | `<U>` | (U, ""): shared by U's clients without a rule 1 or 2 quota | v(U) − R(U) |
+//! | 4 | `<default user, C>` | (U, C) | v |
+//! | 5 | `<default user, default client>` | (U, C) | v |
+//! | 6 | `<default user>` | (U, ""): U's own share of the default | v(default user) − R(U) |
+//! | 7 | `<C>` (client id only) | (U, C): per user, never shared with another user's clients | v(C) |
+//! | 8 | `<default client>` | (U, C): per user and client id | v |
+//! | — | nothing | unthrottled | none |
+//!
+//! R(U) is the sum of U's reserved sub-quotas (its explicit `<U, c>` entities of that type): a
+//! sub-quota is carved out of the user's total, not added on top, which is where this differs from
+//! Kafka's built-in callback (it also shares a client id's quota across users; here it is per user).
+//! A remainder below the type's [`QuotaType::floor`] (sub-quotas that use up the total) becomes the
+//! floor, and the resolution says so ([`Resolved::oversubscribed`]): Kafka's throttle arithmetic
+//! overflows an `int` for tiny bounds and then does not throttle at all.
+//!
+//! Every quota type resolves on its own. Answers are computed from the entities in the table, never
+//! from the order they arrived in. The `user` tag is the principal name as Kafka's `Sanitizer`
+//! writes it ([`sanitize`]).
+//!
+//! ```
+//! use grantforge_quotas::{Entity, QuotaTable, QuotaType, Rule};
+//!
+//! let mut table = QuotaTable::new();
+//! table.update(&Entity::user("user2"), QuotaType::Produce, 4096.0);
+//! table.update(&Entity::user_client("user2", "clientA"), QuotaType::Produce, 10.0);
+//! let shared = table.resolve(QuotaType::Produce, "user2", "clientC");
+//! assert_eq!((shared.tags(), shared.rule, shared.limit), (("user2", ""), Rule::User, Some(4086.0)));
+//! ```
+
+mod entity;
+mod sanitize;
+mod table;
+
+pub use entity::{Entity, EntityError, Part, QuotaType};
+pub use sanitize::sanitize;
+pub use table::{QuotaTable, Resolved, Rule};
