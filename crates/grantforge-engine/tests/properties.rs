@@ -1,6 +1,7 @@
 //! Laws every engine obeys on random snapshots and requests (Java's `PolicyEngineProperties`, on
 //! three models instead of one), checked against a naive reference written straight from the
-//! algorithm of reference §1.6: no index, no interning, no precompiled matchers, globs by
+//! algorithm of GrantForge's `PolicyEngine.evaluate` (`core/grantforge-policy-engine`; the rules are
+//! at the top of this crate's `lib.rs`): no index, no interning, no precompiled matchers, globs by
 //! backtracking over characters.
 
 use std::collections::{BTreeMap, BTreeSet};

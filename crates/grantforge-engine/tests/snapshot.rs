@@ -1,5 +1,6 @@
-//! The agent core's `ACT/SnapshotTest` against its fixture (`ACT/Snapshots.java`, the one of
-//! reference §3.6), and the strict reading rules of `Snapshot.parse`.
+//! GrantForge's agent-core `SnapshotTest` against its fixture (`Snapshots.java`, in
+//! `core/grantforge-agent-core/src/test/java/org/devlive/grantforge/agent/` of
+//! devlive-community/grantforge), and the strict reading rules of `Snapshot.parse`.
 
 mod common;
 
@@ -57,7 +58,8 @@ fn json(version: i64, enabled: bool) -> String {
     .replace("VERSION", &version.to_string())
 }
 
-/// Reference §3.6: the same snapshot as the server writes it (sorted level keys, every field,
+/// The same snapshot as GrantForge's server writes it (`PolicySnapshots.java` in
+/// `core/grantforge-service`; `docs/protocol.md`, "What the agent checks before it applies a snapshot") (sorted level keys, every field,
 /// explicit nulls, no DATA_MASK policy).
 const SERVER_LAYOUT: &str = r#"{"format": 1, "service": "warehouse", "serviceType": "hive", "typeVersion": 1, "serviceEnabled": true,
  "policyVersion": 7,
