@@ -19,6 +19,7 @@ use crate::shipper::DeliveryStats;
 use crate::decisions::DecisionCache;
 use crate::rules;
 use crate::server::ServerSync;
+use crate::settings;
 use crate::source::{load_policy_file, watch_stamp, WatchStamp};
 
 
@@ -99,7 +100,7 @@ impl Agent {
         let handle = std::thread::Builder::new()
             .name(crate::logging::AGENT_THREAD.to_string())
             .spawn(move || worker.run_background(driver))
-            .map_err(|e| ConfigError::new("grantforge.policy.file", format!("cannot start the agent's thread: {e}")))?;
+            .map_err(|e| ConfigError::new(settings::POLICY_FILE.key, format!("cannot start the agent's thread: {e}")))?;
         *agent.background.lock() = Some(handle);
         Ok(agent)
     }
@@ -364,7 +365,9 @@ impl Agent {
         let dropped = self.auditor.take_dropped();
         if dropped > 0 {
             tracing::warn!(
-                "{dropped} accesses were not audited because grantforge.audit.queue.capacity groups were already waiting; raise it or shorten grantforge.audit.fold.window.ms"
+                "{dropped} accesses were not audited because {} groups were already waiting; raise it or shorten {}",
+                settings::AUDIT_QUEUE_CAPACITY.key,
+                settings::AUDIT_FOLD_WINDOW.key
             );
         }
         match driver {
@@ -419,7 +422,7 @@ impl Agent {
 /// policy version not lower.
 fn follows_signed(applied: &KafkaPolicies, next: KafkaPolicies, path: &Path) -> Result<KafkaPolicies, ConfigError> {
     let refuse = |why: String| {
-        Err(ConfigError::new("grantforge.policy.file", format!("{} is signed but refused: {why}", path.display())))
+        Err(ConfigError::new(settings::POLICY_FILE.key, format!("{} is signed but refused: {why}", path.display())))
     };
     if next.service != applied.service {
         return refuse(format!("it is of service `{}`, but this agent serves `{}`", next.service, applied.service));

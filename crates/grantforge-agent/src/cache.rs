@@ -41,7 +41,7 @@ pub struct SnapshotCache {
 impl SnapshotCache {
     /// Creates the directory if needed and checks that Kafka's account can write there.
     pub fn open(dir: &Path) -> Result<SnapshotCache, ConfigError> {
-        let key = "grantforge.cache.dir";
+        let key = crate::settings::CACHE_DIR.key;
         fs::create_dir_all(dir).map_err(|e| {
             ConfigError::new(key, format!("cannot create {}: {e}; make it a directory Kafka's account can write", dir.display()))
         })?;

@@ -15,6 +15,7 @@ use ureq::Body;
 
 use crate::cache::Download;
 use crate::config::{ConfigError, ServerSettings};
+use crate::settings;
 
 /// Sent as `User-Agent`.
 pub const USER_AGENT: &str = concat!("grantforge-agent-kafka/", env!("CARGO_PKG_VERSION"));
@@ -40,12 +41,12 @@ impl fmt::Display for CallError {
     }
 }
 
-fn status_hint(status: u16) -> &'static str {
+fn status_hint(status: u16) -> String {
     match status {
-        401 => " (the token in grantforge.token.file is missing, wrong, revoked or expired; issue a new one)",
-        404 => " (the token's service was deleted in GrantForge)",
-        409 => " (GrantForge has no plugin for the service's type; install the kafka service type)",
-        _ => "",
+        401 => format!(" (the token in {} is missing, wrong, revoked or expired; issue a new one)", settings::TOKEN_FILE.key),
+        404 => " (the token's service was deleted in GrantForge)".to_string(),
+        409 => " (GrantForge has no plugin for the service's type; install the kafka service type)".to_string(),
+        _ => String::new(),
     }
 }
 
@@ -203,7 +204,8 @@ fn expect_ok(mut response: Response<Body>) -> Result<Response<Body>, CallError> 
 fn read_limited(response: &mut Response<Body>, limit: u64) -> Result<Vec<u8>, CallError> {
     response.body_mut().with_config().limit(limit).read_to_vec().map_err(|e| match e {
         ureq::Error::BodyExceedsLimit(_) => CallError::Invalid(format!(
-            "the body is larger than grantforge.snapshot.max.bytes ({limit} bytes); raise that limit if the service is that large"
+            "the body is larger than {} ({limit} bytes); raise that limit if the service is that large",
+            settings::SNAPSHOT_MAX_BYTES.key
         )),
         other => CallError::Invalid(format!("the body could not be read completely: {other}")),
     })
@@ -222,11 +224,11 @@ fn root_certs(ca_pem: Option<&[u8]>) -> Result<RootCerts, ConfigError> {
                 extra += 1;
             }
             Ok(_) => {}
-            Err(e) => return Err(ConfigError::new("grantforge.ssl.ca.file", format!("is not a PEM file of certificates: {e}"))),
+            Err(e) => return Err(ConfigError::new(settings::SSL_CA_FILE.key, format!("is not a PEM file of certificates: {e}"))),
         }
     }
     if extra == 0 {
-        return Err(ConfigError::new("grantforge.ssl.ca.file", "holds no PEM certificate; give the CA certificate(s) of the GrantForge server"));
+        return Err(ConfigError::new(settings::SSL_CA_FILE.key, "holds no PEM certificate; give the CA certificate(s) of the GrantForge server"));
     }
     Ok(RootCerts::Specific(Arc::new(certs)))
 }

@@ -3,7 +3,8 @@
 //! Every `grantforge.*` key is validated here, at configure time, so a typo or a bad value stops
 //! the broker at start with one message that names the key and the fix, instead of passing
 //! silently. Keys of later features are validated already, so a configuration written for them
-//! fails loudly rather than half-working.
+//! fails loudly rather than half-working. The keys, their defaults and ranges are the table of
+//! [`crate::settings`].
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -11,6 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::rules::SuperUsers;
+use crate::settings::{self, Kind, Setting, SETTINGS};
 use crate::trust::SigningKey;
 
 /// Kafka's own key naming the principals that are never checked.
@@ -57,9 +59,9 @@ pub struct ServerSettings {
     pub instance: String,
     pub host: String,
     pub cache_dir: PathBuf,
-    /// The pinned signing key (`grantforge.signing.key.file`); without it, trust on first use.
+    /// The pinned signing key ([`settings::SIGNING_KEY_FILE`]); without it, trust on first use.
     pub signing_key: Option<SigningKey>,
-    /// Extra CA certificates (`grantforge.ssl.ca.file`), PEM.
+    /// Extra CA certificates ([`settings::SSL_CA_FILE`]), PEM.
     pub ca_pem: Option<Vec<u8>>,
 }
 
@@ -103,38 +105,12 @@ pub struct AgentConfig {
     pub policy_file_poll_interval: Duration,
 }
 
-/// Every `grantforge.*` key the agent knows, with its default (documented in
-/// `docs/configuration.md`).
-pub const KNOWN_KEYS: &[(&str, Option<&str>)] = &[
-    ("grantforge.policy.file", None),
-    ("grantforge.server.url", None),
-    ("grantforge.token.file", None),
-    ("grantforge.instance", None),
-    ("grantforge.cache.dir", None),
-    ("grantforge.signing.key.file", None),
-    ("grantforge.ssl.ca.file", None),
-    ("grantforge.start.timeout.ms", Some("30000")),
-    ("grantforge.refresh.interval.ms", Some("30000")),
-    ("grantforge.connect.timeout.ms", Some("5000")),
-    ("grantforge.read.timeout.ms", Some("8000")),
-    ("grantforge.decision.cache.max.entries", Some("100000")),
-    ("grantforge.decision.cache.ttl.ms", Some("10000")),
-    ("grantforge.audit.fold.window.ms", Some("10000")),
-    ("grantforge.audit.queue.capacity", Some("10000")),
-    ("grantforge.audit.spool.limit.bytes", Some("67108864")),
-    ("grantforge.audit.batch.size", Some("500")),
-    ("grantforge.audit.flush.interval.ms", Some("5000")),
-    ("grantforge.native.library.path", None),
-    ("grantforge.snapshot.max.bytes", Some("67108864")),
-    ("grantforge.policy.file.poll.interval.ms", Some("1000")),
-];
-
 impl AgentConfig {
     /// Validates the settings Kafka handed `configure` (only `grantforge.*` keys and
     /// `super.users` are read; Kafka's other keys are Kafka's business).
     pub fn from_settings(settings: &BTreeMap<String, String>) -> Result<AgentConfig, ConfigError> {
         for key in settings.keys().filter(|k| k.starts_with("grantforge.")) {
-            if !KNOWN_KEYS.iter().any(|(known, _)| known == key) {
+            if settings::find(key).is_none() {
                 return Err(unknown_key(key));
             }
         }
@@ -144,20 +120,20 @@ impl AgentConfig {
             source,
             super_users: SuperUsers::parse(settings.get(SUPER_USERS).map(String::as_str).unwrap_or("")).map_err(|e| ConfigError::new(SUPER_USERS, e))?,
             instance: reader.instance()?,
-            cache_dir: reader.text("grantforge.cache.dir").map(PathBuf::from),
+            cache_dir: reader.text(&settings::CACHE_DIR).map(PathBuf::from),
             start_timeout: reader.start_timeout()?,
-            refresh_interval: reader.millis("grantforge.refresh.interval.ms", 1)?,
-            connect_timeout: reader.millis("grantforge.connect.timeout.ms", 1)?,
-            read_timeout: reader.millis("grantforge.read.timeout.ms", 1)?,
-            decision_cache_max_entries: reader.number("grantforge.decision.cache.max.entries", 0, u32::MAX as u64)?,
-            decision_cache_ttl: reader.millis("grantforge.decision.cache.ttl.ms", 0)?,
-            audit_fold_window: reader.millis("grantforge.audit.fold.window.ms", 1)?,
-            audit_queue_capacity: reader.number("grantforge.audit.queue.capacity", 1, u32::MAX as u64)?,
-            audit_spool_limit_bytes: reader.number("grantforge.audit.spool.limit.bytes", 0, u64::MAX >> 1)?,
-            audit_batch_size: reader.number("grantforge.audit.batch.size", 1, 1000)?,
-            audit_flush_interval: reader.millis("grantforge.audit.flush.interval.ms", 1)?,
-            snapshot_max_bytes: reader.number("grantforge.snapshot.max.bytes", 1, u64::MAX >> 1)?,
-            policy_file_poll_interval: reader.millis("grantforge.policy.file.poll.interval.ms", 1)?,
+            refresh_interval: reader.get(&settings::REFRESH_INTERVAL)?,
+            connect_timeout: reader.get(&settings::CONNECT_TIMEOUT)?,
+            read_timeout: reader.get(&settings::READ_TIMEOUT)?,
+            decision_cache_max_entries: reader.get(&settings::DECISION_CACHE_MAX_ENTRIES)?,
+            decision_cache_ttl: reader.get(&settings::DECISION_CACHE_TTL)?,
+            audit_fold_window: reader.get(&settings::AUDIT_FOLD_WINDOW)?,
+            audit_queue_capacity: reader.get(&settings::AUDIT_QUEUE_CAPACITY)?,
+            audit_spool_limit_bytes: reader.get(&settings::AUDIT_SPOOL_LIMIT_BYTES)?,
+            audit_batch_size: reader.get(&settings::AUDIT_BATCH_SIZE)?,
+            audit_flush_interval: reader.get(&settings::AUDIT_FLUSH_INTERVAL)?,
+            snapshot_max_bytes: reader.get(&settings::SNAPSHOT_MAX_BYTES)?,
+            policy_file_poll_interval: reader.get(&settings::POLICY_FILE_POLL_INTERVAL)?,
         })
     }
 }
@@ -166,69 +142,101 @@ struct Reader<'a> {
     settings: &'a BTreeMap<String, String>,
 }
 
+/// A value read as its setting's [`Kind`] says: a number (`u64`) or milliseconds (`Duration`).
+trait FromSetting: Sized {
+    fn read(reader: &Reader<'_>, setting: &Setting) -> Result<Self, ConfigError>;
+}
+
+impl FromSetting for u64 {
+    fn read(reader: &Reader<'_>, setting: &Setting) -> Result<u64, ConfigError> {
+        assert!(matches!(setting.kind, Kind::Number { .. }), "{} is not a number setting", setting.key);
+        reader.number(setting)
+    }
+}
+
+impl FromSetting for Duration {
+    fn read(reader: &Reader<'_>, setting: &Setting) -> Result<Duration, ConfigError> {
+        assert!(matches!(setting.kind, Kind::Millis { .. }), "{} is not a milliseconds setting", setting.key);
+        reader.number(setting).map(Duration::from_millis)
+    }
+}
+
 impl Reader<'_> {
-    fn text(&self, key: &str) -> Option<String> {
-        self.settings.get(key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+    fn text(&self, setting: &Setting) -> Option<String> {
+        self.settings.get(setting.key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
     }
 
-    fn default_of(key: &str) -> &'static str {
-        KNOWN_KEYS.iter().find(|(k, _)| *k == key).and_then(|(_, d)| *d).expect("a key with a default")
+    fn get<T: FromSetting>(&self, setting: &Setting) -> Result<T, ConfigError> {
+        T::read(self, setting)
     }
 
-    fn number(&self, key: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
-        let text = self.text(key).unwrap_or_else(|| Self::default_of(key).to_string());
+    fn default_of(setting: &Setting) -> &'static str {
+        setting.default_value().expect("a setting with a default")
+    }
+
+    /// A whole number in the range of the setting's kind; its default when unset.
+    fn number(&self, setting: &Setting) -> Result<u64, ConfigError> {
+        let (min, max) = setting.kind.range().expect("a number setting");
+        let text = self.text(setting).unwrap_or_else(|| Self::default_of(setting).to_string());
         text.parse::<u64>().ok().filter(|n| (min..=max).contains(n)).ok_or_else(|| {
-            ConfigError::new(key, format!("`{text}` is not a whole number from {min} to {max}; set it to one (default {})", Self::default_of(key)))
+            ConfigError::new(
+                setting.key,
+                format!("`{text}` is not a whole number from {min} to {max}; set it to one (default {})", Self::default_of(setting)),
+            )
         })
     }
 
-    fn millis(&self, key: &str, min: u64) -> Result<Duration, ConfigError> {
-        self.number(key, min, i64::MAX as u64 / 1_000_000).map(Duration::from_millis)
-    }
-
-    /// `grantforge.start.timeout.ms`, parsed here only: the Java shim gets it from `open`'s
+    /// [`settings::START_TIMEOUT`], parsed here only: the Java shim gets it from `open`'s
     /// answer. Set but empty or blank is refused (as a mistake, not taken for the default).
     fn start_timeout(&self) -> Result<Duration, ConfigError> {
-        let key = "grantforge.start.timeout.ms";
-        if self.settings.get(key).is_some_and(|v| v.trim().is_empty()) {
+        let setting = &settings::START_TIMEOUT;
+        if self.settings.get(setting.key).is_some_and(|v| v.trim().is_empty()) {
             return Err(ConfigError::new(
-                key,
-                format!("is set but empty; set it to a whole number of milliseconds (default {}) or remove it", Self::default_of(key)),
+                setting.key,
+                format!("is set but empty; set it to a whole number of milliseconds (default {}) or remove it", Self::default_of(setting)),
             ));
         }
-        self.millis(key, 0)
+        self.get(setting)
     }
 
     fn policy_source(&self) -> Result<PolicySource, ConfigError> {
-        match (self.text("grantforge.policy.file"), self.text("grantforge.server.url")) {
+        let (policy_file, server_url) = (settings::POLICY_FILE.key, settings::SERVER_URL.key);
+        match (self.text(&settings::POLICY_FILE), self.text(&settings::SERVER_URL)) {
             (Some(_), Some(_)) => Err(ConfigError::new(
-                "grantforge.policy.file",
-                "both grantforge.policy.file (offline mode) and grantforge.server.url are set; keep only one",
+                policy_file,
+                format!("both {policy_file} (offline mode) and {server_url} are set; keep only one"),
             )),
             (Some(file), None) => Ok(PolicySource::File(PathBuf::from(file), self.signing_key()?)),
             (None, Some(url)) => self.server_settings(&url).map(PolicySource::Server),
             (None, None) => Err(ConfigError::new(
-                "grantforge.policy.file",
-                "no policy source is configured; set grantforge.policy.file to a GrantForge snapshot file (format 1)",
+                policy_file,
+                format!("no policy source is configured; set {policy_file} to a GrantForge snapshot file (format 1)"),
             )),
         }
     }
 
     fn server_settings(&self, url: &str) -> Result<ServerSettings, ConfigError> {
         let url = server_url(url)?;
-        let token_file = PathBuf::from(self.text("grantforge.token.file").ok_or_else(|| {
-            ConfigError::new("grantforge.token.file", "is required with grantforge.server.url; name the file holding the agent token GrantForge issued")
+        let server_url = settings::SERVER_URL.key;
+        let token_file = PathBuf::from(self.text(&settings::TOKEN_FILE).ok_or_else(|| {
+            ConfigError::new(
+                settings::TOKEN_FILE.key,
+                format!("is required with {server_url}; name the file holding the agent token GrantForge issued"),
+            )
         })?);
         let token = read_token(&token_file)?;
-        let cache_dir = PathBuf::from(self.text("grantforge.cache.dir").ok_or_else(|| {
-            ConfigError::new("grantforge.cache.dir", "is required with grantforge.server.url; name a directory Kafka's account can write, such as /var/lib/kafka/grantforge-cache")
+        let cache_dir = PathBuf::from(self.text(&settings::CACHE_DIR).ok_or_else(|| {
+            ConfigError::new(
+                settings::CACHE_DIR.key,
+                format!("is required with {server_url}; name a directory Kafka's account can write, such as /var/lib/kafka/grantforge-cache"),
+            )
         })?);
         let signing_key = self.signing_key()?;
         plain_http_needs_a_signing_key(&url, signing_key.is_some())?;
-        let ca_pem = match self.text("grantforge.ssl.ca.file") {
+        let ca_pem = match self.text(&settings::SSL_CA_FILE) {
             None => None,
             Some(file) => Some(std::fs::read(&file).map_err(|e| {
-                ConfigError::new("grantforge.ssl.ca.file", format!("cannot read {file}: {e}; give a PEM file with the CA certificate(s) of the server"))
+                ConfigError::new(settings::SSL_CA_FILE.key, format!("cannot read {file}: {e}; give a PEM file with the CA certificate(s) of the server"))
             })?),
         };
         Ok(ServerSettings {
@@ -243,24 +251,25 @@ impl Reader<'_> {
         })
     }
 
-    /// The pinned signing key (`grantforge.signing.key.file`), if configured.
+    /// The pinned signing key ([`settings::SIGNING_KEY_FILE`]), if configured.
     fn signing_key(&self) -> Result<Option<SigningKey>, ConfigError> {
-        let Some(file) = self.text("grantforge.signing.key.file") else { return Ok(None) };
+        let key = settings::SIGNING_KEY_FILE.key;
+        let Some(file) = self.text(&settings::SIGNING_KEY_FILE) else { return Ok(None) };
         let text = std::fs::read_to_string(&file).map_err(|e| {
-            ConfigError::new("grantforge.signing.key.file", format!("cannot read {file}: {e}; save the publicKey of GET /api/v1/agent/signing-key there"))
+            ConfigError::new(key, format!("cannot read {file}: {e}; save the publicKey of GET /api/v1/agent/signing-key there"))
         })?;
         SigningKey::from_base64(&text).map(Some).map_err(|e| {
-            ConfigError::new("grantforge.signing.key.file", format!("{file} is {e}; save the publicKey of GET /api/v1/agent/signing-key there"))
+            ConfigError::new(key, format!("{file} is {e}; save the publicKey of GET /api/v1/agent/signing-key there"))
         })
     }
 
     /// 1–128 visible ASCII characters with no space, as the server's heartbeat validation demands.
     fn instance(&self) -> Result<Option<String>, ConfigError> {
-        let Some(instance) = self.text("grantforge.instance") else { return Ok(None) };
+        let Some(instance) = self.text(&settings::INSTANCE) else { return Ok(None) };
         let visible = instance.bytes().all(|b| b.is_ascii_graphic());
         if instance.len() > 128 || !visible {
             return Err(ConfigError::new(
-                "grantforge.instance",
+                settings::INSTANCE.key,
                 format!("`{instance}` must be 1 to 128 visible ASCII characters without spaces, such as broker-1"),
             ));
         }
@@ -277,7 +286,7 @@ fn server_url(url: &str) -> Result<String, ConfigError> {
             Ok(if url.ends_with('/') { url.to_string() } else { format!("{url}/") })
         }
         _ => Err(ConfigError::new(
-            "grantforge.server.url",
+            settings::SERVER_URL.key,
             format!("`{url}` is not an http or https address with a host, such as https://grantforge.example.com"),
         )),
     }
@@ -290,13 +299,14 @@ pub(crate) fn is_plain_http(url: &str) -> bool {
 }
 
 /// Plain HTTP is no trust anchor: over it, the signing key fetched on first use could be anyone's,
-/// so `grantforge.signing.key.file` is required.
+/// so [`settings::SIGNING_KEY_FILE`] is required.
 pub(crate) fn plain_http_needs_a_signing_key(url: &str, key_configured: bool) -> Result<(), ConfigError> {
     if is_plain_http(url) && !key_configured {
         return Err(ConfigError::new(
-            "grantforge.signing.key.file",
+            settings::SIGNING_KEY_FILE.key,
             format!(
-                "is required because grantforge.server.url {url} is plain HTTP: a signing key fetched over it on first use could come from anyone on the way, so trust on first use is refused; save the publicKey of GET /api/v1/agent/signing-key (obtained over a channel you trust) in a file and name it here, or use an https URL"
+                "is required because {server_url} {url} is plain HTTP: a signing key fetched over it on first use could come from anyone on the way, so trust on first use is refused; save the publicKey of GET /api/v1/agent/signing-key (obtained over a channel you trust) in a file and name it here, or use an https URL",
+                server_url = settings::SERVER_URL.key,
             ),
         ));
     }
@@ -305,7 +315,7 @@ pub(crate) fn plain_http_needs_a_signing_key(url: &str, key_configured: bool) ->
 
 /// The token file is read once, here; its content never appears in a message.
 fn read_token(file: &std::path::Path) -> Result<Token, ConfigError> {
-    let key = "grantforge.token.file";
+    let key = settings::TOKEN_FILE.key;
     let text = std::fs::read_to_string(file)
         .map_err(|e| ConfigError::new(key, format!("cannot read {}: {}; store the agent token there, readable by Kafka's account only", file.display(), e.kind())))?;
     let token = text.trim();
@@ -330,9 +340,9 @@ pub fn host_name() -> String {
 
 /// `super.users` as Kafka reads it: `;`-separated `Type:name` entries, trimmed.
 fn unknown_key(key: &str) -> ConfigError {
-    let nearest = KNOWN_KEYS
+    let nearest = SETTINGS
         .iter()
-        .map(|(known, _)| (edit_distance(key, known), *known))
+        .map(|known| (edit_distance(key, known.key), known.key))
         .min()
         .filter(|(distance, _)| *distance <= 3)
         .map(|(_, known)| format!(" (did you mean {known}?)"))

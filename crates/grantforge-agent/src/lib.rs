@@ -20,6 +20,7 @@ pub mod metrics;
 pub mod registry;
 pub mod rules;
 mod server;
+pub mod settings;
 mod shipper;
 mod source;
 pub mod trust;

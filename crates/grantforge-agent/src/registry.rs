@@ -72,7 +72,7 @@ fn identity(config: &AgentConfig) -> PathBuf {
 
 fn source_key(config: &AgentConfig) -> &'static str {
     match config.source {
-        PolicySource::File(..) => "grantforge.policy.file",
-        PolicySource::Server(_) => "grantforge.cache.dir",
+        PolicySource::File(..) => crate::settings::POLICY_FILE.key,
+        PolicySource::Server(_) => crate::settings::CACHE_DIR.key,
     }
 }

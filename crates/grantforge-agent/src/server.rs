@@ -27,6 +27,7 @@ use crate::agent::Agent;
 use crate::cache::{Download, SnapshotCache};
 use crate::client::{CallError, PolicyAnswer, ServerClient};
 use crate::config::{AgentConfig, ConfigError, ServerSettings};
+use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE};
 use crate::shipper::{DeliveryStats, Shipper};
 use crate::trust::{etag_of, SigningKey};
 
@@ -99,23 +100,24 @@ impl ServerSync {
             None => match cache.pinned_key() {
                 Ok(Some(text)) => Some(SigningKey::from_base64(&text).map_err(|e| {
                     ConfigError::new(
-                        "grantforge.cache.dir",
-                        format!("the pinned key {} is {e}; remove it or set grantforge.signing.key.file", cache.pinned_key_path().display()),
+                        CACHE_DIR.key,
+                        format!("the pinned key {} is {e}; remove it or set {}", cache.pinned_key_path().display(), SIGNING_KEY_FILE.key),
                     )
                 })?),
                 Ok(None) => None,
                 Err(e) => {
-                    return Err(ConfigError::new("grantforge.cache.dir", format!("cannot read {}: {e}", cache.pinned_key_path().display())))
+                    return Err(ConfigError::new(CACHE_DIR.key, format!("cannot read {}: {e}", cache.pinned_key_path().display())))
                 }
             },
         };
         let refused_type = cache.refused_service_type().map_err(|e| {
-            ConfigError::new("grantforge.cache.dir", format!("cannot read {}: {e}; make it readable by Kafka's account", cache.refused_type_path().display()))
+            ConfigError::new(CACHE_DIR.key, format!("cannot read {}: {e}; make it readable by Kafka's account", cache.refused_type_path().display()))
         })?;
         warn_if_token_readable_by_others(&settings);
         if crate::config::is_plain_http(&settings.url) {
             tracing::warn!(
-                "grantforge.server.url {} is plain HTTP: the agent token travels in clear and can be read on the way; use an https URL",
+                "{} {} is plain HTTP: the agent token travels in clear and can be read on the way; use an https URL",
+                settings::SERVER_URL.key,
                 settings.url
             );
         }
@@ -194,11 +196,12 @@ impl ServerSync {
         let round = asked_for.clamp(shortest, longest);
         if round != asked_for && self.clamped_round != Some(asked) {
             tracing::warn!(
-                "GrantForge server {} asks for a round every {asked} s (refreshSeconds); the agent comes back after {} s: it honours from {} s to {} times grantforge.refresh.interval.ms, at most {} s",
+                "GrantForge server {} asks for a round every {asked} s (refreshSeconds); the agent comes back after {} s: it honours from {} s to {} times {}, at most {} s",
                 self.settings.url,
                 round.as_secs(),
                 shortest.as_secs(),
                 SERVER_ROUND_FACTOR,
+                settings::REFRESH_INTERVAL.key,
                 SERVER_ROUND_MAX.as_secs()
             );
             self.clamped_round = Some(asked);
@@ -322,19 +325,20 @@ impl ServerSync {
                 return Ok(trusted.clone());
             }
             return Err(match &self.settings.signing_key {
-                Some(_) => format!("it is signed by key {key_id}, but grantforge.signing.key.file pins key {}", trusted.key_id()),
+                Some(_) => format!("it is signed by key {key_id}, but {} pins key {}", SIGNING_KEY_FILE.key, trusted.key_id()),
                 None => format!(
-                    "it is signed by key {key_id}, but key {} was pinned on first use in {}; if the server's key really changed, remove that file or set grantforge.signing.key.file",
+                    "it is signed by key {key_id}, but key {} was pinned on first use in {}; if the server's key really changed, remove that file or set {}",
                     trusted.key_id(),
-                    self.cache.pinned_key_path().display()
+                    self.cache.pinned_key_path().display(),
+                    SIGNING_KEY_FILE.key
                 ),
             });
         }
         if !may_fetch {
-            return Err("no signing key is trusted yet to verify it (set grantforge.signing.key.file)".to_string());
+            return Err(format!("no signing key is trusted yet to verify it (set {})", SIGNING_KEY_FILE.key));
         }
         if crate::config::is_plain_http(&self.settings.url) {
-            return Err("over plain HTTP no signing key is trusted on first use (set grantforge.signing.key.file)".to_string());
+            return Err(format!("over plain HTTP no signing key is trusted on first use (set {})", SIGNING_KEY_FILE.key));
         }
         let published = self.client.signing_key().map_err(|e| format!("the signing key could not be fetched: {e}"))?;
         let key = SigningKey::from_base64(&published).map_err(|e| format!("the server's signing key is {e}"))?;
@@ -345,9 +349,10 @@ impl ServerSync {
             return Err(format!("the signing key could not be pinned in {}: {e}", self.cache.pinned_key_path().display()));
         }
         tracing::warn!(
-            "trusting the GrantForge server's signing key {} on first use and pinning it in {}; pin it explicitly with grantforge.signing.key.file",
+            "trusting the GrantForge server's signing key {} on first use and pinning it in {}; pin it explicitly with {}",
             key.key_id(),
-            self.cache.pinned_key_path().display()
+            self.cache.pinned_key_path().display(),
+            SIGNING_KEY_FILE.key
         );
         self.trusted = Some(key.clone());
         Ok(key)
@@ -457,7 +462,8 @@ fn warn_if_token_readable_by_others(settings: &ServerSettings) {
     if let Ok(metadata) = std::fs::metadata(&settings.token_file) {
         if metadata.permissions().mode() & 0o077 != 0 {
             tracing::warn!(
-                "grantforge.token.file {} can be read by other accounts; make it readable by Kafka's account only (chmod 600)",
+                "{} {} can be read by other accounts; make it readable by Kafka's account only (chmod 600)",
+                crate::settings::TOKEN_FILE.key,
                 settings.token_file.display()
             );
         }

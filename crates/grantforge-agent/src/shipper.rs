@@ -108,7 +108,8 @@ impl Shipper {
             Ok(dropped) if dropped > 0 => {
                 self.stats.dropped.fetch_add(dropped, Ordering::Relaxed);
                 tracing::warn!(
-                    "the audit spool is full (grantforge.audit.spool.limit.bytes): {dropped} of the oldest spooled events were dropped"
+                    "the audit spool is full ({}): {dropped} of the oldest spooled events were dropped",
+                    crate::settings::AUDIT_SPOOL_LIMIT_BYTES.key
                 );
             }
             Ok(_) => {}

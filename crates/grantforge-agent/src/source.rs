@@ -9,9 +9,11 @@ use grantforge_engine::Instant;
 use grantforge_kafka::KafkaPolicies;
 
 use crate::config::ConfigError;
+use crate::settings;
 use crate::trust::SigningKey;
 
-const POLICY_FILE: &str = "grantforge.policy.file";
+const POLICY_FILE: &str = settings::POLICY_FILE.key;
+const SNAPSHOT_MAX_BYTES: &str = settings::SNAPSHOT_MAX_BYTES.key;
 
 /// What identifies one version of the file on disk, so a change is noticed without reading it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,7 +61,7 @@ fn verify_policy_file(path: &Path, bytes: &[u8], key: &SigningKey) -> Result<(),
     let sig_file = signature_file(path);
     let signature = fs::read_to_string(&sig_file).map_err(|e| {
         ConfigError::new(
-            "grantforge.signing.key.file",
+            settings::SIGNING_KEY_FILE.key,
             format!("is set, so {} needs its signature in {}: {e}; save the X-GrantForge-Signature of the download there", path.display(), sig_file.display()),
         )
     })?;
@@ -77,18 +79,18 @@ pub fn read_policy_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ConfigEr
     let shown = path.display();
     let metadata = fs::metadata(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
-            ConfigError::new(POLICY_FILE, format!("the file {shown} does not exist; point grantforge.policy.file at a GrantForge snapshot file (format 1)"))
+            ConfigError::new(POLICY_FILE, format!("the file {shown} does not exist; point {POLICY_FILE} at a GrantForge snapshot file (format 1)"))
         } else {
             ConfigError::new(POLICY_FILE, format!("cannot read {shown}: {e}; make it readable by Kafka's account"))
         }
     })?;
     if !metadata.is_file() {
-        return Err(ConfigError::new(POLICY_FILE, format!("{shown} is not a regular file; point grantforge.policy.file at a GrantForge snapshot file (format 1)")));
+        return Err(ConfigError::new(POLICY_FILE, format!("{shown} is not a regular file; point {POLICY_FILE} at a GrantForge snapshot file (format 1)")));
     }
     if metadata.len() > max_bytes {
         return Err(ConfigError::new(
             POLICY_FILE,
-            format!("{shown} has {} bytes, more than grantforge.snapshot.max.bytes ({max_bytes}); raise that limit", metadata.len()),
+            format!("{shown} has {} bytes, more than {SNAPSHOT_MAX_BYTES} ({max_bytes}); raise that limit", metadata.len()),
         ));
     }
     let mut bytes = Vec::with_capacity(metadata.len() as usize);
@@ -96,7 +98,7 @@ pub fn read_policy_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ConfigEr
         .and_then(|file| file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes))
         .map_err(|e| ConfigError::new(POLICY_FILE, format!("cannot read {shown}: {e}; make it readable by Kafka's account")))?;
     if bytes.len() as u64 > max_bytes {
-        return Err(ConfigError::new(POLICY_FILE, format!("{shown} grew past grantforge.snapshot.max.bytes ({max_bytes}) while it was read; raise that limit")));
+        return Err(ConfigError::new(POLICY_FILE, format!("{shown} grew past {SNAPSHOT_MAX_BYTES} ({max_bytes}) while it was read; raise that limit")));
     }
     Ok(bytes)
 }

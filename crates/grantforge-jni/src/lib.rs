@@ -485,7 +485,8 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_stats
     .resolve::<FailClosed>()
 }
 
-/// Blocks the calling (shim-owned, never a Kafka request) thread until a snapshot is in force.
+/// Blocks the calling (shim-owned, never a Kafka request) thread until a snapshot is in force;
+/// past the timeout, warns (naming the start timeout's key) and answers false.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_awaitSnapshot<'local>(
     mut env: EnvUnowned<'local>,
@@ -497,9 +498,24 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_await
         let timeout = Duration::from_millis(u64::try_from(timeout_ms).unwrap_or(0));
         // Waits on its own reference, outside the call: `close` does not wait for the timeout.
         let agent = with_agent(handle, |agent| Ok(Arc::clone(agent)))?;
-        Ok(agent.await_snapshot(timeout))
+        let in_force = agent.await_snapshot(timeout);
+        if !in_force {
+            tracing::warn!(target: AUTHORIZER_LOGGER, "{}", no_snapshot_warning(timeout_ms));
+        }
+        Ok(in_force)
     })
     .resolve::<FailClosed>()
+}
+
+/// The logger of the shim's authorizer, for the lines the agent writes in its name.
+const AUTHORIZER_LOGGER: &str = "org.devlive.grantforge.kafka.agent.GrantForgeKafkaAuthorizer";
+
+/// The warning when listeners open without a snapshot.
+fn no_snapshot_warning(timeout_ms: jlong) -> String {
+    format!(
+        "GrantForge agent has no policy snapshot after {timeout_ms} ms ({}); listeners open now and refuse every request but the super users' until one arrives",
+        grantforge_agent::settings::START_TIMEOUT.key
+    )
 }
 
 /// Queued log records: per record `u8 level(1 error..5 trace) str logger str message`.
@@ -699,6 +715,14 @@ mod tests {
             assert_eq!(*answer, u8::from(i % 2 == 0), "action {i}");
         }
         close_shell(shell(handle).unwrap());
+    }
+
+    #[test]
+    fn the_no_snapshot_warning_names_the_start_timeout() {
+        assert_eq!(
+            no_snapshot_warning(4000),
+            "GrantForge agent has no policy snapshot after 4000 ms (grantforge.start.timeout.ms); listeners open now and refuse every request but the super users' until one arrives"
+        );
     }
 
     #[test]

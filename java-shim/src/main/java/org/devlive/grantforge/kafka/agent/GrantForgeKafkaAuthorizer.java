@@ -38,7 +38,6 @@ import org.slf4j.LoggerFactory;
  */
 public class GrantForgeKafkaAuthorizer implements Authorizer {
     private static final Logger LOG = LoggerFactory.getLogger(GrantForgeKafkaAuthorizer.class);
-    private static final String START_TIMEOUT_KEY = "grantforge.start.timeout.ms";
     /**
      * The answers to a one-action call, shared: Kafka only reads the list (its own AclAuthorizer returned
      * unmodifiable lists), and most calls ask about one action.
@@ -161,8 +160,8 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
             @Override
             public void run() {
                 if (!NativeAgent.awaitSnapshot(agentHandle, timeoutMs)) {
-                    LOG.warn("GrantForge agent has no policy snapshot after {} ms ({}); listeners open now and refuse "
-                        + "every request but the super users' until one arrives", timeoutMs, START_TIMEOUT_KEY);
+                    // The native agent logged why (naming the start timeout's key): shown before the listeners open.
+                    NativeLogDrain.drainNow();
                 }
                 firstSnapshot.complete(null);
             }

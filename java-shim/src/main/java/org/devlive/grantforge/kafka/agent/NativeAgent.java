@@ -47,6 +47,7 @@ final class NativeAgent {
 
     static native byte[] serviceName(long handle);
 
+    /** Whether a snapshot is in force within the timeout; if not, the native agent has queued a warning saying so. */
     static native boolean awaitSnapshot(long handle, long timeoutMs);
 
     /**
