@@ -118,6 +118,32 @@ impl TypeTable {
         }
     }
 
+    /// The value of an entity, if it has one.
+    fn get(&self, entity: &Entity) -> Option<f64> {
+        match (&entity.user, &entity.client_id) {
+            (Some(Part::Named(u)), Some(Part::Named(c))) => self.user_client.get(u).and_then(|clients| clients.get(c)).copied(),
+            (Some(Part::Named(u)), Some(Part::Default)) => self.user_default_client.get(u).copied(),
+            (Some(Part::Named(u)), None) => self.user.get(u).copied(),
+            (Some(Part::Default), Some(Part::Named(c))) => self.default_user_client.get(c).copied(),
+            (Some(Part::Default), Some(Part::Default)) => self.default_user_default_client,
+            (Some(Part::Default), None) => self.default_user,
+            (None, Some(Part::Named(c))) => self.client.get(c).copied(),
+            (None, Some(Part::Default)) => self.default_client,
+            (None, None) => None,
+        }
+    }
+
+    /// How many entities have a value.
+    fn len(&self) -> usize {
+        let singles = [self.default_user_default_client, self.default_user, self.default_client].iter().flatten().count();
+        self.user_client.values().map(BTreeMap::len).sum::<usize>()
+            + self.user_default_client.len()
+            + self.user.len()
+            + self.default_user_client.len()
+            + self.client.len()
+            + singles
+    }
+
     fn is_empty(&self) -> bool {
         self.user_client.is_empty()
             && self.user_default_client.is_empty()
@@ -168,6 +194,20 @@ impl QuotaTable {
     /// Kafka's `removeQuota`: `entity` no longer has a value for `quota_type`.
     pub fn remove(&mut self, entity: &Entity, quota_type: QuotaType) {
         self.types[quota_type.index()].set(entity, None);
+    }
+
+    /// The value `entity` has for `quota_type`, if any.
+    pub fn value(&self, entity: &Entity, quota_type: QuotaType) -> Option<f64> {
+        self.types[quota_type.index()].get(entity)
+    }
+
+    /// The table in one line: entities per quota type, and how many users reserve sub-quotas.
+    pub fn summary(&self) -> String {
+        let per_type: Vec<String> = QuotaType::ALL.iter().map(|t| format!("{} {}", self.types[t.index()].len(), t.config_key())).collect();
+        let mut reserving: Vec<&String> = self.types.iter().flat_map(|t| t.user_client.keys()).collect();
+        reserving.sort_unstable();
+        reserving.dedup();
+        format!("{} quota entities ({}); users reserving sub-quotas: {}", self.types.iter().map(TypeTable::len).sum::<usize>(), per_type.join(", "), reserving.len())
     }
 
     /// Whether no entity of `quota_type` is configured (Kafka's `quotaLimit` is then never

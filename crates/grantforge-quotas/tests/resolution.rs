@@ -144,3 +144,14 @@ fn a_default_named_entity_is_a_user_named_default() {
     assert_eq!(table.resolve(PRODUCE, "someone", "c").rule, Rule::Unlimited);
     assert_eq!(table.resolve(PRODUCE, "<default>", "c").limit, Some(2048.0));
 }
+
+#[test]
+fn values_and_a_one_line_summary_of_the_table() {
+    let table = seed_example();
+    assert_eq!(table.value(&Entity::user_client("user2", "clientB"), FETCH), Some(40.0));
+    assert_eq!(table.value(&Entity::user("user3"), FETCH), None);
+    assert_eq!(
+        table.summary(),
+        "6 quota entities (3 producer_byte_rate, 3 consumer_byte_rate, 0 request_percentage, 0 controller_mutation_rate); users reserving sub-quotas: 1"
+    );
+}
