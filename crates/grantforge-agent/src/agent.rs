@@ -239,27 +239,16 @@ impl Agent {
         &self.metrics
     }
 
-    /// Everything the metrics show, now.
+    /// Everything the metrics show, now (the table of `metrics.rs` says how each is read).
     pub fn stats(&self) -> Stats {
         let applied = self.current.read().clone();
-        let m = &self.metrics;
-        let counts = self.lanes.counts();
-        Stats {
-            decisions_allowed: counts.allowed,
-            decisions_denied: counts.denied,
-            cache_hits: counts.cache_hits,
-            cache_misses: counts.cache_misses,
-            cache_size: applied.as_ref().map_or(0, |a| a.decisions.size()),
-            snapshot_version: applied.as_ref().map_or(lane::NO_SNAPSHOT_VERSION, |a| a.policies.policy_version),
-            snapshot_age_seconds: applied.as_ref().map_or(-1, |a| a.at.elapsed().as_secs() as i64),
-            heartbeat_failures: m.heartbeat_failures.load(Ordering::Relaxed),
-            audit_queued: self.auditor.queued() as u64,
-            audit_spooled_bytes: self.delivery.spooled_bytes.load(Ordering::Relaxed),
-            audit_sent: self.delivery.sent.load(Ordering::Relaxed),
-            audit_dropped: self.dropped_audit_events(),
-            last_error: m.last_error.lock().clone().unwrap_or_default(),
-            instance: self.instance.clone(),
-        }
+        let reading = crate::metrics::Reading {
+            agent: self,
+            applied: applied.as_deref(),
+            counts: self.lanes.counts(),
+            instance: &self.instance,
+        };
+        Stats::read(&reading)
     }
 
     /// Puts a snapshot in force; a refusal of everything (another service type) is lifted only

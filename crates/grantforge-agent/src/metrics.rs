@@ -1,10 +1,19 @@
-//! What the agent counts, for JMX (`docs/operations.md` lists the attributes).
+//! What the agent counts, for JMX and Kafka's plugin metrics (`docs/operations.md` lists them).
 //!
 //! The request path counts per thread (see `lane`); what is here is counted off that path.
+//!
+//! **The one place to add a metric** is the table in the `metrics!` invocation below: one line gives
+//! the [`Stats`] field, the metric's name, its description, and how it is read from the agent. The
+//! JNI bridge sends [`METRICS`] as it is (name, description, value), and the Java shim publishes
+//! whatever it lists: the MBean attribute [`Metric::attribute`] (the name in camel case) and, on
+//! Kafka 4.1 and later, the plugin metric [`Metric::name`].
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
+
+use crate::agent::Agent;
+use crate::lane::{self, Applied, Counts};
 
 /// The agent's health, as its thread sees it.
 #[derive(Default)]
@@ -13,23 +22,147 @@ pub struct Metrics {
     pub last_error: Mutex<Option<String>>,
 }
 
-/// A point-in-time reading of everything the metrics show.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Stats {
-    pub decisions_allowed: u64,
-    pub decisions_denied: u64,
-    pub cache_hits: u64,
-    pub cache_misses: u64,
-    pub cache_size: u64,
+/// What a metric's reading is read from: the agent, and what [`Agent::stats`] reads once for all
+/// (the snapshot in force, the lanes' counts).
+pub(crate) struct Reading<'a> {
+    pub agent: &'a Agent,
+    pub applied: Option<&'a Applied>,
+    pub counts: Counts,
+    pub instance: &'a str,
+}
+
+/// One metric as the shim publishes it.
+pub struct Metric {
+    /// Kafka's plugin metric name, in kebab case (`decisions-allowed`).
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Its value in a reading.
+    pub value: fn(&Stats) -> Value<'_>,
+}
+
+/// A metric's value: JMX type `long`, or `java.lang.String`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value<'a> {
+    Number(i64),
+    Text(&'a str),
+}
+
+impl Metric {
+    /// The MBean attribute: the name in camel case, starting upper case (`DecisionsAllowed`).
+    pub fn attribute(&self) -> String {
+        self.name
+            .split('-')
+            .flat_map(|word| {
+                let mut chars = word.chars();
+                chars.next().map(|first| first.to_ascii_uppercase()).into_iter().chain(chars)
+            })
+            .collect()
+    }
+}
+
+/// A [`Stats`] field as a [`Value`].
+trait AsValue {
+    fn as_value(&self) -> Value<'_>;
+}
+
+impl AsValue for u64 {
+    fn as_value(&self) -> Value<'_> {
+        Value::Number(*self as i64)
+    }
+}
+
+impl AsValue for i64 {
+    fn as_value(&self) -> Value<'_> {
+        Value::Number(*self)
+    }
+}
+
+impl AsValue for String {
+    fn as_value(&self) -> Value<'_> {
+        Value::Text(self)
+    }
+}
+
+/// Generates [`Stats`] (one field per metric, plus the instance), `Stats::read` and [`METRICS`]
+/// from one table: `field: type = "name", "description", |reading| how to read it;`.
+macro_rules! metrics {
+    ($($(#[doc = $doc:literal])* $field:ident: $ty:ty = $name:literal, $description:literal, |$at:ident| $read:expr;)*) => {
+        /// A point-in-time reading of everything the metrics show.
+        #[derive(Clone, Debug, Default, PartialEq, Eq)]
+        pub struct Stats {
+            $($(#[doc = $doc])* pub $field: $ty,)*
+            /// The agent's instance name: it names the MBean, and is no metric.
+            pub instance: String,
+        }
+
+        impl Stats {
+            pub(crate) fn read(reading: &Reading<'_>) -> Stats {
+                Stats {
+                    $($field: {
+                        let $at = reading;
+                        $read
+                    },)*
+                    instance: reading.instance.to_string(),
+                }
+            }
+        }
+
+        /// Every metric, in the order the shim publishes them.
+        pub const METRICS: &[Metric] = &[$(Metric { name: $name, description: $description, value: |stats| stats.$field.as_value() },)*];
+    };
+}
+
+metrics! {
+    decisions_allowed: u64 = "decisions-allowed", "Actions allowed since the broker started", |at| at.counts.allowed;
+    decisions_denied: u64 = "decisions-denied", "Actions refused since the broker started", |at| at.counts.denied;
+    cache_hits: u64 = "cache-hits", "Decisions answered from the decision cache", |at| at.counts.cache_hits;
+    cache_misses: u64 = "cache-misses", "Decisions made from the policies", |at| at.counts.cache_misses;
+    cache_size: u64 = "cache-size", "Decisions kept in the decision cache now", |at| at.applied.map_or(0, |a| a.decisions.size());
     /// -1 without a snapshot.
-    pub snapshot_version: i64,
+    snapshot_version: i64 = "snapshot-version", "Policy version in force, -1 without a snapshot",
+        |at| at.applied.map_or(lane::NO_SNAPSHOT_VERSION, |a| a.policies.policy_version);
     /// -1 without a snapshot.
-    pub snapshot_age_seconds: i64,
-    pub heartbeat_failures: u64,
-    pub audit_queued: u64,
-    pub audit_spooled_bytes: u64,
-    pub audit_sent: u64,
-    pub audit_dropped: u64,
-    pub last_error: String,
-    pub instance: String,
+    snapshot_age_seconds: i64 = "snapshot-age-seconds", "Seconds since the snapshot in force was applied, -1 without one",
+        |at| at.applied.map_or(-1, |a| a.at.elapsed().as_secs() as i64);
+    heartbeat_failures: u64 = "heartbeat-failures", "Heartbeats to the GrantForge server that failed",
+        |at| at.agent.metrics().heartbeat_failures.load(Ordering::Relaxed);
+    audit_queued: u64 = "audit-queued", "Folded audit groups waiting to become events", |at| at.agent.queued_audit_groups() as u64;
+    audit_spooled_bytes: u64 = "audit-spooled-bytes", "Bytes of audit events in the disk spool",
+        |at| at.agent.delivery().spooled_bytes.load(Ordering::Relaxed);
+    audit_sent: u64 = "audit-sent", "Audit events the GrantForge server accepted", |at| at.agent.delivery().sent.load(Ordering::Relaxed);
+    audit_dropped: u64 = "audit-dropped", "Audited accesses dropped (queue or spool full, or refused by the server)",
+        |at| at.agent.dropped_audit_events();
+    last_error: String = "last-refresh-error", "The last problem keeping the policies current, empty if none",
+        |at| at.agent.metrics().last_error.lock().clone().unwrap_or_default();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_attribute_is_the_name_in_camel_case() {
+        let metric = |name| Metric { name, description: "", value: |_| Value::Number(0) };
+        assert_eq!(metric("cache-hits").attribute(), "CacheHits");
+        assert_eq!(metric("snapshot-age-seconds").attribute(), "SnapshotAgeSeconds");
+        assert_eq!(metric("last-refresh-error").attribute(), "LastRefreshError");
+    }
+
+    #[test]
+    fn every_metric_is_in_the_operators_documentation_under_both_names() {
+        let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/operations.md")).unwrap();
+        for metric in METRICS {
+            assert!(docs.contains(&format!("`{}`", metric.name)), "docs/operations.md does not list `{}`", metric.name);
+            assert!(docs.contains(&format!("`{}`", metric.attribute())), "docs/operations.md does not list `{}`", metric.attribute());
+        }
+    }
+
+    #[test]
+    fn a_reading_shows_each_field_as_its_metric() {
+        let stats = Stats { cache_hits: 7, snapshot_version: -1, last_error: "unreachable".into(), ..Stats::default() };
+        let value = |name: &str| (METRICS.iter().find(|m| m.name == name).unwrap().value)(&stats);
+        assert_eq!(value("cache-hits"), Value::Number(7));
+        assert_eq!(value("snapshot-version"), Value::Number(-1));
+        assert_eq!(value("last-refresh-error"), Value::Text("unreachable"));
+    }
 }

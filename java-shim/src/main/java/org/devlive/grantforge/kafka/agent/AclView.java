@@ -32,7 +32,14 @@ final class AclView {
     }
 
     List<AclBinding> matching(AclBindingFilter filter) {
-        byte[] rows = NativeAgent.acls(handle);
+        return decode(NativeAgent.acls(handle), filter);
+    }
+
+    /**
+     * The rows {@code filter} matches, decoded one at a time (layout and golden bytes:
+     * {@code crates/grantforge-jni/src/acl_view.rs}); none if {@code rows} is null (a closed agent).
+     */
+    static List<AclBinding> decode(byte[] rows, AclBindingFilter filter) {
         if (rows == null || rows.length < 4) {
             return Collections.emptyList();
         }

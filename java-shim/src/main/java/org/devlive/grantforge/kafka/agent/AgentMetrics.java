@@ -3,73 +3,174 @@ package org.devlive.grantforge.kafka.agent;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.function.Supplier;
+import javax.management.Attribute;
+import javax.management.AttributeList;
+import javax.management.AttributeNotFoundException;
+import javax.management.DynamicMBean;
 import javax.management.JMException;
+import javax.management.MBeanAttributeInfo;
+import javax.management.MBeanInfo;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
+import javax.management.ReflectionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Publishes the native agent's metrics as a standard MBean; every read asks the native library
- * (one JNI call), so JMX always shows the live values. Works on every Kafka version (plain JMX,
- * nothing of Kafka's metrics API).
+ * The native agent's metrics in JMX, under
+ * {@code org.devlive.grantforge.kafka:type=Agent,instance=<instance>,role=<broker|controller>}: one read-only
+ * attribute per metric the native library lists ({@link NativeAgent#stats} describes itself: name, attribute,
+ * description, value), so this class knows no metric by name. Every read asks the native library (one JNI call),
+ * so JMX always shows the live values. Works on every Kafka version (plain JMX, nothing of Kafka's metrics API);
+ * {@code MonitorableGrantForgeKafkaAuthorizer} publishes the same list as Kafka plugin metrics.
+ *
+ * <p>The payload's layout and golden bytes: {@code crates/grantforge-jni/src/agent_metrics.rs}; the list of
+ * metrics: {@code crates/grantforge-agent/src/metrics.rs}.
  */
-final class AgentMetrics implements AgentMetricsMBean {
+final class AgentMetrics implements DynamicMBean {
     static final String DOMAIN = "org.devlive.grantforge.kafka";
     private static final Logger LOG = LoggerFactory.getLogger(AgentMetrics.class);
-    private static final int NUMBERS = 12;
+    private static final byte NUMBER = 0;
+    private static final byte TEXT = 1;
 
-    /**
-     * Every metric, in the order of {@code NativeAgent.stats}, with its name in Kafka's plugin metrics (Kafka 4.1+,
-     * {@code MonitorableGrantForgeKafkaAuthorizer}); the MBean's attributes are the same, in camel case.
-     */
-    enum Stat {
-        DECISIONS_ALLOWED("decisions-allowed", "Actions allowed since the broker started"),
-        DECISIONS_DENIED("decisions-denied", "Actions refused since the broker started"),
-        CACHE_HITS("cache-hits", "Decisions answered from the decision cache"),
-        CACHE_MISSES("cache-misses", "Decisions made from the policies"),
-        CACHE_SIZE("cache-size", "Decisions kept in the decision cache now"),
-        SNAPSHOT_VERSION("snapshot-version", "Policy version in force, -1 without a snapshot"),
-        SNAPSHOT_AGE_SECONDS("snapshot-age-seconds", "Seconds since the snapshot in force was applied, -1 without one"),
-        HEARTBEAT_FAILURES("heartbeat-failures", "Heartbeats to the GrantForge server that failed"),
-        AUDIT_QUEUED("audit-queued", "Folded audit groups waiting to become events"),
-        AUDIT_SPOOLED_BYTES("audit-spooled-bytes", "Bytes of audit events in the disk spool"),
-        AUDIT_SENT("audit-sent", "Audit events the GrantForge server accepted"),
-        AUDIT_DROPPED("audit-dropped", "Audited accesses dropped (queue or spool full, or refused by the server)"),
-        LAST_REFRESH_ERROR("last-refresh-error", "The last problem keeping the policies current, empty if none");
-
-        final String metricName;
+    /** One metric as the native library lists it, with its value in one reading. */
+    static final class Metric {
+        /** Kafka's plugin metric name, in kebab case ({@code decisions-allowed}). */
+        final String name;
+        /** The MBean attribute, in camel case ({@code DecisionsAllowed}). */
+        final String attribute;
         final String description;
+        /** A String (JMX type {@code java.lang.String}), else a Long (JMX type {@code long}). */
+        final boolean text;
+        final Object value;
 
-        Stat(String metricName, String description) {
-            this.metricName = metricName;
+        Metric(String name, String attribute, String description, boolean text, Object value) {
+            this.name = name;
+            this.attribute = attribute;
             this.description = description;
+            this.text = text;
+            this.value = value;
+        }
+
+        /** What the metric shows when the native library answers nothing (a closed agent): -1, or empty. */
+        Object absent() {
+            return text ? (Object) "" : (Object) (-1L);
         }
     }
 
-    private final long handle;
+    /** One reading of the metrics payload. */
+    static final class Reading {
+        /** The agent's instance name: it names the MBean, and is no metric. */
+        final String instance;
+        final List<Metric> metrics;
+
+        Reading(String instance, List<Metric> metrics) {
+            this.instance = instance;
+            this.metrics = metrics;
+        }
+    }
+
+    /** Decodes a metrics payload: {@code str instance, u32 count, then per metric str name, str attribute, str description, u8 kind, value}. */
+    static Reading decode(byte[] payload) {
+        ByteBuffer in = ByteBuffer.wrap(payload).order(ByteOrder.LITTLE_ENDIAN);
+        String instance = Wire.readString(in);
+        int count = in.getInt();
+        List<Metric> metrics = new ArrayList<Metric>();
+        for (int i = 0; i < count; i++) {
+            String name = Wire.readString(in);
+            String attribute = Wire.readString(in);
+            String description = Wire.readString(in);
+            byte kind = in.get();
+            if (kind == NUMBER) {
+                metrics.add(new Metric(name, attribute, description, false, in.getLong()));
+            } else if (kind == TEXT) {
+                metrics.add(new Metric(name, attribute, description, true, Wire.readString(in)));
+            } else {
+                throw new IllegalArgumentException("metric " + name + " is of unknown kind " + kind);
+            }
+        }
+        return new Reading(instance, Collections.unmodifiableList(metrics));
+    }
+
+    /** The payload of {@link NativeAgent#stats}, null when the native library answers nothing. */
+    private final Supplier<byte[]> source;
+    /** The metrics as the first reading listed them (the list never changes while the library is loaded). */
+    private final List<Metric> listed;
+    private final String instance;
+    private final MBeanInfo info;
     private ObjectName name;
 
-    private AgentMetrics(long handle) {
-        this.handle = handle;
+    /** Reads the payloads {@code source} gives: the native agent's, or (tests) fixed bytes. */
+    AgentMetrics(Supplier<byte[]> source) {
+        this.source = source;
+        Reading first = read();
+        this.listed = first == null ? Collections.<Metric>emptyList() : first.metrics;
+        this.instance = first == null ? "" : first.instance;
+        MBeanAttributeInfo[] attributes = new MBeanAttributeInfo[listed.size()];
+        for (int i = 0; i < attributes.length; i++) {
+            Metric metric = listed.get(i);
+            attributes[i] = new MBeanAttributeInfo(metric.attribute, metric.text ? String.class.getName() : "long",
+                metric.description, true, false, false);
+        }
+        this.info = new MBeanInfo(AgentMetrics.class.getName(), "The GrantForge agent's metrics. Counters count since "
+            + "the broker started; the snapshot attributes are -1 while there is none.", attributes, null, null, null);
     }
 
     /** Reads the metrics of an agent without registering an MBean. */
     static AgentMetrics reader(long handle) {
-        return new AgentMetrics(handle);
+        return new AgentMetrics(payloadOf(handle));
     }
 
-    /** The live value of one metric: a Long, or the String of {@link Stat#LAST_REFRESH_ERROR}. */
-    Object value(Stat stat) {
-        return stat == Stat.LAST_REFRESH_ERROR ? text(0) : (Object) number(stat.ordinal());
+    private static Supplier<byte[]> payloadOf(final long handle) {
+        return new Supplier<byte[]>() {
+            @Override
+            public byte[] get() {
+                return NativeAgent.stats(handle);
+            }
+        };
+    }
+
+    /** The metrics the native library lists, with their values when this reader was made. */
+    List<Metric> listed() {
+        return listed;
+    }
+
+    /** The live value of the metric named {@code name} (kebab case): a Long or a String; null if none is so named. */
+    Object value(String name) {
+        Reading reading = read();
+        for (int i = 0; i < listed.size(); i++) {
+            if (listed.get(i).name.equals(name)) {
+                return valueIn(reading, listed.get(i));
+            }
+        }
+        return null;
+    }
+
+    private static Object valueIn(Reading reading, Metric metric) {
+        if (reading != null) {
+            for (Metric now : reading.metrics) {
+                if (now.name.equals(metric.name)) {
+                    return now.value;
+                }
+            }
+        }
+        return metric.absent();
     }
 
     /** Registers the metrics of one authorizer (role broker or controller); null if JMX refuses. */
     static AgentMetrics register(long handle, String role) {
-        AgentMetrics metrics = new AgentMetrics(handle);
+        return register(new AgentMetrics(payloadOf(handle)), role);
+    }
+
+    /** Registers {@code metrics} under the role; null if JMX refuses. */
+    static AgentMetrics register(AgentMetrics metrics, String role) {
         try {
-            String instance = ObjectName.quote(metrics.text(1));
-            ObjectName name = new ObjectName(DOMAIN + ":type=Agent,instance=" + instance + ",role=" + role);
+            ObjectName name = new ObjectName(DOMAIN + ":type=Agent,instance=" + ObjectName.quote(metrics.instance)
+                + ",role=" + role);
             MBeanServer server = ManagementFactory.getPlatformMBeanServer();
             if (server.isRegistered(name)) {
                 server.unregisterMBean(name);
@@ -93,38 +194,59 @@ final class AgentMetrics implements AgentMetricsMBean {
         }
     }
 
-    private ByteBuffer read() {
-        byte[] stats = NativeAgent.stats(handle);
-        return stats == null ? null : ByteBuffer.wrap(stats).order(ByteOrder.LITTLE_ENDIAN);
+    /** One reading, or null when the native library answers nothing. */
+    private Reading read() {
+        byte[] payload = source.get();
+        return payload == null ? null : decode(payload);
     }
 
-    private long number(int index) {
-        ByteBuffer in = read();
-        return in == null ? -1 : in.getLong(index * 8);
-    }
-
-    /** The strings after the numbers: 0 = last refresh error, 1 = instance. */
-    private String text(int index) {
-        ByteBuffer in = read();
-        if (in == null) {
-            return "";
+    private Metric attribute(String attribute) throws AttributeNotFoundException {
+        for (Metric metric : listed) {
+            if (metric.attribute.equals(attribute)) {
+                return metric;
+            }
         }
-        in.position(NUMBERS * 8);
-        String value = Wire.readString(in);
-        return index == 0 ? value : Wire.readString(in);
+        throw new AttributeNotFoundException("no attribute " + attribute);
     }
 
-    @Override public long getDecisionsAllowed() { return number(Stat.DECISIONS_ALLOWED.ordinal()); }
-    @Override public long getDecisionsDenied() { return number(Stat.DECISIONS_DENIED.ordinal()); }
-    @Override public long getCacheHits() { return number(Stat.CACHE_HITS.ordinal()); }
-    @Override public long getCacheMisses() { return number(Stat.CACHE_MISSES.ordinal()); }
-    @Override public long getCacheSize() { return number(Stat.CACHE_SIZE.ordinal()); }
-    @Override public long getSnapshotVersion() { return number(Stat.SNAPSHOT_VERSION.ordinal()); }
-    @Override public long getSnapshotAgeSeconds() { return number(Stat.SNAPSHOT_AGE_SECONDS.ordinal()); }
-    @Override public String getLastRefreshError() { return text(0); }
-    @Override public long getHeartbeatFailures() { return number(Stat.HEARTBEAT_FAILURES.ordinal()); }
-    @Override public long getAuditQueued() { return number(Stat.AUDIT_QUEUED.ordinal()); }
-    @Override public long getAuditSpooledBytes() { return number(Stat.AUDIT_SPOOLED_BYTES.ordinal()); }
-    @Override public long getAuditSent() { return number(Stat.AUDIT_SENT.ordinal()); }
-    @Override public long getAuditDropped() { return number(Stat.AUDIT_DROPPED.ordinal()); }
+    @Override
+    public Object getAttribute(String attribute) throws AttributeNotFoundException {
+        Metric metric = attribute(attribute);
+        return valueIn(read(), metric);
+    }
+
+    /** All in one reading. */
+    @Override
+    public AttributeList getAttributes(String[] attributes) {
+        Reading reading = read();
+        AttributeList values = new AttributeList();
+        for (String attribute : attributes) {
+            try {
+                values.add(new Attribute(attribute, valueIn(reading, attribute(attribute))));
+            } catch (AttributeNotFoundException e) {
+                // As a standard MBean: an unknown attribute is left out of the list.
+            }
+        }
+        return values;
+    }
+
+    @Override
+    public void setAttribute(Attribute attribute) throws AttributeNotFoundException {
+        throw new AttributeNotFoundException("the metrics are read-only: " + attribute.getName());
+    }
+
+    @Override
+    public AttributeList setAttributes(AttributeList attributes) {
+        return new AttributeList();
+    }
+
+    @Override
+    public Object invoke(String actionName, Object[] params, String[] signature) throws ReflectionException {
+        throw new ReflectionException(new NoSuchMethodException(actionName), "the metrics have no operation");
+    }
+
+    @Override
+    public MBeanInfo getMBeanInfo() {
+        return info;
+    }
 }

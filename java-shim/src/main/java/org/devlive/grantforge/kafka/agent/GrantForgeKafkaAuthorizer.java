@@ -1,6 +1,5 @@
 package org.devlive.grantforge.kafka.agent;
 
-import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -70,7 +69,7 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
             throw refuseToStart(e.getMessage());
         }
         NativeLogDrain.start();
-        byte[] answer = NativeAgent.open(encode(settings));
+        byte[] answer = NativeAgent.open(SettingsEncoder.encode(settings));
         NativeLogDrain.drainNow();
         if (answer == null || answer.length == 0) {
             throw refuseToStart("the native agent failed to open; see the previous log lines");
@@ -118,15 +117,6 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
             }
         }
         return settings;
-    }
-
-    private static byte[] encode(Map<String, String> settings) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        for (Map.Entry<String, String> entry : settings.entrySet()) {
-            Wire.writeString(out, entry.getKey());
-            Wire.writeString(out, entry.getValue());
-        }
-        return out.toByteArray();
     }
 
     /**

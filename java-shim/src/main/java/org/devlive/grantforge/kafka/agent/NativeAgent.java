@@ -11,8 +11,8 @@ import java.nio.ByteBuffer;
  * panic {@link #authorize} returns 0 (every action refused) and the byte-array methods return null.
  */
 final class NativeAgent {
-    /** Must equal {@code ABI_VERSION} of the library: the buffer layout and these signatures. */
-    static final int ABI_VERSION = 3;
+    /** Must equal {@code ABI_VERSION} of the library: the payloads' layouts and these signatures. */
+    static final int ABI_VERSION = 4;
 
     /** {@link #authorize} wrote one byte per action into the buffer instead of a bit mask. */
     static final long RESULTS_IN_BUFFER = -2L;
@@ -51,9 +51,8 @@ final class NativeAgent {
     static native boolean awaitSnapshot(long handle, long timeoutMs);
 
     /**
-     * The metrics: 12 little-endian longs (decisions allowed, denied, cache hits, misses, size,
-     * snapshot version, snapshot age in seconds, heartbeat failures, audit queued, spooled bytes,
-     * sent, dropped), then the last refresh error and the instance name as strings.
+     * The metrics, describing themselves: the instance name, then each metric's name, MBean attribute,
+     * description and value (decoded by {@link AgentMetrics#decode}); null once closed.
      */
     static native byte[] stats(long handle);
 

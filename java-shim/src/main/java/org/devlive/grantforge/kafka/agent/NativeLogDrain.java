@@ -44,18 +44,35 @@ final class NativeLogDrain {
         if (records == null) {
             return;
         }
+        decode(records, new Sink() {
+            @Override
+            public void record(int level, String loggerName, String message) {
+                Logger logger = LoggerFactory.getLogger(loggerName);
+                switch (level) {
+                    case 1: logger.error(message); break;
+                    case 2: logger.warn(message); break;
+                    case 3: logger.info(message); break;
+                    case 4: logger.debug(message); break;
+                    default: logger.trace(message); break;
+                }
+            }
+        });
+    }
+
+    /** Where {@link #decode} hands each record. */
+    interface Sink {
+        /** {@code level}: 1 error, 2 warn, 3 info, 4 debug, 5 trace. */
+        void record(int level, String logger, String message);
+    }
+
+    /** The records of one drain, in order (layout and golden bytes: {@code crates/grantforge-jni/src/native_log_drain.rs}). */
+    static void decode(byte[] records, Sink sink) {
         ByteBuffer in = ByteBuffer.wrap(records).order(ByteOrder.LITTLE_ENDIAN);
         while (in.hasRemaining()) {
             int level = in.get();
-            Logger logger = LoggerFactory.getLogger(Wire.readString(in));
+            String logger = Wire.readString(in);
             String message = Wire.readString(in);
-            switch (level) {
-                case 1: logger.error(message); break;
-                case 2: logger.warn(message); break;
-                case 3: logger.info(message); break;
-                case 4: logger.debug(message); break;
-                default: logger.trace(message); break;
-            }
+            sink.record(level, logger, message);
         }
     }
 }

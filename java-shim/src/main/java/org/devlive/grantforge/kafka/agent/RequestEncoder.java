@@ -6,6 +6,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.ToLongFunction;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
@@ -15,7 +16,7 @@ import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 
 /**
  * Writes a request into the calling thread's direct buffer in the layout the native library reads
- * ({@code crates/grantforge-jni/src/codec.rs}): one buffer per Kafka request thread, reused, grown
+ * ({@code crates/grantforge-jni/src/request_encoder.rs}, with the golden bytes this class is held to): one buffer per Kafka request thread, reused, grown
  * only when a request does not fit, so the hot path makes no garbage beyond the UTF-8 bytes. The
  * buffer's address is taken from the native library once per buffer and passed with every call, and
  * the request context is written again only when it differs from the previous call's: a request
@@ -40,6 +41,8 @@ final class RequestEncoder {
         }
     };
 
+    /** Gives a buffer's native address ({@link NativeAgent#bufferAddress}). */
+    private final ToLongFunction<ByteBuffer> addressOf;
     private ByteBuffer buffer;
     private long address;
 
@@ -53,6 +56,12 @@ final class RequestEncoder {
     private int contextEnd = -1;
 
     RequestEncoder() {
+        this(NativeAgent::bufferAddress);
+    }
+
+    /** With another source of buffer addresses: tests encode without the native library. */
+    RequestEncoder(ToLongFunction<ByteBuffer> addressOf) {
+        this.addressOf = addressOf;
         useBuffer(INITIAL_CAPACITY);
     }
 
@@ -67,6 +76,15 @@ final class RequestEncoder {
 
     int capacity() {
         return buffer.capacity();
+    }
+
+    /** A copy of the first {@code length} bytes of the buffer: what an encode wrote (for tests). */
+    byte[] written(int length) {
+        byte[] bytes = new byte[length];
+        ByteBuffer view = buffer.duplicate();
+        view.clear();
+        view.get(bytes);
+        return bytes;
     }
 
     /**
@@ -226,7 +244,7 @@ final class RequestEncoder {
 
     private void useBuffer(int capacity) {
         buffer = ByteBuffer.allocateDirect(capacity).order(ByteOrder.LITTLE_ENDIAN);
-        address = NativeAgent.bufferAddress(buffer);
+        address = addressOf.applyAsLong(buffer);
         contextEnd = -1;
     }
 }

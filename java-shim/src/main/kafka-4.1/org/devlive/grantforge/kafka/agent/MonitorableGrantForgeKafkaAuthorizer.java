@@ -18,13 +18,17 @@ import org.apache.kafka.common.metrics.PluginMetrics;
  * keeps loading on Kafka 3.7.
  */
 public class MonitorableGrantForgeKafkaAuthorizer extends GrantForgeKafkaAuthorizer implements Monitorable {
-    /** Kafka calls this after {@code configure}: the native agent exists. */
+    /**
+     * Kafka calls this after {@code configure}: the native agent exists. Registers every metric the native library
+     * lists (its name and description), each a gauge that reads the live value.
+     */
     @Override
     public void withPluginMetrics(PluginMetrics metrics) {
         AgentMetrics agent = AgentMetrics.reader(nativeHandle());
-        for (AgentMetrics.Stat stat : AgentMetrics.Stat.values()) {
-            Gauge<Object> gauge = (config, now) -> agent.value(stat);
-            metrics.addMetric(metrics.metricName(stat.metricName, stat.description, new LinkedHashMap<>()), gauge);
+        for (AgentMetrics.Metric metric : agent.listed()) {
+            String name = metric.name;
+            Gauge<Object> gauge = (config, now) -> agent.value(name);
+            metrics.addMetric(metrics.metricName(name, metric.description, new LinkedHashMap<>()), gauge);
         }
     }
 }

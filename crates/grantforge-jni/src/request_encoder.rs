@@ -1,6 +1,7 @@
-//! The byte layout the Java shim (`RequestEncoder.java`) writes into its per-thread direct buffer.
+//! The request payload: what `RequestEncoder.java` writes into its thread's direct buffer for
+//! `authorize` and `authorizeByResourceType` (the answer: see the exports in `lib.rs`).
 //!
-//! All integers little-endian; a string is a u32 byte length followed by UTF-8 bytes.
+//! All integers little-endian; a string is a u32 byte length followed by UTF-8 bytes (`wire.rs`).
 //!
 //! ```text
 //! request  := u8 version(=3) u32 contextLength context u32 n action{n}
@@ -15,12 +16,16 @@
 //! so the context is decoded only when its bytes differ from the thread's previous call
 //! ([`ContextMemo`]). The buffer is untrusted input: every length is checked, and a malformed
 //! buffer is an error that refuses the whole call.
+//!
+//! Golden bytes: `tests/fixtures/jni/request.bin` and `request-by-resource-type.bin`, which
+//! `RequestEncoderGoldenTest.java` holds `RequestEncoder` to.
 
-use std::collections::BTreeMap;
-use std::fmt;
+use std::cell::RefCell;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use grantforge_kafka::{Action, Operation, RequestContext, ResourceType};
+
+use crate::wire::{MalformedRequest, Reader};
 
 /// The layout version; bumped with `RequestEncoder.VERSION` whenever the layout changes.
 /// (3: the action count is a u32, so a call of more than 65,535 actions is answered.)
@@ -29,45 +34,14 @@ pub const VERSION: u8 = 3;
 /// Kafka's `PatternType.LITERAL` code.
 const LITERAL: u8 = 3;
 
-#[derive(Debug, PartialEq, Eq)]
-pub struct MalformedRequest(pub &'static str);
-
-impl fmt::Display for MalformedRequest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "malformed request from the Java shim: {}", self.0)
-    }
+thread_local! {
+    /// The request context of this (Kafka request) thread's previous call: decoded again only
+    /// when it changes, and refilled without allocation once warm.
+    pub(crate) static MEMO: RefCell<ContextMemo> = RefCell::new(ContextMemo::default());
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], MalformedRequest> {
-        let end = self.at.checked_add(n).filter(|end| *end <= self.bytes.len()).ok_or(MalformedRequest(what))?;
-        let slice = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(slice)
-    }
-
-    fn u8(&mut self, what: &'static str) -> Result<u8, MalformedRequest> {
-        Ok(self.take(1, what)?[0])
-    }
-
-    fn u32(&mut self, what: &'static str) -> Result<u32, MalformedRequest> {
-        Ok(u32::from_le_bytes(self.take(4, what)?.try_into().expect("4 bytes")))
-    }
-
-    fn i16(&mut self, what: &'static str) -> Result<i16, MalformedRequest> {
-        Ok(i16::from_le_bytes(self.take(2, what)?.try_into().expect("2 bytes")))
-    }
-
-    fn str(&mut self, what: &'static str) -> Result<&'a str, MalformedRequest> {
-        let len = self.u32(what)? as usize;
-        std::str::from_utf8(self.take(len, what)?).map_err(|_| MalformedRequest(what))
-    }
-
+/// The reads of the request context (the rest of the layout is read in `wire.rs`).
+impl Reader<'_> {
     fn address(&mut self) -> Result<Option<IpAddr>, MalformedRequest> {
         let what = "client address";
         match self.u8(what)? {
@@ -97,9 +71,9 @@ impl<'a> Reader<'a> {
         }
         if memo.bytes.as_slice() != bytes {
             memo.bytes.clear();
-            let mut context = Reader { bytes, at: 0 };
+            let mut context = Reader::new(bytes);
             context.context_into(&mut memo.context)?;
-            finish(&context)?;
+            context.finish()?;
             memo.bytes.extend_from_slice(bytes);
         }
         Ok(&memo.context)
@@ -155,7 +129,7 @@ pub fn decode_authorize<'a, 'm, 's>(
     memo: &'m mut ContextMemo,
     slots: &'s mut ActionSlots<'a>,
 ) -> Result<(&'m RequestContext, &'s [Action<'a>]), MalformedRequest> {
-    let mut reader = Reader { bytes, at: 0 };
+    let mut reader = Reader::new(bytes);
     let context = reader.context(memo)?;
     let count = reader.u32("action count")? as usize;
     let inline = count <= INLINE_ACTIONS;
@@ -173,7 +147,7 @@ pub fn decode_authorize<'a, 'm, 's>(
             slots.heap.push(action);
         }
     }
-    finish(&reader)?;
+    reader.finish()?;
     Ok((context, if inline { &slots.inline[..count] } else { &slots.heap }))
 }
 
@@ -182,43 +156,19 @@ pub fn decode_by_resource_type<'m>(
     bytes: &[u8],
     memo: &'m mut ContextMemo,
 ) -> Result<(&'m RequestContext, Option<Operation>, Option<ResourceType>), MalformedRequest> {
-    let mut reader = Reader { bytes, at: 0 };
+    let mut reader = Reader::new(bytes);
     let context = reader.context(memo)?;
     let operation = Operation::from_code(reader.u8("operation")?);
     let resource_type = ResourceType::from_code(reader.u8("resource type")?);
-    finish(&reader)?;
+    reader.finish()?;
     Ok((context, operation, resource_type))
-}
-
-fn finish(reader: &Reader<'_>) -> Result<(), MalformedRequest> {
-    if reader.at == reader.bytes.len() {
-        Ok(())
-    } else {
-        Err(MalformedRequest("trailing bytes"))
-    }
-}
-
-/// The settings `configure` received: a sequence of (key, value) strings.
-pub fn decode_settings(bytes: &[u8]) -> Result<BTreeMap<String, String>, MalformedRequest> {
-    let mut reader = Reader { bytes, at: 0 };
-    let mut settings = BTreeMap::new();
-    while reader.at < bytes.len() {
-        let key = reader.str("setting key")?;
-        let value = reader.str("setting value")?;
-        settings.insert(key.to_string(), value.to_string());
-    }
-    Ok(settings)
-}
-
-/// Appends a string in the layout above (used for the ACL rows and log records going to Java).
-pub fn put_str(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::{golden, put_str};
+
 
     fn context_bytes(out: &mut Vec<u8>, user: &str) {
         let mut context = Vec::new();
@@ -305,16 +255,6 @@ mod tests {
     }
 
     #[test]
-    fn settings_round_trip_and_truncation_is_refused() {
-        let mut bytes = Vec::new();
-        put_str(&mut bytes, "grantforge.policy.file");
-        put_str(&mut bytes, "/tmp/p.json");
-        let settings = decode_settings(&bytes).unwrap();
-        assert_eq!(settings.get("grantforge.policy.file").map(String::as_str), Some("/tmp/p.json"));
-        assert!(decode_settings(&bytes[..bytes.len() - 1]).is_err());
-    }
-
-    #[test]
     fn invalid_utf8_and_bad_versions_are_refused() {
         let mut context = Vec::new();
         put_str(&mut context, "User");
@@ -325,5 +265,75 @@ mod tests {
         bytes.extend_from_slice(&context);
         assert!(decode_authorize(&bytes, &mut ContextMemo::default(), &mut ActionSlots::default()).is_err());
         assert!(decode_authorize(&[VERSION + 1], &mut ContextMemo::default(), &mut ActionSlots::default()).is_err());
+    }
+
+    /// The fixed example of `RequestEncoderGoldenTest.java`, in the layout above: User:alice from
+    /// 192.0.2.7 on SASL_SSL, client `producer-1`, PRODUCE v11.
+    fn example_context(out: &mut Vec<u8>) {
+        let mut context = Vec::new();
+        put_str(&mut context, "User");
+        put_str(&mut context, "alice");
+        context.extend_from_slice(&[4, 192, 0, 2, 7]);
+        put_str(&mut context, "SASL_SSL");
+        put_str(&mut context, "producer-1");
+        context.extend_from_slice(&0i16.to_le_bytes());
+        context.extend_from_slice(&11i16.to_le_bytes());
+        out.push(VERSION);
+        out.extend_from_slice(&(context.len() as u32).to_le_bytes());
+        out.extend_from_slice(&context);
+    }
+
+    fn assert_example_context(context: &RequestContext) {
+        assert_eq!((context.principal.principal_type.as_str(), context.principal.name.as_str()), ("User", "alice"));
+        assert_eq!(context.conditions.client_address, Some("192.0.2.7".parse().unwrap()));
+        assert_eq!((context.conditions.listener.as_str(), context.conditions.client_id.as_str()), ("SASL_SSL", "producer-1"));
+        assert_eq!((context.request_type, context.request_version), (0, 11));
+    }
+
+    #[test]
+    fn golden_request_is_decoded_as_the_java_example() {
+        // WRITE topic LITERAL "orders" (logIfDenied), DESCRIBE group PREFIXED "pay-" (both flags),
+        // READ topic LITERAL "café" (no flag; not ASCII).
+        let mut bytes = Vec::new();
+        example_context(&mut bytes);
+        let actions: [([u8; 4], &str); 3] = [([4, 2, 3, 2], "orders"), ([8, 3, 4, 3], "pay-"), ([3, 2, 3, 0], "café")];
+        bytes.extend_from_slice(&(actions.len() as u32).to_le_bytes());
+        for (codes, name) in actions {
+            bytes.extend_from_slice(&codes);
+            put_str(&mut bytes, name);
+        }
+        golden::check("request.bin", &bytes);
+
+        let golden = golden::read("request.bin");
+        let (mut memo, mut slots) = (ContextMemo::default(), ActionSlots::default());
+        let (context, actions) = decode_authorize(&golden, &mut memo, &mut slots).unwrap();
+        assert_example_context(context);
+        let decoded: Vec<_> = actions
+            .iter()
+            .map(|a| (a.operation, a.resource_type, a.literal, a.name, a.log_if_allowed, a.log_if_denied))
+            .collect();
+        assert_eq!(
+            decoded,
+            [
+                (Some(Operation::Write), Some(ResourceType::Topic), true, "orders", false, true),
+                (Some(Operation::Describe), Some(ResourceType::Group), false, "pay-", true, true),
+                (Some(Operation::Read), Some(ResourceType::Topic), true, "café", false, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn golden_request_by_resource_type_is_decoded_as_the_java_example() {
+        // WRITE on some TOPIC (what Kafka asks for idempotent producers).
+        let mut bytes = Vec::new();
+        example_context(&mut bytes);
+        bytes.extend_from_slice(&[4, 2]);
+        golden::check("request-by-resource-type.bin", &bytes);
+
+        let golden = golden::read("request-by-resource-type.bin");
+        let mut memo = ContextMemo::default();
+        let (context, operation, resource_type) = decode_by_resource_type(&golden, &mut memo).unwrap();
+        assert_example_context(context);
+        assert_eq!((operation, resource_type), (Some(Operation::Write), Some(ResourceType::Topic)));
     }
 }

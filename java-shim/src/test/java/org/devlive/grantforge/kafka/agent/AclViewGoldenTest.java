@@ -1,0 +1,46 @@
+package org.devlive.grantforge.kafka.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AccessControlEntryFilter;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourcePatternFilter;
+import org.apache.kafka.common.resource.ResourceType;
+import org.junit.jupiter.api.Test;
+
+/** {@link AclView} decodes the golden ACL rows the Rust encoder writes ({@code crates/grantforge-jni/src/acl_view.rs}). */
+class AclViewGoldenTest {
+    private static AclBinding binding(ResourceType type, String name, PatternType pattern, String principal,
+                                      AclOperation operation, AclPermissionType permission) {
+        return new AclBinding(new ResourcePattern(type, name, pattern), new AccessControlEntry(principal, "*", operation, permission));
+    }
+
+    @Test
+    void decodesTheGoldenRows() {
+        List<AclBinding> rows = AclView.decode(GoldenFixtures.read("acl-rows.bin"), AclBindingFilter.ANY);
+        assertEquals(List.of(
+            binding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", AclOperation.WRITE, AclPermissionType.ALLOW),
+            binding(ResourceType.GROUP, "pay-", PatternType.PREFIXED, "Group:ops", AclOperation.READ, AclPermissionType.DENY),
+            binding(ResourceType.CLUSTER, "kafka-cluster", PatternType.LITERAL, "User:*", AclOperation.IDEMPOTENT_WRITE,
+                AclPermissionType.ALLOW),
+            binding(ResourceType.TOPIC, "café", PatternType.PREFIXED, "Role:analyst", AclOperation.DESCRIBE, AclPermissionType.ALLOW)),
+            rows);
+    }
+
+    @Test
+    void keepsOnlyTheRowsTheFilterMatches() {
+        AclBindingFilter topics = new AclBindingFilter(new ResourcePatternFilter(ResourceType.TOPIC, null, PatternType.ANY),
+            AccessControlEntryFilter.ANY);
+        assertEquals(2, AclView.decode(GoldenFixtures.read("acl-rows.bin"), topics).size());
+        assertTrue(AclView.decode(null, AclBindingFilter.ANY).isEmpty(), "a closed agent: no row");
+        assertTrue(AclView.decode(new byte[] {0, 0, 0, 0}, AclBindingFilter.ANY).isEmpty(), "no snapshot: no row");
+    }
+}

@@ -1,0 +1,86 @@
+package org.devlive.grantforge.kafka.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.management.AttributeNotFoundException;
+import javax.management.MBeanAttributeInfo;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link AgentMetrics} decodes the golden metrics payload the Rust encoder writes
+ * ({@code crates/grantforge-jni/src/agent_metrics.rs}) and publishes what it lists, without the native library.
+ * The names are those the docs and the integration tests read: they must not change.
+ */
+class AgentMetricsGoldenTest {
+    private static final List<String> NAMES = List.of("decisions-allowed", "decisions-denied", "cache-hits", "cache-misses",
+        "cache-size", "snapshot-version", "snapshot-age-seconds", "heartbeat-failures", "audit-queued",
+        "audit-spooled-bytes", "audit-sent", "audit-dropped", "last-refresh-error");
+    private static final List<String> ATTRIBUTES = List.of("DecisionsAllowed", "DecisionsDenied", "CacheHits", "CacheMisses",
+        "CacheSize", "SnapshotVersion", "SnapshotAgeSeconds", "HeartbeatFailures", "AuditQueued", "AuditSpooledBytes",
+        "AuditSent", "AuditDropped", "LastRefreshError");
+    private static final List<Object> VALUES = List.of(1L, 2L, 3L, 4L, 5L, -1L, 7L, 8L, 9L, 10L, 11L, 12L,
+        "the server cannot be reached (é)");
+
+    @Test
+    void decodesTheGoldenMetrics() {
+        AgentMetrics.Reading reading = AgentMetrics.decode(GoldenFixtures.read("metrics.bin"));
+        assertEquals("broker-1", reading.instance);
+        List<String> names = new ArrayList<>();
+        List<String> attributes = new ArrayList<>();
+        List<Object> values = new ArrayList<>();
+        for (AgentMetrics.Metric metric : reading.metrics) {
+            names.add(metric.name);
+            attributes.add(metric.attribute);
+            values.add(metric.value);
+            assertEquals(metric.value instanceof String, metric.text, metric.name);
+        }
+        assertEquals(NAMES, names);
+        assertEquals(ATTRIBUTES, attributes);
+        assertEquals(VALUES, values);
+        assertEquals("Actions allowed since the broker started", reading.metrics.get(0).description);
+        assertEquals("The last problem keeping the policies current, empty if none", reading.metrics.get(12).description);
+    }
+
+    @Test
+    void theMBeanHasAnAttributePerListedMetricAndReadsLiveValues() throws Exception {
+        byte[] golden = GoldenFixtures.read("metrics.bin");
+        AtomicReference<byte[]> payload = new AtomicReference<>(golden);
+        AgentMetrics metrics = AgentMetrics.register(new AgentMetrics(payload::get), "golden-test");
+        assertNotNull(metrics);
+        try {
+            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+            ObjectName name = new ObjectName(AgentMetrics.DOMAIN + ":type=Agent,instance=\"broker-1\",role=golden-test");
+            List<String> attributes = new ArrayList<>();
+            for (MBeanAttributeInfo info : server.getMBeanInfo(name).getAttributes()) {
+                attributes.add(info.getName());
+                assertEquals(info.getName().equals("LastRefreshError") ? "java.lang.String" : "long", info.getType());
+            }
+            assertEquals(ATTRIBUTES, attributes);
+            for (int i = 0; i < ATTRIBUTES.size(); i++) {
+                assertEquals(VALUES.get(i), server.getAttribute(name, ATTRIBUTES.get(i)), ATTRIBUTES.get(i));
+            }
+            assertEquals(Arrays.asList(1L, "the server cannot be reached (é)"),
+                server.getAttributes(name, new String[] {"DecisionsAllowed", "LastRefreshError"}).asList().stream()
+                    .map(a -> a.getValue()).collect(java.util.stream.Collectors.toList()));
+            assertThrows(AttributeNotFoundException.class, () -> server.getAttribute(name, "Nothing"));
+            // The plugin metrics read the same values by name.
+            assertEquals(3L, metrics.value("cache-hits"));
+            // A closed agent answers nothing: -1 and empty, as before.
+            payload.set(null);
+            assertEquals(-1L, server.getAttribute(name, "DecisionsAllowed"));
+            assertEquals("", server.getAttribute(name, "LastRefreshError"));
+            assertEquals(-1L, metrics.value("snapshot-version"));
+        } finally {
+            metrics.unregister();
+        }
+    }
+}
