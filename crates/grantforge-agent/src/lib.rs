@@ -17,6 +17,7 @@ mod keys;
 mod lane;
 pub mod logging;
 pub mod metrics;
+pub mod quotas;
 pub mod registry;
 pub mod rules;
 mod server;

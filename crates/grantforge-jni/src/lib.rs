@@ -17,6 +17,7 @@ pub mod agent_metrics;
 pub mod direct_buffer;
 pub mod export;
 pub mod native_log_drain;
+pub mod native_quotas;
 pub mod request_encoder;
 pub mod settings_encoder;
 pub mod shell;
@@ -27,7 +28,7 @@ use std::time::Duration;
 
 use grantforge_agent::logging;
 use jni::objects::{JByteArray, JByteBuffer, JClass};
-use jni::sys::{jboolean, jint, jlong};
+use jni::sys::{jboolean, jdouble, jint, jlong};
 use jni::EnvUnowned;
 
 use crate::direct_buffer::DirectBuffer;
@@ -38,7 +39,7 @@ use crate::shell::{close_shell, open_shell, shell, with_agent};
 /// Bumped whenever a native signature or a payload's layout changes; the Java shim refuses to run
 /// with a library of another ABI (a stale library on `grantforge.native.library.path`, say).
 /// (4: the metrics payload describes itself.)
-pub const ABI_VERSION: jint = 4;
+pub const ABI_VERSION: jint = 5;
 
 /// `authorize` returns this when it wrote one byte per action into the buffer (more than 63
 /// actions); otherwise it returns a bitmask with bit i set when action i is allowed.
@@ -272,6 +273,60 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_close
         close_shell(shell(handle)?);
         Ok(())
     })
+}
+
+/// `NativeQuotas.update`: Kafka's `updateQuota` (see [`native_quotas`]).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_update<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    quota_type: jint,
+    entity: JByteArray<'local>,
+    value: jdouble,
+) -> jboolean {
+    export_env(&mut env, |env| Ok(native_quotas::update(quota_type, &env.convert_byte_array(&entity)?, value)?))
+}
+
+/// `NativeQuotas.remove`: Kafka's `removeQuota`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_remove<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    quota_type: jint,
+    entity: JByteArray<'local>,
+) -> jboolean {
+    export_env(&mut env, |env| Ok(native_quotas::remove(quota_type, &env.convert_byte_array(&entity)?)?))
+}
+
+/// `NativeQuotas.resolve`: a connection's group and limit.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_resolve<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    quota_type: jint,
+    user: JByteArray<'local>,
+    client_id: JByteArray<'local>,
+) -> JByteArray<'local> {
+    export_env(&mut env, |env| {
+        let answer = native_quotas::resolve(quota_type, &env.convert_byte_array(&user)?, &env.convert_byte_array(&client_id)?)?;
+        Ok(env.byte_array_from_slice(&answer)?)
+    })
+}
+
+/// `NativeQuotas.limitOfGroup`: Kafka's `quotaLimit`; NaN for none (and on an error).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_limitOfGroup<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    quota_type: jint,
+    user_tag: JByteArray<'local>,
+    client_tag: JByteArray<'local>,
+) -> jdouble {
+    let limit = export_env(&mut env, |env| {
+        let limit = native_quotas::limit_of_group(quota_type, &env.convert_byte_array(&user_tag)?, &env.convert_byte_array(&client_tag)?)?;
+        Ok(Some(limit))
+    });
+    limit.unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]

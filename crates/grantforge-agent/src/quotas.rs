@@ -1,0 +1,154 @@
+//! The quota table of this JVM, shared by every `GrantForgeClientQuotaCallback` in it.
+//!
+//! A node that is broker and controller at once creates two callback instances; both receive every
+//! quota entity, and both must resolve alike (they share Kafka's metrics, so two answers would flip
+//! a group's limit back and forth). So there is one table per JVM, as there is one agent per
+//! policy source. The resolution itself is `grantforge-quotas` (pure); this module adds what a
+//! running broker needs: a lock, a change count per quota type (an instance that did not make a
+//! change tells Kafka to re-read its limits once), one WARN per oversubscribed user, and one INFO
+//! line when a burst of changes is over (never one per request or per entity).
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+pub use grantforge_quotas::{Entity, EntityError, Part, QuotaType, Resolved, Rule};
+use grantforge_quotas::QuotaTable;
+use parking_lot::{Condvar, Mutex, RwLock};
+
+/// How long the entities must stay unchanged before the INFO line that sums them up.
+const QUIET_BEFORE_SUMMARY: Duration = Duration::from_millis(500);
+
+/// The quota table of this JVM.
+pub struct Quotas {
+    table: RwLock<QuotaTable>,
+    /// Per quota type: changes of a value so far (an update to the same value is no change).
+    changes: [AtomicU64; 4],
+    /// (type, user) pairs whose oversubscription was logged.
+    warned: Mutex<HashSet<(QuotaType, String)>>,
+    /// When the entities last changed, and whether the summary for that is still to be logged.
+    pending_summary: Mutex<Option<Instant>>,
+    changed: Condvar,
+}
+
+/// The table of this JVM (made on first use).
+pub fn shared() -> &'static Quotas {
+    static QUOTAS: OnceLock<Quotas> = OnceLock::new();
+    QUOTAS.get_or_init(|| Quotas {
+        table: RwLock::new(QuotaTable::new()),
+        changes: Default::default(),
+        warned: Mutex::new(HashSet::new()),
+        pending_summary: Mutex::new(None),
+        changed: Condvar::new(),
+    })
+}
+
+impl Quotas {
+    /// Kafka's `updateQuota`. Returns whether a value changed.
+    pub fn update(&'static self, entity: &Entity, quota_type: QuotaType, value: f64) -> bool {
+        self.change(quota_type, |table| {
+            let before = table.value(entity, quota_type);
+            table.update(entity, quota_type, value);
+            before != Some(value)
+        })
+    }
+
+    /// Kafka's `removeQuota`. Returns whether a value was removed.
+    pub fn remove(&'static self, entity: &Entity, quota_type: QuotaType) -> bool {
+        self.change(quota_type, |table| {
+            let before = table.value(entity, quota_type);
+            table.remove(entity, quota_type);
+            before.is_some()
+        })
+    }
+
+    fn change(&'static self, quota_type: QuotaType, apply: impl FnOnce(&mut QuotaTable) -> bool) -> bool {
+        let changed = apply(&mut self.table.write());
+        if changed {
+            self.changes[quota_type as usize].fetch_add(1, Ordering::AcqRel);
+            self.warned.lock().retain(|(t, _)| *t != quota_type);
+            self.summary_after_quiet();
+        }
+        changed
+    }
+
+    /// Changes of `quota_type` so far: an instance that saw another count than its own last one
+    /// tells Kafka to re-read its limits (`quotaResetRequired`).
+    pub fn changes(&self, quota_type: QuotaType) -> u64 {
+        self.changes[quota_type as usize].load(Ordering::Acquire)
+    }
+
+    /// The group and limit of a connection; an oversubscribed user is logged once (per type, until
+    /// that type's entities change).
+    pub fn resolve(&self, quota_type: QuotaType, user: &str, client_id: &str) -> Resolved {
+        let resolved = self.table.read().resolve(quota_type, user, client_id);
+        if resolved.oversubscribed && self.warned.lock().insert((quota_type, user.to_string())) {
+            tracing::warn!(
+                "the {quota_type} sub-quotas reserved for user {user} leave less than {} of its total ({}); its other clients share the floor of {} instead",
+                quota_type.floor(),
+                resolved.rule.describe(),
+                quota_type.floor()
+            );
+        }
+        resolved
+    }
+
+    /// Kafka's `quotaLimit(type, tags)`.
+    pub fn limit_of_group(&self, quota_type: QuotaType, user_tag: &str, client_tag: &str) -> Option<f64> {
+        self.table.read().limit_of_group(quota_type, user_tag, client_tag)
+    }
+
+    /// Logs one INFO line once the entities have stayed unchanged for a moment (Kafka replays
+    /// every entity at start, one call each).
+    fn summary_after_quiet(&'static self) {
+        static SUMMARY_THREAD: OnceLock<()> = OnceLock::new();
+        *self.pending_summary.lock() = Some(Instant::now());
+        self.changed.notify_all();
+        SUMMARY_THREAD.get_or_init(|| {
+            let _ = std::thread::Builder::new().name("grantforge-quotas".to_string()).spawn(move || loop {
+                let mut pending = self.pending_summary.lock();
+                match *pending {
+                    None => self.changed.wait(&mut pending),
+                    Some(at) if at.elapsed() < QUIET_BEFORE_SUMMARY => {
+                        let _ = self.changed.wait_for(&mut pending, QUIET_BEFORE_SUMMARY - at.elapsed());
+                    }
+                    Some(_) => {
+                        *pending = None;
+                        drop(pending);
+                        tracing::info!("quotas changed: {}", self.table.read().summary());
+                    }
+                }
+            });
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_changed_value_counts_as_a_change_of_its_type() {
+        // (The other tests of this table use other types: the table is the process's.)
+        let (quotas, mutation, request) = (shared(), QuotaType::ControllerMutation, QuotaType::Request);
+        let entity = Entity::user("quotas-test-counts");
+        let (mutations, requests) = (quotas.changes(mutation), quotas.changes(request));
+        assert!(quotas.update(&entity, mutation, 5.0));
+        assert!(!quotas.update(&entity, mutation, 5.0), "the same value again: no change");
+        assert!(quotas.remove(&entity, mutation));
+        assert!(!quotas.remove(&entity, mutation), "nothing to remove");
+        assert_eq!(quotas.changes(mutation), mutations + 2);
+        assert_eq!(quotas.changes(request), requests, "another type is not touched");
+    }
+
+    #[test]
+    fn resolves_from_the_shared_table() {
+        let quotas = shared();
+        quotas.update(&Entity::user("quotas-test-user2"), QuotaType::Fetch, 8192.0);
+        quotas.update(&Entity::user_client("quotas-test-user2", "clientA"), QuotaType::Fetch, 20.0);
+        let shared_group = quotas.resolve(QuotaType::Fetch, "quotas-test-user2", "clientC");
+        assert_eq!((shared_group.tags(), shared_group.limit), (("quotas-test-user2", ""), Some(8172.0)));
+        assert_eq!(quotas.limit_of_group(QuotaType::Fetch, "quotas-test-user2", "clientA"), Some(20.0));
+    }
+}

@@ -1,0 +1,112 @@
+package org.devlive.grantforge.kafka.agent;
+
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLongArray;
+import org.apache.kafka.common.Cluster;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.server.quota.ClientQuotaCallback;
+import org.apache.kafka.server.quota.ClientQuotaEntity;
+import org.apache.kafka.server.quota.ClientQuotaType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * User and client-id quotas (KIP-55) with reserved sub-quotas, for {@code client.quota.callback.class}
+ * on brokers and controllers: a sub-quota of a user's clients is carved out of the user's total, and
+ * a client id's quota is per user (docs/quotas.md has the rules). Kafka hands every quota entity to
+ * {@link #updateQuota} and {@link #removeQuota}; the table and its resolution live in the agent's Rust
+ * library, one table per JVM, so the broker's and the controller's instances of a combined node
+ * answer alike. The request path ({@link #quotaMetricTags}, {@link #quotaLimit},
+ * {@link #quotaResetRequired}) answers from a {@link QuotaView}: it never blocks, never throws and
+ * never returns null tags.
+ */
+public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(GrantForgeClientQuotaCallback.class);
+
+    /** The view of this JVM's table; replaced by an empty one whenever a quota changes. */
+    private static volatile QuotaView view = new QuotaView();
+
+    /** Per quota type: changes of this JVM's table so far. */
+    private static final AtomicLongArray CHANGES = new AtomicLongArray(ClientQuotaType.values().length);
+
+    /** Per quota type: the changes this instance has told Kafka of, or made itself. */
+    private final long[] seen = new long[ClientQuotaType.values().length];
+
+    @Override
+    public void configure(Map<String, ?> configs) {
+        Object path = configs.get(NativeLibraryLoader.PATH_KEY);
+        try {
+            String library = NativeLibraryLoader.load(path == null ? null : path.toString());
+            NativeLogDrain.start();
+            LOG.info("GrantForge quota callback {} configured (native library from {})", AgentVersion.VERSION, library);
+        } catch (NativeLibraryLoader.NativeLoadException e) {
+            LOG.error("GrantForge quota callback cannot start: {}", e.getMessage());
+            throw new ConfigException(e.getMessage());
+        }
+        for (int i = 0; i < seen.length; i++) {
+            seen[i] = CHANGES.get(i);
+        }
+    }
+
+    @Override
+    public Map<String, String> quotaMetricTags(ClientQuotaType quotaType, KafkaPrincipal principal, String clientId) {
+        try {
+            String user = principal == null ? "" : principal.getName();
+            return view.tagsOf(quotaType.ordinal(), user == null ? "" : user, clientId == null ? "" : clientId);
+        } catch (RuntimeException e) {
+            // Never throw on the request path: the connection joins the group of no quota.
+            return QuotaView.tags("", "");
+        }
+    }
+
+    @Override
+    public Double quotaLimit(ClientQuotaType quotaType, Map<String, String> metricTags) {
+        try {
+            return view.limitOf(quotaType.ordinal(), metricTags);
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    @Override
+    public void updateQuota(ClientQuotaType quotaType, ClientQuotaEntity quotaEntity, double newValue) {
+        changed(quotaType, NativeQuotas.update(quotaType.ordinal(), NativeQuotas.encodeEntity(quotaEntity), newValue));
+    }
+
+    @Override
+    public void removeQuota(ClientQuotaType quotaType, ClientQuotaEntity quotaEntity) {
+        changed(quotaType, NativeQuotas.remove(quotaType.ordinal(), NativeQuotas.encodeEntity(quotaEntity)));
+    }
+
+    /** Kafka made this change itself and re-reads its limits: only the other instances are told. */
+    private void changed(ClientQuotaType quotaType, boolean changed) {
+        if (changed) {
+            view = new QuotaView();
+            seen[quotaType.ordinal()] = CHANGES.incrementAndGet(quotaType.ordinal());
+        }
+        NativeLogDrain.drainNow();
+    }
+
+    /** True once after a change this instance's Kafka did not make (another instance's update). */
+    @Override
+    public boolean quotaResetRequired(ClientQuotaType quotaType) {
+        int type = quotaType.ordinal();
+        long now = CHANGES.get(type);
+        if (now == seen[type]) {
+            return false;
+        }
+        seen[type] = now;
+        return true;
+    }
+
+    @Override
+    public boolean updateClusterMetadata(Cluster cluster) {
+        return false;
+    }
+
+    /** Idempotent; the table is the JVM's and outlives an instance. */
+    @Override
+    public void close() {
+    }
+}

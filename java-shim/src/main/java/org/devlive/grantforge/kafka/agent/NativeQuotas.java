@@ -1,0 +1,79 @@
+package org.devlive.grantforge.kafka.agent;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.apache.kafka.server.quota.ClientQuotaEntity;
+
+/**
+ * The native methods of the quota table (one per JVM, in the Rust library) and the codec of their
+ * payloads, paired with {@code crates/grantforge-jni/src/native_quotas.rs}. Quota types are Kafka's
+ * {@code ClientQuotaType} ordinals (PRODUCE, FETCH, REQUEST, CONTROLLER_MUTATION). Strings travel
+ * as UTF-8, each behind its length (u32, little-endian). On a native error the defaults mean
+ * "nothing changed" and "no limit".
+ */
+final class NativeQuotas {
+    private NativeQuotas() {
+    }
+
+    /** Kafka's {@code updateQuota}; {@code entity} from {@link #encodeEntity}. True when a value changed. */
+    static native boolean update(int quotaType, byte[] entity, double value);
+
+    /** Kafka's {@code removeQuota}. True when a value was removed. */
+    static native boolean remove(int quotaType, byte[] entity);
+
+    /** The group of a connection: user tag, client-id tag, limit (f64, NaN for none); null on a native error. */
+    static native byte[] resolve(int quotaType, byte[] user, byte[] clientId);
+
+    /** Kafka's {@code quotaLimit}: the limit of the group with these tags, NaN for none. */
+    static native double limitOfGroup(int quotaType, byte[] userTag, byte[] clientTag);
+
+    /** An entity as its (entity type name, name) pairs: count, then each type and name. */
+    static byte[] encodeEntity(ClientQuotaEntity entity) {
+        List<ClientQuotaEntity.ConfigEntity> parts = entity.configEntities();
+        byte[][] texts = new byte[parts.size() * 2][];
+        int size = 4;
+        for (int i = 0; i < parts.size(); i++) {
+            texts[2 * i] = utf8(parts.get(i).entityType().name());
+            texts[2 * i + 1] = utf8(parts.get(i).name());
+            size += 8 + texts[2 * i].length + texts[2 * i + 1].length;
+        }
+        ByteBuffer out = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+        out.putInt(parts.size());
+        for (byte[] text : texts) {
+            out.putInt(text.length).put(text);
+        }
+        return out.array();
+    }
+
+    /** What {@link #resolve} answered: {@code [user tag, client-id tag]} and the limit. */
+    static final class Resolved {
+        final String userTag;
+        final String clientTag;
+        final double limit;
+
+        Resolved(String userTag, String clientTag, double limit) {
+            this.userTag = userTag;
+            this.clientTag = clientTag;
+            this.limit = limit;
+        }
+    }
+
+    static Resolved decodeResolved(byte[] answer) {
+        ByteBuffer in = ByteBuffer.wrap(answer).order(ByteOrder.LITTLE_ENDIAN);
+        String user = text(in);
+        String client = text(in);
+        return new Resolved(user, client, in.getDouble());
+    }
+
+    static byte[] utf8(String text) {
+        return (text == null ? "" : text).getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String text(ByteBuffer in) {
+        byte[] bytes = new byte[in.getInt()];
+        in.get(bytes);
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+}

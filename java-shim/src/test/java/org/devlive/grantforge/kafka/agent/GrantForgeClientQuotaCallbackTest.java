@@ -1,0 +1,101 @@
+package org.devlive.grantforge.kafka.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.server.quota.ClientQuotaEntity;
+import org.apache.kafka.server.quota.ClientQuotaType;
+import org.junit.jupiter.api.Test;
+
+/** The quota callback against the real native library, called as Kafka calls it. */
+class GrantForgeClientQuotaCallbackTest {
+
+    private static ClientQuotaEntity entity(Object... typeAndName) {
+        List<ClientQuotaEntity.ConfigEntity> parts = new ArrayList<>();
+        for (int i = 0; i < typeAndName.length; i += 2) {
+            final ClientQuotaEntity.ConfigEntityType type = (ClientQuotaEntity.ConfigEntityType) typeAndName[i];
+            final String name = (String) typeAndName[i + 1];
+            parts.add(new ClientQuotaEntity.ConfigEntity() {
+                @Override public String name() { return name; }
+                @Override public ClientQuotaEntity.ConfigEntityType entityType() { return type; }
+            });
+        }
+        return () -> parts;
+    }
+
+    private static GrantForgeClientQuotaCallback callback() {
+        GrantForgeClientQuotaCallback callback = new GrantForgeClientQuotaCallback();
+        callback.configure(Collections.emptyMap());
+        return callback;
+    }
+
+    private static KafkaPrincipal user(String name) {
+        return new KafkaPrincipal(KafkaPrincipal.USER_TYPE, name);
+    }
+
+    @Test
+    void theSeedsExampleGroupsAndLimitsAsDocumented() {
+        GrantForgeClientQuotaCallback callback = callback();
+        ClientQuotaEntity.ConfigEntityType user = ClientQuotaEntity.ConfigEntityType.USER;
+        ClientQuotaEntity.ConfigEntityType client = ClientQuotaEntity.ConfigEntityType.CLIENT_ID;
+        for (ClientQuotaType type : Arrays.asList(ClientQuotaType.PRODUCE, ClientQuotaType.FETCH)) {
+            boolean produce = type == ClientQuotaType.PRODUCE;
+            callback.updateQuota(type, entity(client, "clientA", user, "java-user2"), produce ? 10 : 20);
+            callback.updateQuota(type, entity(user, "java-user2"), produce ? 4096 : 8192);
+            callback.updateQuota(type, entity(user, "java-user2", client, "clientB"), produce ? 30 : 40);
+        }
+        Map<String, String> a = callback.quotaMetricTags(ClientQuotaType.PRODUCE, user("java-user2"), "clientA");
+        Map<String, String> c = callback.quotaMetricTags(ClientQuotaType.FETCH, user("java-user2"), "clientC");
+        assertEquals(Arrays.asList("user", "client-id"), new ArrayList<>(a.keySet()), "user first, then client-id");
+        assertEquals(Arrays.asList("java-user2", "clientA"), new ArrayList<>(a.values()));
+        assertEquals(Arrays.asList("java-user2", ""), new ArrayList<>(c.values()), "the shared group");
+        assertEquals(10.0, callback.quotaLimit(ClientQuotaType.PRODUCE, a));
+        assertEquals(8132.0, callback.quotaLimit(ClientQuotaType.FETCH, c));
+        assertEquals(40.0, callback.quotaLimit(ClientQuotaType.FETCH,
+            callback.quotaMetricTags(ClientQuotaType.FETCH, user("java-user2"), "clientB")));
+        assertSame(a, callback.quotaMetricTags(ClientQuotaType.PRODUCE, user("java-user2"), "clientA"),
+            "a repeated question is answered from the view, allocating nothing");
+        Map<String, String> unthrottled = callback.quotaMetricTags(ClientQuotaType.REQUEST, user("java-user2"), "clientA");
+        assertNull(callback.quotaLimit(ClientQuotaType.REQUEST, unthrottled), "no request quota: unthrottled");
+        callback.removeQuota(ClientQuotaType.PRODUCE, entity(user, "java-user2", client, "clientA"));
+        Map<String, String> nowShared = callback.quotaMetricTags(ClientQuotaType.PRODUCE, user("java-user2"), "clientA");
+        assertEquals(Arrays.asList("java-user2", ""), new ArrayList<>(nowShared.values()));
+        assertEquals(4066.0, callback.quotaLimit(ClientQuotaType.PRODUCE, nowShared));
+        callback.close();
+        callback.close();
+    }
+
+    @Test
+    void anotherInstancesChangeIsToldOnceAndAnInstancesOwnNever() {
+        GrantForgeClientQuotaCallback broker = callback();
+        GrantForgeClientQuotaCallback controller = callback();
+        assertFalse(broker.quotaResetRequired(ClientQuotaType.CONTROLLER_MUTATION));
+        broker.updateQuota(ClientQuotaType.CONTROLLER_MUTATION, entity(ClientQuotaEntity.ConfigEntityType.DEFAULT_USER, "<default>"), 7);
+        assertFalse(broker.quotaResetRequired(ClientQuotaType.CONTROLLER_MUTATION), "Kafka made this change itself");
+        assertTrue(controller.quotaResetRequired(ClientQuotaType.CONTROLLER_MUTATION), "the other instance re-reads its limits");
+        assertFalse(controller.quotaResetRequired(ClientQuotaType.CONTROLLER_MUTATION), "once");
+        controller.updateQuota(ClientQuotaType.CONTROLLER_MUTATION, entity(ClientQuotaEntity.ConfigEntityType.DEFAULT_USER, "<default>"), 7);
+        assertFalse(broker.quotaResetRequired(ClientQuotaType.CONTROLLER_MUTATION), "the same value again is no change");
+        Map<String, String> tags = controller.quotaMetricTags(ClientQuotaType.CONTROLLER_MUTATION, user("anyone"), "x");
+        assertEquals(7.0, broker.quotaLimit(ClientQuotaType.CONTROLLER_MUTATION, tags), "both instances answer alike");
+    }
+
+    @Test
+    void oddQuestionsNeverThrowNorReturnNullTags() {
+        GrantForgeClientQuotaCallback callback = callback();
+        Map<String, String> tags = callback.quotaMetricTags(ClientQuotaType.PRODUCE, null, null);
+        assertEquals(2, tags.size());
+        assertNull(callback.quotaLimit(ClientQuotaType.PRODUCE, Collections.emptyMap()));
+        callback.updateQuota(ClientQuotaType.PRODUCE, entity(), 5);
+        assertFalse(callback.updateClusterMetadata(null));
+    }
+}
