@@ -16,9 +16,9 @@
 //! snapshot. The audit it holds is handed to the [`Auditor`] at least every tick (250 ms), so
 //! refusals still reach GrantForge within a second.
 
-use std::cell::{RefCell, UnsafeCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use grantforge_engine::Instant;
@@ -29,6 +29,7 @@ use crate::audit::{is_audited, Auditor, Group};
 use crate::clock;
 use crate::decisions::{DecisionCache, Kept};
 use crate::keys::KeyBuildHasher;
+use crate::spin::SpinLock;
 
 /// The policy version audited for refusals while no snapshot is in force (as the metric shows it).
 pub(crate) const NO_SNAPSHOT_VERSION: i64 = -1;
@@ -196,14 +197,8 @@ pub(crate) fn unique_id() -> u64 {
 }
 
 /// A lane and its lock: taken by its request thread on every call, and by the agent's thread once
-/// a tick, only to move the folded groups out. A spin lock rather than a mutex: its release is a
-/// plain store, where a mutex's is a second locked instruction, and the two locked instructions
-/// were the largest cost of a cache hit after the hash (docs/benchmarks.md).
-#[derive(Default)]
-struct LaneLock {
-    locked: AtomicBool,
-    lane: UnsafeCell<LaneState>,
-}
+/// a tick, only to move the folded groups out ([`SpinLock`] says why a spin lock).
+type LaneLock = SpinLock<LaneState>;
 
 /// A lane and the snapshot in force as its thread last saw it. The agent's thread lets go of a
 /// snapshot that is no longer in force, so an idle request thread does not keep an old one alive.
@@ -211,36 +206,6 @@ struct LaneLock {
 struct LaneState {
     lane: Lane,
     held: Held,
-}
-
-// SAFETY: the lane is only reached through `with`, which holds `locked` (acquire on taking,
-// release on leaving), so one thread at a time touches it; a Lane itself is Send.
-unsafe impl Sync for LaneLock {}
-
-impl LaneLock {
-    fn with<R>(&self, f: impl FnOnce(&mut LaneState) -> R) -> R {
-        let mut spins = 0u32;
-        while self.locked.swap(true, Ordering::Acquire) {
-            while self.locked.load(Ordering::Relaxed) {
-                spins += 1;
-                if spins < 100 {
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
-            }
-        }
-        /// Releases the lock however `f` ends (a panic is caught further up and refuses).
-        struct Release<'a>(&'a AtomicBool);
-        impl Drop for Release<'_> {
-            fn drop(&mut self) {
-                self.0.store(false, Ordering::Release);
-            }
-        }
-        let _release = Release(&self.locked);
-        // SAFETY: `locked` is held until `_release` drops, after `f` returns.
-        f(unsafe { &mut *self.lane.get() })
-    }
 }
 
 /// A thread's lane of one agent.

@@ -24,6 +24,8 @@ mod server;
 pub mod settings;
 mod shipper;
 mod source;
+mod spin;
+mod sync;
 pub mod trust;
 #[cfg(test)]
 mod test_support;

@@ -1,0 +1,243 @@
+//! What the server holds while it runs: the policies and the signed snapshot made of them, the
+//! fault, and what agents sent (events, heartbeats, requests), behind one lock in [`Shared`].
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::fs::{self, File};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant as Clock, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::fault::{Endpoint, Fault, FaultMode};
+use crate::http::Request;
+use crate::keys::{etag_of, sha256_hex, SigningKey};
+use crate::snapshot::{self, Definition, PolicySet};
+use crate::store::{file_signature, write_atomic};
+use crate::{files, time};
+
+/// How many agent requests `/_test/requests` keeps.
+const RECENT_REQUESTS: usize = 1000;
+
+/// The last heartbeat of one instance.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HeartbeatRecord {
+    /// The instance name.
+    pub instance: String,
+    /// How many heartbeats it sent.
+    pub count: u64,
+    /// When the last one arrived (ISO-8601).
+    pub received_at: String,
+    /// The client address.
+    pub remote_addr: Option<String>,
+    /// The last body, as sent (with any extension such as `health`).
+    pub body: Value,
+}
+
+/// One agent API request, as `/_test/requests` lists it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestRecord {
+    /// Sequence number.
+    pub seq: u64,
+    /// When it arrived.
+    pub at: String,
+    /// Method.
+    pub method: String,
+    /// Path.
+    pub path: String,
+    /// Endpoint name, if it is one.
+    pub endpoint: Option<String>,
+    /// Status answered; `None` when the connection was closed without an answer.
+    pub status: Option<u16>,
+    /// The fault applied, if any.
+    pub fault: Option<FaultMode>,
+    /// Whether the token was accepted.
+    pub authorized: bool,
+    /// Request headers (lower-case names, repeated ones joined by `, `), without `Authorization`.
+    pub headers: BTreeMap<String, String>,
+}
+
+/// The snapshot the server currently serves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignedSnapshot {
+    /// The exact body bytes.
+    pub body: Vec<u8>,
+    /// The ETag (with quotes).
+    pub etag: String,
+    /// The policy version.
+    pub policy_version: i64,
+    /// The signing key id.
+    pub key_id: String,
+    /// The Base64 signature.
+    pub signature: String,
+}
+
+pub(crate) struct Signed {
+    pub(crate) body: Arc<Vec<u8>>,
+    pub(crate) etag: String,
+    pub(crate) signature: String,
+    pub(crate) version: i64,
+}
+
+pub(crate) struct State {
+    pub(crate) set: PolicySet,
+    pub(crate) version: i64,
+    pub(crate) current: Arc<Signed>,
+    pub(crate) fault: Fault,
+    pub(crate) events: Vec<Value>,
+    pub(crate) event_ids: HashSet<String>,
+    pub(crate) heartbeats: BTreeMap<String, HeartbeatRecord>,
+    pub(crate) requests: BTreeMap<String, u64>,
+    pub(crate) recent: VecDeque<RequestRecord>,
+    pub(crate) watched: Option<(Option<SystemTime>, u64)>,
+    pub(crate) watched_bytes: Option<Vec<u8>>,
+    pub(crate) last_content_check: Option<Clock>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) service: String,
+    pub(crate) refresh_seconds: i64,
+    pub(crate) base_path: String,
+    pub(crate) retention_secs: i64,
+    pub(crate) quiet: bool,
+    pub(crate) state_dir: PathBuf,
+    pub(crate) policies_file: Option<PathBuf>,
+    pub(crate) poll_interval: Duration,
+    pub(crate) definition: Definition,
+    pub(crate) token: String,
+    pub(crate) key: SigningKey,
+    pub(crate) other_key: SigningKey,
+    pub(crate) state: Mutex<State>,
+    pub(crate) events_log: Mutex<Option<File>>,
+    pub(crate) stop: AtomicBool,
+    pub(crate) seq: AtomicU64,
+    pub(crate) request_ids: AtomicU64,
+    pub(crate) active: AtomicUsize,
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub(crate) fn log(&self, message: &str) {
+        if !self.quiet {
+            eprintln!("grantforge-testserver: {message}");
+        }
+    }
+
+    pub(crate) fn service_name<'a>(&'a self, set: &'a PolicySet) -> &'a str {
+        set.service.as_deref().unwrap_or(&self.service)
+    }
+
+    pub(crate) fn content_hash(&self, set: &PolicySet) -> String {
+        sha256_hex(&snapshot::build(set, &self.definition, self.service_name(set), "kafka", 0))
+    }
+
+    pub(crate) fn sign_current(&self, set: &PolicySet, version: i64) -> Signed {
+        let body = snapshot::build(set, &self.definition, self.service_name(set), "kafka", version);
+        Signed { etag: etag_of(&body), signature: self.key.sign_base64(&body), body: Arc::new(body), version }
+    }
+
+    pub(crate) fn persist_version(&self, version: i64, hash: &str) {
+        let text = json!({"policyVersion": version, "contentSha256": hash}).to_string();
+        if let Err(e) = write_atomic(&self.state_dir.join(files::STATE), text.as_bytes(), false) {
+            self.log(&e.0);
+        }
+    }
+
+    pub(crate) fn install(&self, st: &mut State, set: PolicySet) {
+        let hash = self.content_hash(&set);
+        st.version += 1;
+        st.set = set;
+        st.current = Arc::new(self.sign_current(&st.set, st.version));
+        self.persist_version(st.version, &hash);
+        self.log(&format!("policies changed: version {}, ETag {}", st.version, st.current.etag));
+    }
+
+    pub(crate) fn reset(&self) {
+        let mut st = self.lock();
+        st.events.clear();
+        st.event_ids.clear();
+        st.heartbeats.clear();
+        st.requests.clear();
+        st.recent.clear();
+        st.fault = Fault::none();
+        let mut log = self.events_log.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(file) = log.as_mut() {
+            if let Err(e) = file.set_len(0) {
+                drop(log);
+                self.log(&format!("cannot truncate {}: {e}", files::EVENTS));
+            }
+        }
+    }
+
+    pub(crate) fn poll_policies_file(&self) {
+        let Some(path) = &self.policies_file else { return };
+        let signature = file_signature(path);
+        let mut st = self.lock();
+        let small = signature.is_some_and(|(_, len)| len <= 1 << 20);
+        let recheck = small && st.last_content_check.is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
+        if signature == st.watched && !recheck {
+            return;
+        }
+        if signature != st.watched && signature.is_none() {
+            self.log(&format!("policies file {} is gone; keeping version {}", path.display(), st.version));
+        }
+        st.watched = signature;
+        st.last_content_check = Some(Clock::now());
+        if signature.is_none() {
+            return;
+        }
+        let bytes = match fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                self.log(&format!("cannot read {}: {e}", path.display()));
+                return;
+            }
+        };
+        if st.watched_bytes.as_deref() == Some(bytes.as_slice()) {
+            return;
+        }
+        let parsed = PolicySet::parse(&bytes);
+        st.watched_bytes = Some(bytes);
+        match parsed {
+            Ok(set) => self.install(&mut st, set),
+            Err(e) => self.log(&format!("{}: {e}; keeping version {}", path.display(), st.version)),
+        }
+    }
+
+    pub(crate) fn record_request(&self, request: &Request, endpoint: Option<Endpoint>, status: Option<u16>, fault: Option<FaultMode>, authorized: bool) {
+        let mut headers: BTreeMap<String, String> = BTreeMap::new();
+        for (name, value) in &request.headers {
+            let name = name.to_ascii_lowercase();
+            if name == "authorization" {
+                continue;
+            }
+            headers.entry(name).and_modify(|v| {
+                v.push_str(", ");
+                v.push_str(value);
+            }).or_insert_with(|| value.clone());
+        }
+        let record = RequestRecord {
+            seq: self.seq.fetch_add(1, Ordering::SeqCst) + 1,
+            at: time::now_iso(),
+            method: request.method.clone(),
+            path: request.path.clone(),
+            endpoint: endpoint.map(|e| e.name().to_string()),
+            status,
+            fault,
+            authorized,
+            headers,
+        };
+        let mut st = self.lock();
+        if st.recent.len() >= RECENT_REQUESTS {
+            st.recent.pop_front();
+        }
+        st.recent.push_back(record);
+    }
+}
