@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use grantforge_agent::audit::Auditor;
+use grantforge_agent::internals::Auditor;
 use grantforge_agent::{registry, AgentConfig};
 use grantforge_engine::Instant;
 use grantforge_kafka::{Action, Reason, KafkaContext, Operation, Principal, RequestContext, ResourceType};

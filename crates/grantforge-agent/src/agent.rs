@@ -11,17 +11,54 @@ use grantforge_kafka::{Action, KafkaPolicies, Operation, Principal, Reason, Requ
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::config::{AgentConfig, ConfigError, PolicySource};
-use crate::audit::Auditor;
-use crate::events::{AccessEvent, EventIds};
-use crate::lane::{self, Applied, Lane, Lanes};
+use crate::audit::fold::Auditor;
+use crate::audit::events::{AccessEvent, EventIds};
+use crate::request::lane::{self, SnapshotInForce, Lane, Lanes};
 use crate::metrics::{Metrics, Stats};
-use crate::shipper::DeliveryStats;
-use crate::decisions::DecisionCache;
+use crate::audit::delivery::DeliveryStats;
+use crate::request::decision_cache::DecisionCache;
 use crate::rules;
-use crate::server::ServerSync;
+use crate::source::server::ServerSync;
 use crate::settings;
-use crate::source::{load_policy_file, watch_stamp, WatchStamp};
+use crate::source::file::{load_policy_file, watch_stamp, WatchStamp};
 
+
+/// Why an agent did not start.
+#[derive(Debug)]
+pub enum AgentError {
+    /// A setting cannot be used: the error names its key and what to do.
+    Config(ConfigError),
+    /// The runtime failed (the agent's thread could not be started): nothing an operator's setting
+    /// caused or can fix by editing it.
+    Runtime(String),
+}
+
+impl std::fmt::Display for AgentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AgentError::Config(e) => write!(f, "{e}"),
+            AgentError::Runtime(message) => write!(f, "{message}"),
+        }
+    }
+}
+
+impl std::error::Error for AgentError {}
+
+impl From<ConfigError> for AgentError {
+    fn from(e: ConfigError) -> AgentError {
+        AgentError::Config(e)
+    }
+}
+
+impl AgentError {
+    /// The key a configuration error names.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            AgentError::Config(e) => Some(&e.key),
+            AgentError::Runtime(_) => None,
+        }
+    }
+}
 
 /// How long `close()` waits for the agent's final audit delivery.
 pub const CLOSE_DEADLINE: Duration = Duration::from_secs(5);
@@ -37,7 +74,7 @@ pub struct Agent {
     config: AgentConfig,
     /// The snapshot in force with its decision cache; `None` means none yet, and everything but
     /// super users is refused.
-    current: RwLock<Option<Arc<Applied>>>,
+    current: RwLock<Option<Arc<SnapshotInForce>>>,
     /// Bumped on every applied snapshot: the shim recomputes what it derives (the ACL view) on change.
     generation: AtomicU64,
     /// Signalled when the first snapshot is applied and when the agent stops.
@@ -60,7 +97,7 @@ impl Agent {
     /// Starts an agent. Offline mode loads the policy file now, so a bad file stops the broker at
     /// start; server mode validates its settings and applies the disk cache if it verifies (no
     /// network here). The agent's own thread then keeps the policies current.
-    pub fn start(config: AgentConfig) -> Result<Arc<Agent>, ConfigError> {
+    pub fn start(config: AgentConfig) -> Result<Arc<Agent>, AgentError> {
         let delivery = Arc::new(DeliveryStats::default());
         // Offline mode: the file's stamp is taken before it is read, so a change in between is seen.
         let (mut driver, instance, initial) = match &config.source {
@@ -100,7 +137,7 @@ impl Agent {
         let handle = std::thread::Builder::new()
             .name(crate::logging::AGENT_THREAD.to_string())
             .spawn(move || worker.run_background(driver))
-            .map_err(|e| ConfigError::new(settings::POLICY_FILE.key, format!("cannot start the agent's thread: {e}")))?;
+            .map_err(|e| AgentError::Runtime(format!("cannot start the agent's thread: {e}; the JVM may be out of threads or memory")))?;
         *agent.background.lock() = Some(handle);
         Ok(agent)
     }
@@ -119,7 +156,7 @@ impl Agent {
     /// snapshot, a refused service type). Each lane holds the snapshot in force for its thread,
     /// checked against the generation, so a call touches no shared lock or reference count unless a
     /// new snapshot was applied.
-    fn with_deciding<R>(&self, principal: &Principal, f: impl FnOnce(&mut Lane, Result<&Applied, Reason>) -> R) -> R {
+    fn with_deciding<R>(&self, principal: &Principal, f: impl FnOnce(&mut Lane, Result<&SnapshotInForce, Reason>) -> R) -> R {
         self.lanes.with_mine(|lane, held| {
             let in_force = rules::before_policies(&self.config.super_users, principal, || {
                 let refusing = self.refuse_all.load(Ordering::Acquire);
@@ -269,7 +306,7 @@ impl Agent {
             tracing::warn!("policy version {}: {warning}", policies.policy_version);
         }
         let decisions = DecisionCache::new(self.config.decision_cache_max_entries, self.config.decision_cache_ttl, policies.reads);
-        let applied = Applied { id: lane::unique_id(), policies: Arc::new(policies), decisions, at: std::time::Instant::now() };
+        let applied = SnapshotInForce { id: lane::unique_id(), policies: Arc::new(policies), decisions, at: std::time::Instant::now() };
         *self.current.write() = Some(Arc::new(applied));
         self.generation.fetch_add(1, Ordering::AcqRel);
         if self.refuse_all.swap(false, Ordering::AcqRel) {

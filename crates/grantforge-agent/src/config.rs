@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::rules::SuperUsers;
 use crate::settings::{self, Kind, Setting, SETTINGS};
-use crate::trust::SigningKey;
+use crate::source::trust::SigningKey;
 
 /// Kafka's own key naming the principals that are never checked.
 pub const SUPER_USERS: &str = "super.users";
@@ -378,7 +378,7 @@ mod tests {
         let token_file = dir.join("token");
         std::fs::write(&token_file, "  gfa_secret-token-value \n").unwrap();
         let key_file = dir.join("key.pub");
-        std::fs::write(&key_file, crate::trust::tests::server_key().1).unwrap();
+        std::fs::write(&key_file, crate::source::trust::tests::server_key().1).unwrap();
         let config = AgentConfig::from_settings(&settings(&[
             ("grantforge.server.url", "http://127.0.0.1:8080/gf"),
             ("grantforge.token.file", token_file.to_str().unwrap()),

@@ -20,10 +20,10 @@ use grantforge_engine::{Branch, Instant, Item, PolicyRecord, Snapshot};
 use grantforge_kafka::{Action, AclRow, KafkaContext, KafkaPolicies, Operation, PatternType, Principal, RequestContext, ResourceType, CLUSTER_NAME};
 use serde_json::{json, Value};
 
-use crate::cache::SnapshotCache;
+use crate::source::disk_cache::SnapshotCache;
 use crate::rules::{self, SuperUsers};
-use crate::source::read_policy_file;
-use crate::trust::SigningKey;
+use crate::source::file::read_policy_file;
+use crate::source::trust::SigningKey;
 
 pub const USAGE: &str = "usage: explain (--snapshot FILE | --cache-dir DIR [--signing-key FILE]) [--json] [--super-users 'User:a;User:b']
          --principal User:NAME --operation OP (--topic T | --group G | --cluster | --transactional-id T

@@ -1,34 +1,43 @@
-//! The GrantForge agent runtime for Kafka: configuration, policy sources, the agents shared by a
-//! JVM's authorizers, and the log queue the JVM drains.
+//! The GrantForge agent runtime for Kafka: one agent per policy source and JVM, shared by the
+//! broker's and the controller's authorizers, that keeps the signed policies in force, answers
+//! Kafka's questions through a decision cache, audits what Kafka asks to report, and shows its
+//! metrics; one quota table per JVM for the quota callback; and the log queue the JVM drains.
 //!
-//! It knows the Kafka mapping (`grantforge-kafka`) and the engine, and nothing of JNI: the JNI crate
-//! decodes what the Java shim sends and calls [`registry::open`] and [`Agent`].
+//! It knows the Kafka mapping (`grantforge-kafka`), the engine and the quota resolution, and nothing
+//! of JNI: the JNI crate decodes what the Java shim sends and calls [`registry::open`], the
+//! [`Agent`] it returns, [`quotas::shared`], [`explain::run`] and [`logging::drain`].
+//!
+//! The modules, by concern:
+//! - the agent and its lifecycle: `agent`, [`registry`], `rules` (the order of the agent's rules),
+//!   [`config`] read through the [`settings`] table;
+//! - the request path: `request` (per-thread lanes, the decision cache, keys, clocks, the lanes' lock);
+//! - the audit: `audit` (folding, access events, delivery with a disk spool);
+//! - the policy source: `source` (a policy file, or a server: protocol client, trust, disk cache);
+//! - what operators see: [`metrics`], [`logging`], [`explain`]; and the [`quotas`] of the JVM.
 
-pub mod agent;
-pub mod audit;
-pub mod cache;
-pub mod client;
-mod clock;
+mod agent;
+mod audit;
 pub mod config;
-mod decisions;
-pub mod events;
 pub mod explain;
-mod keys;
-mod lane;
 pub mod logging;
 pub mod metrics;
 pub mod quotas;
 pub mod registry;
-pub mod rules;
-mod server;
+mod request;
+mod rules;
 pub mod settings;
-mod shipper;
 mod source;
-mod spin;
-mod sync;
-pub mod trust;
 #[cfg(test)]
 mod test_support;
 
-pub use agent::Agent;
+pub use agent::{Agent, AgentError, CLOSE_DEADLINE};
 pub use config::{AgentConfig, ConfigError, PolicySource};
+pub use rules::SuperUsers;
+pub use source::trust::SigningKey;
+
+/// What the crate's own benchmarks and integration tests reach inside: not an API.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::audit::fold::Auditor;
+    pub use crate::source::client::testing;
+}

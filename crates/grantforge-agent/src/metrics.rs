@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::Mutex;
 
 use crate::agent::Agent;
-use crate::lane::{self, Applied, Counts};
+use crate::request::lane::{self, SnapshotInForce, Counts};
 
 /// The agent's health, as its thread sees it.
 #[derive(Default)]
@@ -26,7 +26,7 @@ pub struct Metrics {
 /// (the snapshot in force, the lanes' counts).
 pub(crate) struct Reading<'a> {
     pub agent: &'a Agent,
-    pub applied: Option<&'a Applied>,
+    pub applied: Option<&'a SnapshotInForce>,
     pub counts: Counts,
     pub instance: &'a str,
 }

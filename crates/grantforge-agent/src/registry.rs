@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::agent::Agent;
+use crate::agent::{Agent, AgentError};
 use crate::config::{AgentConfig, ConfigError, PolicySource};
 
 struct Entry {
@@ -21,18 +21,18 @@ struct Entry {
 static AGENTS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
 /// Returns the agent for this configuration, starting it on first use.
-pub fn open(config: AgentConfig) -> Result<Arc<Agent>, ConfigError> {
+pub fn open(config: AgentConfig) -> Result<Arc<Agent>, AgentError> {
     let identity = identity(&config);
     let mut agents = AGENTS.lock();
     if let Some(entry) = agents.iter_mut().find(|e| e.identity == identity) {
         if *entry.agent.config() != config {
-            return Err(ConfigError::new(
+            return Err(AgentError::Config(ConfigError::new(
                 source_key(&config),
                 format!(
                     "another authorizer in this JVM already uses {} with different grantforge.* or super.users settings; give the broker and controller the same settings",
                     identity.display()
                 ),
-            ));
+            )));
         }
         entry.opens += 1;
         return Ok(entry.agent.clone());

@@ -8,7 +8,7 @@ use std::sync::{Mutex, Once};
 use std::time::Duration;
 
 use common::*;
-use grantforge_agent::client::testing::{panic_in_next_calls, Call};
+use grantforge_agent::internals::testing::{panic_in_next_calls, Call};
 use grantforge_agent::logging::{self, LogLevel, LogRecord};
 use grantforge_agent::registry;
 use grantforge_kafka::Operation;

@@ -47,7 +47,7 @@ fn a_cache_dir_created_on_first_boot_through_a_link_or_dots_gives_one_agent() {
     // its configuration differs only in how the path is written, which the registry refuses
     // to take as the same configuration.
     assert!(
-        same_dir_other_words.as_ref().err().is_some_and(|e| e.key == "grantforge.cache.dir"),
+        same_dir_other_words.as_ref().err().is_some_and(|e| e.key() == Some("grantforge.cache.dir")),
         "one directory, two configurations: refused, naming the key"
     );
     registry::release(&second);
@@ -86,7 +86,7 @@ fn close_waits_for_the_last_audit_delivery_only_until_its_deadline_and_loses_not
     let agent = common::agent(&server, &temp_dir("close-deadline-cache"), FAST_AUDIT);
     assert!(agent.await_snapshot(Duration::from_secs(10)));
     // The server takes three close deadlines to answer a delivery.
-    let delay = grantforge_agent::agent::CLOSE_DEADLINE * 3;
+    let delay = grantforge_agent::CLOSE_DEADLINE * 3;
     server.set_fault(fault(&format!(r#"{{"mode": "slow", "endpoints": ["access-events"], "delayMs": {}}}"#, delay.as_millis()))).unwrap();
     assert!(!access(&agent, "bob", "orders", grantforge_kafka::Operation::Write));
     // Whether the agent's thread is already delivering the refusal or delivers it as its last

@@ -11,7 +11,7 @@
 //! uncontended and in its core's cache.
 //!
 //! Bounds: a front holds at most [`FRONT_ENTRIES`] questions of at most
-//! [`MAX_KEY_BYTES`](crate::decisions::MAX_KEY_BYTES) each (then it hands its audit on and starts
+//! [`MAX_KEY_BYTES`](crate::request::decision_cache::MAX_KEY_BYTES) each (then it hands its audit on and starts
 //! afresh), never serves past the shared entry's expiry, and never serves a decision of another
 //! snapshot. The audit it holds is handed to the [`Auditor`] at least every tick (250 ms), so
 //! refusals still reach GrantForge within a second.
@@ -25,11 +25,11 @@ use grantforge_engine::Instant;
 use grantforge_kafka::{Action, Reason, KafkaPolicies, RequestContext};
 use parking_lot::Mutex;
 
-use crate::audit::{is_audited, Auditor, Group};
-use crate::clock;
-use crate::decisions::{DecisionCache, Kept};
-use crate::keys::KeyBuildHasher;
-use crate::spin::SpinLock;
+use crate::audit::fold::{is_audited, Auditor, Group};
+use crate::request::clock;
+use crate::request::decision_cache::{DecisionCache, Kept};
+use crate::request::keys::KeyBuildHasher;
+use crate::request::spin::SpinLock;
 
 /// The policy version audited for refusals while no snapshot is in force (as the metric shows it).
 pub(crate) const NO_SNAPSHOT_VERSION: i64 = -1;
@@ -62,7 +62,7 @@ struct Front {
 }
 
 /// A snapshot in force and the decisions kept for it (they never outlive it).
-pub(crate) struct Applied {
+pub(crate) struct SnapshotInForce {
     /// Unique per applied snapshot (never reused, unlike an address): a front belongs to one.
     pub id: u64,
     pub policies: Arc<KafkaPolicies>,
@@ -71,7 +71,7 @@ pub(crate) struct Applied {
 }
 
 /// The snapshot in force as a thread last saw it: (the agent's generation then, the snapshot).
-pub(crate) type Held = Option<(u64, Arc<Applied>)>;
+pub(crate) type Held = Option<(u64, Arc<SnapshotInForce>)>;
 
 #[derive(Default)]
 pub(crate) struct Lane {
@@ -88,7 +88,7 @@ impl Lane {
     /// report it. `now` is the call's time of access, read once when first needed.
     pub(crate) fn decide(
         &mut self,
-        applied: &Applied,
+        applied: &SnapshotInForce,
         context: &RequestContext,
         action: &Action<'_>,
         auditor: &Auditor,
@@ -306,12 +306,12 @@ mod tests {
     use std::time::Duration;
 
     /// alice may write `orders`; bob may not.
-    const SNAPSHOT: &str = include_str!("../../../tests/fixtures/snapshots/e2e.json");
+    const SNAPSHOT: &str = include_str!("../../../../tests/fixtures/snapshots/e2e.json");
 
     fn take_counts(auditor: &Auditor) -> Vec<(bool, u64)> {
-        let ids = crate::events::EventIds::new("t");
+        let ids = crate::audit::events::EventIds::new("t");
         let mut events: Vec<(bool, u64)> = auditor
-            .take_events(Instant::now().plus_seconds(5), true, |key, parts| crate::events::AccessEvent::new(ids.next(), key, parts))
+            .take_events(Instant::now().plus_seconds(5), true, |key, parts| crate::audit::events::AccessEvent::new(ids.next(), key, parts))
             .iter()
             .map(|e| (e.allowed, e.count))
             .collect();
@@ -320,13 +320,13 @@ mod tests {
     }
 
     /// The e2e snapshot applied with a decision cache of `entries`.
-    fn applied(entries: u64) -> Arc<Applied> {
+    fn applied(entries: u64) -> Arc<SnapshotInForce> {
         let policies = KafkaPolicies::load(SNAPSHOT.as_bytes(), Instant::now()).unwrap();
         let decisions = DecisionCache::new(entries, Duration::from_secs(60), policies.reads);
-        Arc::new(Applied { id: unique_id(), policies: Arc::new(policies), decisions, at: std::time::Instant::now() })
+        Arc::new(SnapshotInForce { id: unique_id(), policies: Arc::new(policies), decisions, at: std::time::Instant::now() })
     }
 
-    fn decide(lanes: &Lanes, applied: &Applied, user: &str, topic: &str, auditor: &Auditor) -> bool {
+    fn decide(lanes: &Lanes, applied: &SnapshotInForce, user: &str, topic: &str, auditor: &Auditor) -> bool {
         lanes.with_mine(|lane, _| lane.decide(applied, &context(user), &write(topic), auditor, &mut None))
     }
 
@@ -349,7 +349,7 @@ mod tests {
         let (lanes, auditor) = (Lanes::new(), Auditor::new(100));
         let first = applied(100);
         // The same policies and cache under another snapshot id: only the front starts afresh.
-        let second = Applied { id: unique_id(), policies: first.policies.clone(), decisions: DecisionCache::new(100, Duration::from_secs(60), first.policies.reads), at: first.at };
+        let second = SnapshotInForce { id: unique_id(), policies: first.policies.clone(), decisions: DecisionCache::new(100, Duration::from_secs(60), first.policies.reads), at: first.at };
         for snapshot in [&*first, &second] {
             decide(&lanes, snapshot, "alice", "orders", &auditor);
             decide(&lanes, snapshot, "alice", "orders", &auditor);
@@ -392,7 +392,7 @@ mod tests {
     #[test]
     fn a_question_beyond_the_key_bound_is_neither_kept_nor_folded_in_the_front() {
         let (applied, lanes, auditor) = (applied(100), Lanes::new(), Auditor::new(100));
-        let long = "o".repeat(crate::decisions::MAX_KEY_BYTES);
+        let long = "o".repeat(crate::request::decision_cache::MAX_KEY_BYTES);
         for _ in 0..3 {
             assert!(!decide(&lanes, &applied, "bob", &long, &auditor));
         }

@@ -7,7 +7,7 @@ use grantforge_engine::Instant;
 use grantforge_kafka::{Operation, ResourceType};
 use serde_json::{json, Value};
 
-use crate::audit::{EventParts, FoldKey};
+use crate::audit::fold::{EventParts, FoldKey};
 
 /// One access event, possibly standing for `count` identical accesses.
 #[derive(Clone, Debug, PartialEq, Eq)]

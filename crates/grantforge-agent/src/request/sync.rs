@@ -1,4 +1,4 @@
-//! The primitives the hand-written spin lock ([`crate::spin`]) is built on: the standard library's,
+//! The primitives the hand-written spin lock ([`crate::request::spin`]) is built on: the standard library's,
 //! or [loom](https://docs.rs/loom)'s when the crate's tests are built with `--cfg loom`, so that the
 //! model checker sees every atomic access, every access to the guarded value and every spin.
 //!

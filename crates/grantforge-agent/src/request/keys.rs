@@ -207,7 +207,7 @@ mod tests {
     fn hashes_are_seeded_per_process() {
         let hash_in_a_new_process = || {
             let out = std::process::Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", "keys::tests::print_hash_for_the_seed_test", "--nocapture", "--test-threads=1"])
+                .args(["--exact", "request::keys::tests::print_hash_for_the_seed_test", "--nocapture", "--test-threads=1"])
                 .env("GF_PRINT_KEY_HASH", "1")
                 .output()
                 .unwrap();

@@ -24,12 +24,12 @@ use grantforge_kafka::KafkaPolicies;
 use serde_json::{json, Value};
 
 use crate::agent::Agent;
-use crate::cache::{Download, SnapshotCache};
-use crate::client::{CallError, PolicyAnswer, ServerClient};
+use crate::source::disk_cache::{Download, SnapshotCache};
+use crate::source::client::{CallError, PolicyAnswer, ServerClient};
 use crate::config::{AgentConfig, ConfigError, ServerSettings};
 use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE};
-use crate::shipper::{DeliveryStats, Shipper};
-use crate::trust::{etag_of, SigningKey};
+use crate::audit::delivery::{DeliveryStats, Shipper};
+use crate::source::trust::{etag_of, SigningKey};
 
 /// The shortest round the server can ask for with `refreshSeconds`.
 pub(crate) const SERVER_ROUND_MIN: Duration = Duration::from_secs(1);
@@ -47,7 +47,7 @@ pub(crate) fn server_round_range(refresh_interval: Duration) -> (Duration, Durat
 
 /// What was applied last, to compare the next snapshot with.
 #[derive(Clone, Debug)]
-struct Applied {
+struct LastApplied {
     service: String,
     version: i64,
     /// `etag_of` the verified body: what `If-None-Match` names and what "other content" means.
@@ -71,7 +71,7 @@ pub struct ServerSync {
     refresh_interval: Duration,
     /// The key snapshots must be signed with: configured, pinned on first use, or not yet known.
     trusted: Option<SigningKey>,
-    applied: Option<Applied>,
+    applied: Option<LastApplied>,
     /// Failed calls in a row: while there are any, the server is taken to be away and the audit is
     /// spooled instead of sent.
     failures: u32,
@@ -274,7 +274,7 @@ impl ServerSync {
             }
         }
         let policies = KafkaPolicies::from_snapshot(&snapshot, Instant::now()).map_err(|e| e.to_string())?;
-        let applied = Applied { service: snapshot.service.clone(), version: snapshot.policy_version, etag, at: Clock::now() };
+        let applied = LastApplied { service: snapshot.service.clone(), version: snapshot.policy_version, etag, at: Clock::now() };
         if !from_server && self.refused_type.is_some() {
             // Verified, but a snapshot of another type came after it: kept to compare the next
             // download with, never put in force.

@@ -16,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use crate::client::{CallError, ServerClient};
+use crate::source::client::{CallError, ServerClient};
 
 /// Delivery counters, for the heartbeat's health and the metrics.
 #[derive(Default)]

@@ -1,4 +1,4 @@
-//! A spin lock: the lock of a request thread's lane ([`crate::lane`]).
+//! A spin lock: the lock of a request thread's lane ([`crate::request::lane`]).
 //!
 //! A lane is taken by its request thread on every call and by the agent's thread once a tick, only
 //! to move the folded accesses out, so the lock is almost never contended. A spin lock rather than
@@ -12,7 +12,7 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::sync::{spin_loop, yield_now, AtomicBool, UnsafeCell};
+use crate::request::sync::{spin_loop, yield_now, AtomicBool, UnsafeCell};
 
 /// A value behind a spin lock, reached only through [`SpinLock::with`].
 pub(crate) struct SpinLock<T> {
@@ -165,7 +165,7 @@ mod loom_models {
         counted: u32,
     }
 
-    /// `Lanes` of src/lane.rs reduced to what the lock guards, with loom's mutex for parking_lot's
+    /// `Lanes` of `request/lane.rs` reduced to what the lock guards, with loom's mutex for parking_lot's
     /// and a counter for the auditor. `Lanes` itself keeps its lanes in a `thread_local!` and its
     /// lists behind parking_lot, which loom cannot schedule; this is its `hand_on` and `counts`
     /// with the same `SpinLock` and the same order of locks.

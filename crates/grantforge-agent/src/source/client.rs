@@ -13,7 +13,7 @@ use ureq::http::Response;
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 use ureq::Body;
 
-use crate::cache::Download;
+use crate::source::disk_cache::Download;
 use crate::config::{ConfigError, ServerSettings};
 use crate::settings;
 

@@ -1,0 +1,14 @@
+//! The request path: what a Kafka request thread runs on every `authorize` call, and nothing else.
+//!
+//! A thread's [`lane`] keeps the snapshot in force for the thread, a front of the decision cache and
+//! the accesses folded on the thread, behind a [`spin`] lock only the agent's thread ever contends
+//! for; a miss asks the snapshot's shared [`decision_cache`]. Keys are packed without allocation
+//! ([`keys`]) and times are read from the kernel's coarse clocks ([`clock`]). [`sync`] swaps the
+//! lock's primitives for loom's in the model-checking tests.
+
+pub(crate) mod clock;
+pub(crate) mod decision_cache;
+pub(crate) mod keys;
+pub(crate) mod lane;
+pub(crate) mod spin;
+pub(crate) mod sync;
