@@ -11,23 +11,45 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use grantforge_agent::internals::Auditor;
 use grantforge_agent::{registry, AgentConfig};
 use grantforge_engine::Instant;
-use grantforge_kafka::{Action, Reason, KafkaContext, Operation, Principal, RequestContext, ResourceType};
+use grantforge_kafka::{
+    Action, KafkaContext, Operation, Principal, Reason, RequestContext, ResourceType,
+};
 
 fn context(user: &str) -> RequestContext {
     RequestContext {
-        principal: Principal { principal_type: "User".into(), name: user.into() },
-        conditions: KafkaContext { client_address: Some("10.1.2.3".parse().unwrap()), listener: "SASL_PLAINTEXT".into(), client_id: "producer-1".into() },
+        principal: Principal {
+            principal_type: "User".into(),
+            name: user.into(),
+        },
+        conditions: KafkaContext {
+            client_address: Some("10.1.2.3".parse().unwrap()),
+            listener: "SASL_PLAINTEXT".into(),
+            client_id: "producer-1".into(),
+        },
         request_type: 0,
         request_version: 9,
     }
 }
 
 fn write(topic: &str) -> Action<'_> {
-    Action { operation: Some(Operation::Write), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: true, log_if_denied: true }
+    Action {
+        operation: Some(Operation::Write),
+        resource_type: Some(ResourceType::Topic),
+        literal: true,
+        name: topic,
+        log_if_allowed: true,
+        log_if_denied: true,
+    }
 }
 
-const ALLOWED: Reason = Reason::Policy { id: 1, allowed: true };
-const DENIED: Reason = Reason::Policy { id: 5, allowed: false };
+const ALLOWED: Reason = Reason::Policy {
+    id: 1,
+    allowed: true,
+};
+const DENIED: Reason = Reason::Policy {
+    id: 5,
+    allowed: false,
+};
 
 /// `Agent::authorize` of one audited action, answered from the cache: the decision, the fold of the
 /// access into the thread's lane, and the counts. Every access is audited (Kafka's logIfAllowed).
@@ -35,8 +57,20 @@ fn agent_path(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("gf-hot-path-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let policies = dir.join("e2e.json");
-    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/snapshots/e2e.json"), &policies).unwrap();
-    let settings = [("grantforge.policy.file".to_string(), policies.display().to_string())].into_iter().collect();
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/snapshots/e2e.json"
+        ),
+        &policies,
+    )
+    .unwrap();
+    let settings = [(
+        "grantforge.policy.file".to_string(),
+        policies.display().to_string(),
+    )]
+    .into_iter()
+    .collect();
     let agent = registry::open(AgentConfig::from_settings(&settings).unwrap()).unwrap();
     let mut group = c.benchmark_group("agent_authorize");
     group.throughput(Throughput::Elements(1));
@@ -54,7 +88,14 @@ fn agent_path(c: &mut Criterion) {
     group.bench_function("cache_hit_audited_allowed_1000_groups", |b| {
         b.iter(|| {
             i = (i + 1) % topics.len();
-            agent.authorize(&alice, &[Action { operation: Some(Operation::Read), ..write(&topics[i]) }], &mut allowed);
+            agent.authorize(
+                &alice,
+                &[Action {
+                    operation: Some(Operation::Read),
+                    ..write(&topics[i])
+                }],
+                &mut allowed,
+            );
             assert!(allowed[0]);
         })
     });
@@ -70,7 +111,9 @@ fn folding(c: &mut Criterion) {
     let auditor = Auditor::new(10_000);
     let (ctx, action, now) = (context("alice"), write("orders"), Instant::now());
     // The shared tables, recorded into directly (the path with the decision cache turned off).
-    group.bench_function("identical_allowed_access", |b| b.iter(|| auditor.record(&ctx, &action, &ALLOWED, 1, now)));
+    group.bench_function("identical_allowed_access", |b| {
+        b.iter(|| auditor.record(&ctx, &action, &ALLOWED, 1, now))
+    });
     let topics: Vec<String> = (0..1000).map(|i| format!("orders-{i}")).collect();
     let mut i = 0;
     group.bench_function("allowed_access_1000_groups", |b| {

@@ -1,27 +1,28 @@
 //! The agent: the snapshot in force, Kafka's questions answered against it, and its lifecycle.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use grantforge_engine::Instant;
-use grantforge_kafka::{Action, KafkaPolicies, Operation, Principal, Reason, RequestContext, ResourceType};
+use grantforge_kafka::{
+    Action, KafkaPolicies, Operation, Principal, Reason, RequestContext, ResourceType,
+};
 use parking_lot::{Condvar, Mutex, RwLock};
 
-use crate::config::{AgentConfig, ConfigError, PolicySource};
-use crate::audit::fold::Auditor;
-use crate::audit::events::{AccessEvent, EventIds};
-use crate::request::lane::{self, SnapshotInForce, Lane, Lanes};
-use crate::metrics::{Metrics, Stats};
 use crate::audit::delivery::DeliveryStats;
+use crate::audit::events::{AccessEvent, EventIds};
+use crate::audit::fold::Auditor;
+use crate::config::{AgentConfig, ConfigError, PolicySource};
+use crate::metrics::{Metrics, Stats};
 use crate::request::decision_cache::DecisionCache;
+use crate::request::lane::{self, Lane, Lanes, SnapshotInForce};
 use crate::rules;
-use crate::source::server::ServerSync;
 use crate::settings;
 use crate::source::file::{load_policy_file, watch_stamp, WatchStamp};
-
+use crate::source::server::ServerSync;
 
 /// Why an agent did not start.
 #[derive(Debug)]
@@ -65,7 +66,10 @@ pub const CLOSE_DEADLINE: Duration = Duration::from_secs(5);
 
 /// What keeps the policies current, owned by the agent's thread.
 enum Driver {
-    File { path: PathBuf, last_seen: WatchStamp },
+    File {
+        path: PathBuf,
+        last_seen: WatchStamp,
+    },
     Server(Box<ServerSync>),
 }
 
@@ -102,14 +106,28 @@ impl Agent {
         // Offline mode: the file's stamp is taken before it is read, so a change in between is seen.
         let (mut driver, instance, initial) = match &config.source {
             PolicySource::File(path, key) => {
-                let driver = Driver::File { path: path.clone(), last_seen: watch_stamp(path) };
+                let driver = Driver::File {
+                    path: path.clone(),
+                    last_seen: watch_stamp(path),
+                };
                 let policies = load_policy_file(path, key.as_ref(), config.snapshot_max_bytes)?;
-                let instance = config.instance.clone().unwrap_or_else(crate::config::host_name);
-                (driver, instance, Some((policies, path.display().to_string())))
+                let instance = config
+                    .instance
+                    .clone()
+                    .unwrap_or_else(crate::config::host_name);
+                (
+                    driver,
+                    instance,
+                    Some((policies, path.display().to_string())),
+                )
             }
             PolicySource::Server(settings) => {
                 let sync = ServerSync::new(settings.clone(), &config, Arc::clone(&delivery))?;
-                (Driver::Server(Box::new(sync)), settings.instance.clone(), None)
+                (
+                    Driver::Server(Box::new(sync)),
+                    settings.instance.clone(),
+                    None,
+                )
             }
         };
         let agent = Arc::new(Agent {
@@ -119,7 +137,9 @@ impl Agent {
             changed: Condvar::new(),
             stopping: AtomicBool::new(false),
             refuse_all: AtomicBool::new(false),
-            auditor: Auditor::new(usize::try_from(config.audit_queue_capacity).unwrap_or(usize::MAX)),
+            auditor: Auditor::new(
+                usize::try_from(config.audit_queue_capacity).unwrap_or(usize::MAX),
+            ),
             lanes: Lanes::new(),
             event_ids: EventIds::new(&instance),
             metrics: Metrics::default(),
@@ -137,7 +157,11 @@ impl Agent {
         let handle = std::thread::Builder::new()
             .name(crate::logging::AGENT_THREAD.to_string())
             .spawn(move || worker.run_background(driver))
-            .map_err(|e| AgentError::Runtime(format!("cannot start the agent's thread: {e}; the JVM may be out of threads or memory")))?;
+            .map_err(|e| {
+                AgentError::Runtime(format!(
+                    "cannot start the agent's thread: {e}; the JVM may be out of threads or memory"
+                ))
+            })?;
         *agent.background.lock() = Some(handle);
         Ok(agent)
     }
@@ -148,7 +172,10 @@ impl Agent {
 
     /// The snapshot in force, if any.
     pub fn policies(&self) -> Option<Arc<KafkaPolicies>> {
-        self.current.read().as_ref().map(|applied| Arc::clone(&applied.policies))
+        self.current
+            .read()
+            .as_ref()
+            .map(|applied| Arc::clone(&applied.policies))
     }
 
     /// Runs `f` with this thread's lane and what answers the principal before the policies
@@ -156,13 +183,21 @@ impl Agent {
     /// snapshot, a refused service type). Each lane holds the snapshot in force for its thread,
     /// checked against the generation, so a call touches no shared lock or reference count unless a
     /// new snapshot was applied.
-    fn with_deciding<R>(&self, principal: &Principal, f: impl FnOnce(&mut Lane, Result<&SnapshotInForce, Reason>) -> R) -> R {
+    fn with_deciding<R>(
+        &self,
+        principal: &Principal,
+        f: impl FnOnce(&mut Lane, Result<&SnapshotInForce, Reason>) -> R,
+    ) -> R {
         self.lanes.with_mine(|lane, held| {
             let in_force = rules::before_policies(&self.config.super_users, principal, || {
                 let refusing = self.refuse_all.load(Ordering::Acquire);
                 let generation = self.generation.load(Ordering::Acquire);
                 if !refusing && !matches!(held, Some((g, _)) if *g == generation) {
-                    *held = self.current.read().clone().map(|applied| (generation, applied));
+                    *held = self
+                        .current
+                        .read()
+                        .clone()
+                        .map(|applied| (generation, applied));
                 }
                 rules::in_force(refusing, held.as_ref().map(|(_, applied)| &**applied))
             });
@@ -176,7 +211,12 @@ impl Agent {
 
     /// Decides every action of one `authorize` call against the same snapshot; `allowed[i]` is set
     /// for each allowed action (the slice starts all false: refusal is the default).
-    pub fn authorize(&self, context: &RequestContext, actions: &[Action<'_>], allowed: &mut [bool]) {
+    pub fn authorize(
+        &self,
+        context: &RequestContext,
+        actions: &[Action<'_>],
+        allowed: &mut [bool],
+    ) {
         self.with_deciding(&context.principal, |lane, in_force| {
             // One time of access for the whole call, read only if something is audited.
             let mut now = None;
@@ -189,7 +229,9 @@ impl Agent {
                 // Super users: allowed, not counted, not audited.
                 Err(reason) if reason.allowed() => allowed.iter_mut().for_each(|a| *a = true),
                 // Nothing may decide: every action is refused, counted and audited.
-                Err(reason) => actions.iter().for_each(|action| lane.refuse_undecided(reason, context, action, &self.auditor, &mut now)),
+                Err(reason) => actions.iter().for_each(|action| {
+                    lane.refuse_undecided(reason, context, action, &self.auditor, &mut now)
+                }),
             }
         })
     }
@@ -201,12 +243,14 @@ impl Agent {
         operation: Option<Operation>,
         resource_type: Option<ResourceType>,
     ) -> bool {
-        self.with_deciding(&context.principal, |_, in_force| match (in_force, operation, resource_type) {
-            (Ok(applied), Some(operation), Some(resource_type)) => {
-                applied.policies.holds_on_some_resource(context, operation, resource_type, Instant::now())
+        self.with_deciding(&context.principal, |_, in_force| {
+            match (in_force, operation, resource_type) {
+                (Ok(applied), Some(operation), Some(resource_type)) => applied
+                    .policies
+                    .holds_on_some_resource(context, operation, resource_type, Instant::now()),
+                (Err(reason), _, _) => reason.allowed(),
+                _ => false,
             }
-            (Err(reason), _, _) => reason.allowed(),
-            _ => false,
         })
     }
 
@@ -300,13 +344,26 @@ impl Agent {
             policies.policy_version,
             policies.service,
             policies.access_policies,
-            if policies.service_enabled { "" } else { "; the service is disabled, so Kafka is unchecked" }
+            if policies.service_enabled {
+                ""
+            } else {
+                "; the service is disabled, so Kafka is unchecked"
+            }
         );
         for warning in policies.warnings() {
             tracing::warn!("policy version {}: {warning}", policies.policy_version);
         }
-        let decisions = DecisionCache::new(self.config.decision_cache_max_entries, self.config.decision_cache_ttl, policies.reads);
-        let applied = SnapshotInForce { id: lane::unique_id(), policies: Arc::new(policies), decisions, at: std::time::Instant::now() };
+        let decisions = DecisionCache::new(
+            self.config.decision_cache_max_entries,
+            self.config.decision_cache_ttl,
+            policies.reads,
+        );
+        let applied = SnapshotInForce {
+            id: lane::unique_id(),
+            policies: Arc::new(policies),
+            decisions,
+            at: std::time::Instant::now(),
+        };
         *self.current.write() = Some(Arc::new(applied));
         self.generation.fetch_add(1, Ordering::AcqRel);
         if self.refuse_all.swap(false, Ordering::AcqRel) {
@@ -345,13 +402,16 @@ impl Agent {
             let stopping = self.stopping.load(Ordering::Acquire);
             let now = std::time::Instant::now();
             if !stopping && now >= next_source {
-                let round = survive_panic("keeping the policies current", &mut source_panic, || match &mut driver {
-                    Driver::File { path, last_seen } => {
-                        self.check_policy_file(path, last_seen);
-                        self.config.policy_file_poll_interval
-                    }
-                    Driver::Server(sync) => sync.refresh(self),
-                });
+                let round =
+                    survive_panic("keeping the policies current", &mut source_panic, || {
+                        match &mut driver {
+                            Driver::File { path, last_seen } => {
+                                self.check_policy_file(path, last_seen);
+                                self.config.policy_file_poll_interval
+                            }
+                            Driver::Server(sync) => sync.refresh(self),
+                        }
+                    });
                 let delay = round.unwrap_or(match driver {
                     Driver::File { .. } => self.config.policy_file_poll_interval,
                     Driver::Server(_) => self.config.refresh_interval,
@@ -366,7 +426,9 @@ impl Agent {
             if retry_spool {
                 next_flush = later(now, self.config.audit_flush_interval);
             }
-            survive_panic("delivering the audit", &mut audit_panic, || self.deliver_audit(&mut driver, fold_over, retry_spool));
+            survive_panic("delivering the audit", &mut audit_panic, || {
+                self.deliver_audit(&mut driver, fold_over, retry_spool)
+            });
             if stopping {
                 return;
             }
@@ -387,7 +449,11 @@ impl Agent {
     /// log `grantforge.audit` in offline mode.
     fn deliver_audit(&self, driver: &mut Driver, fold_over: bool, retry_spool: bool) {
         self.lanes.hand_on(&self.auditor, self.generation());
-        let events = self.auditor.take_events(Instant::now(), fold_over, |key, parts| AccessEvent::new(self.event_ids.next(), key, parts));
+        let events = self
+            .auditor
+            .take_events(Instant::now(), fold_over, |key, parts| {
+                AccessEvent::new(self.event_ids.next(), key, parts)
+            });
         let dropped = self.auditor.take_dropped();
         if dropped > 0 {
             tracing::warn!(
@@ -404,7 +470,8 @@ impl Agent {
             }
             Driver::Server(sync) => {
                 if !events.is_empty() || retry_spool {
-                    let batch: Vec<serde_json::Value> = events.iter().map(AccessEvent::to_json).collect();
+                    let batch: Vec<serde_json::Value> =
+                        events.iter().map(AccessEvent::to_json).collect();
                     if self.stopping.load(Ordering::Acquire) {
                         sync.ship_last(&batch);
                     } else {
@@ -437,7 +504,9 @@ impl Agent {
         }) {
             Ok(policies) => self.apply(policies, &path.display().to_string()),
             Err(e) => {
-                let kept = self.policies().map_or("none".to_string(), |p| p.policy_version.to_string());
+                let kept = self
+                    .policies()
+                    .map_or("none".to_string(), |p| p.policy_version.to_string());
                 tracing::error!("{e}; policy version {kept} stays in force");
             }
         }
@@ -446,22 +515,37 @@ impl Agent {
 
 /// A signed policy file's new version, if it may follow the applied one: the same service, and a
 /// policy version not lower.
-fn follows_signed(applied: &KafkaPolicies, next: KafkaPolicies, path: &Path) -> Result<KafkaPolicies, ConfigError> {
+fn follows_signed(
+    applied: &KafkaPolicies,
+    next: KafkaPolicies,
+    path: &Path,
+) -> Result<KafkaPolicies, ConfigError> {
     let refuse = |why: String| {
-        Err(ConfigError::new(settings::POLICY_FILE.key, format!("{} is signed but refused: {why}", path.display())))
+        Err(ConfigError::new(
+            settings::POLICY_FILE.key,
+            format!("{} is signed but refused: {why}", path.display()),
+        ))
     };
     if next.service != applied.service {
-        return refuse(format!("it is of service `{}`, but this agent serves `{}`", next.service, applied.service));
+        return refuse(format!(
+            "it is of service `{}`, but this agent serves `{}`",
+            next.service, applied.service
+        ));
     }
     if next.policy_version < applied.policy_version {
-        return refuse(format!("its policy version {} is older than the applied {} (no rollback)", next.policy_version, applied.policy_version));
+        return refuse(format!(
+            "its policy version {} is older than the applied {} (no rollback)",
+            next.policy_version, applied.policy_version
+        ));
     }
     Ok(next)
 }
 
 /// `now + delay`, or as late as the clock allows (at most a day later) instead of overflowing.
 fn later(now: std::time::Instant, delay: Duration) -> std::time::Instant {
-    now.checked_add(delay).or_else(|| now.checked_add(Duration::from_secs(86_400))).unwrap_or(now)
+    now.checked_add(delay)
+        .or_else(|| now.checked_add(Duration::from_secs(86_400)))
+        .unwrap_or(now)
 }
 
 /// Runs one part of a round of the agent's thread; a panic is caught and logged at ERROR once per

@@ -27,7 +27,10 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(key: &str, message: impl Into<String>) -> ConfigError {
-        ConfigError { key: key.to_string(), message: message.into() }
+        ConfigError {
+            key: key.to_string(),
+            message: message.into(),
+        }
     }
 }
 
@@ -118,7 +121,10 @@ impl AgentConfig {
         let source = reader.policy_source()?;
         Ok(AgentConfig {
             source,
-            super_users: SuperUsers::parse(settings.get(SUPER_USERS).map(String::as_str).unwrap_or("")).map_err(|e| ConfigError::new(SUPER_USERS, e))?,
+            super_users: SuperUsers::parse(
+                settings.get(SUPER_USERS).map(String::as_str).unwrap_or(""),
+            )
+            .map_err(|e| ConfigError::new(SUPER_USERS, e))?,
             instance: reader.instance()?,
             cache_dir: reader.text(&settings::CACHE_DIR).map(PathBuf::from),
             start_timeout: reader.start_timeout()?,
@@ -149,21 +155,32 @@ trait FromSetting: Sized {
 
 impl FromSetting for u64 {
     fn read(reader: &Reader<'_>, setting: &Setting) -> Result<u64, ConfigError> {
-        assert!(matches!(setting.kind, Kind::Number { .. }), "{} is not a number setting", setting.key);
+        assert!(
+            matches!(setting.kind, Kind::Number { .. }),
+            "{} is not a number setting",
+            setting.key
+        );
         reader.number(setting)
     }
 }
 
 impl FromSetting for Duration {
     fn read(reader: &Reader<'_>, setting: &Setting) -> Result<Duration, ConfigError> {
-        assert!(matches!(setting.kind, Kind::Millis { .. }), "{} is not a milliseconds setting", setting.key);
+        assert!(
+            matches!(setting.kind, Kind::Millis { .. }),
+            "{} is not a milliseconds setting",
+            setting.key
+        );
         reader.number(setting).map(Duration::from_millis)
     }
 }
 
 impl Reader<'_> {
     fn text(&self, setting: &Setting) -> Option<String> {
-        self.settings.get(setting.key).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+        self.settings
+            .get(setting.key)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
     }
 
     fn get<T: FromSetting>(&self, setting: &Setting) -> Result<T, ConfigError> {
@@ -177,7 +194,9 @@ impl Reader<'_> {
     /// A whole number in the range of the setting's kind; its default when unset.
     fn number(&self, setting: &Setting) -> Result<u64, ConfigError> {
         let (min, max) = setting.kind.range().expect("a number setting");
-        let text = self.text(setting).unwrap_or_else(|| Self::default_of(setting).to_string());
+        let text = self
+            .text(setting)
+            .unwrap_or_else(|| Self::default_of(setting).to_string());
         text.parse::<u64>().ok().filter(|n| (min..=max).contains(n)).ok_or_else(|| {
             ConfigError::new(
                 setting.key,
@@ -190,7 +209,11 @@ impl Reader<'_> {
     /// answer. Set but empty or blank is refused (as a mistake, not taken for the default).
     fn start_timeout(&self) -> Result<Duration, ConfigError> {
         let setting = &settings::START_TIMEOUT;
-        if self.settings.get(setting.key).is_some_and(|v| v.trim().is_empty()) {
+        if self
+            .settings
+            .get(setting.key)
+            .is_some_and(|v| v.trim().is_empty())
+        {
             return Err(ConfigError::new(
                 setting.key,
                 format!("is set but empty; set it to a whole number of milliseconds (default {}) or remove it", Self::default_of(setting)),
@@ -254,18 +277,25 @@ impl Reader<'_> {
     /// The pinned signing key ([`settings::SIGNING_KEY_FILE`]), if configured.
     fn signing_key(&self) -> Result<Option<SigningKey>, ConfigError> {
         let key = settings::SIGNING_KEY_FILE.key;
-        let Some(file) = self.text(&settings::SIGNING_KEY_FILE) else { return Ok(None) };
+        let Some(file) = self.text(&settings::SIGNING_KEY_FILE) else {
+            return Ok(None);
+        };
         let text = std::fs::read_to_string(&file).map_err(|e| {
             ConfigError::new(key, format!("cannot read {file}: {e}; save the publicKey of GET /api/v1/agent/signing-key there"))
         })?;
         SigningKey::from_base64(&text).map(Some).map_err(|e| {
-            ConfigError::new(key, format!("{file} is {e}; save the publicKey of GET /api/v1/agent/signing-key there"))
+            ConfigError::new(
+                key,
+                format!("{file} is {e}; save the publicKey of GET /api/v1/agent/signing-key there"),
+            )
         })
     }
 
     /// 1–128 visible ASCII characters with no space, as the server's heartbeat validation demands.
     fn instance(&self) -> Result<Option<String>, ConfigError> {
-        let Some(instance) = self.text(&settings::INSTANCE) else { return Ok(None) };
+        let Some(instance) = self.text(&settings::INSTANCE) else {
+            return Ok(None);
+        };
         let visible = instance.bytes().all(|b| b.is_ascii_graphic());
         if instance.len() > 128 || !visible {
             return Err(ConfigError::new(
@@ -279,7 +309,9 @@ impl Reader<'_> {
 
 /// `http(s)://host[:port][/prefix]`, normalised to end in `/`.
 fn server_url(url: &str) -> Result<String, ConfigError> {
-    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
     let host = rest.map(|r| r.split(['/', '?', '#']).next().unwrap_or(""));
     match host {
         Some(host) if !host.is_empty() && !url.contains(char::is_whitespace) => {
@@ -295,12 +327,16 @@ fn server_url(url: &str) -> Result<String, ConfigError> {
 /// Whether the server URL is plain HTTP (no TLS: the token travels in clear, and anyone on the
 /// path can answer in the server's place).
 pub(crate) fn is_plain_http(url: &str) -> bool {
-    url.get(..7).is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
+    url.get(..7)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
 }
 
 /// Plain HTTP is no trust anchor: over it, the signing key fetched on first use could be anyone's,
 /// so [`settings::SIGNING_KEY_FILE`] is required.
-pub(crate) fn plain_http_needs_a_signing_key(url: &str, key_configured: bool) -> Result<(), ConfigError> {
+pub(crate) fn plain_http_needs_a_signing_key(
+    url: &str,
+    key_configured: bool,
+) -> Result<(), ConfigError> {
     if is_plain_http(url) && !key_configured {
         return Err(ConfigError::new(
             settings::SIGNING_KEY_FILE.key,
@@ -316,14 +352,34 @@ pub(crate) fn plain_http_needs_a_signing_key(url: &str, key_configured: bool) ->
 /// The token file is read once, here; its content never appears in a message.
 fn read_token(file: &std::path::Path) -> Result<Token, ConfigError> {
     let key = settings::TOKEN_FILE.key;
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| ConfigError::new(key, format!("cannot read {}: {}; store the agent token there, readable by Kafka's account only", file.display(), e.kind())))?;
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        ConfigError::new(
+            key,
+            format!(
+                "cannot read {}: {}; store the agent token there, readable by Kafka's account only",
+                file.display(),
+                e.kind()
+            ),
+        )
+    })?;
     let token = text.trim();
     if token.is_empty() {
-        return Err(ConfigError::new(key, format!("{} is empty; store the agent token GrantForge issued there", file.display())));
+        return Err(ConfigError::new(
+            key,
+            format!(
+                "{} is empty; store the agent token GrantForge issued there",
+                file.display()
+            ),
+        ));
     }
     if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(ConfigError::new(key, format!("{} holds more than one token; keep only the agent token", file.display())));
+        return Err(ConfigError::new(
+            key,
+            format!(
+                "{} holds more than one token; keep only the agent token",
+                file.display()
+            ),
+        ));
     }
     Ok(Token(token.to_string()))
 }
@@ -387,11 +443,16 @@ mod tests {
             ("grantforge.signing.key.file", key_file.to_str().unwrap()),
         ]))
         .unwrap();
-        let PolicySource::Server(server) = &config.source else { panic!("server mode") };
+        let PolicySource::Server(server) = &config.source else {
+            panic!("server mode")
+        };
         assert_eq!(server.url, "http://127.0.0.1:8080/gf/");
         assert_eq!(server.token.expose(), "gfa_secret-token-value");
         assert_eq!(server.instance, "broker-1");
-        assert!(!format!("{config:?}").contains("secret-token"), "the token never shows in Debug output");
+        assert!(
+            !format!("{config:?}").contains("secret-token"),
+            "the token never shows in Debug output"
+        );
 
         std::fs::write(&token_file, "").unwrap();
         let err = AgentConfig::from_settings(&settings(&[
@@ -405,7 +466,10 @@ mod tests {
     }
 
     fn settings(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -425,14 +489,21 @@ mod tests {
             ]))
             .unwrap_err();
             assert_eq!(err.key, "grantforge.signing.key.file", "{err}");
-            assert!(err.message.contains("plain HTTP") && err.message.contains("trust on first use is refused"), "{err}");
+            assert!(
+                err.message.contains("plain HTTP")
+                    && err.message.contains("trust on first use is refused"),
+                "{err}"
+            );
         }
         let https = AgentConfig::from_settings(&settings(&[
             ("grantforge.server.url", "https://gf.example.com"),
             ("grantforge.token.file", token),
             ("grantforge.cache.dir", cache),
         ]));
-        assert!(https.is_ok(), "over https the key may still be trusted on first use: {https:?}");
+        assert!(
+            https.is_ok(),
+            "over https the key may still be trusted on first use: {https:?}"
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -444,7 +515,10 @@ mod tests {
             ("broker.id", "ignored"),
         ]))
         .unwrap();
-        assert_eq!(config.source, PolicySource::File("/etc/kafka/policies.json".into(), None));
+        assert_eq!(
+            config.source,
+            PolicySource::File("/etc/kafka/policies.json".into(), None)
+        );
         assert_eq!(config.super_users.entries(), ["User:admin", "User:kafka"]);
         assert_eq!(config.start_timeout, Duration::from_secs(30));
         assert_eq!(config.decision_cache_max_entries, 100_000);
@@ -453,9 +527,13 @@ mod tests {
 
     #[test]
     fn a_typo_is_an_error_that_names_the_key_and_the_likely_one() {
-        let err = AgentConfig::from_settings(&settings(&[("grantforge.polcy.file", "/x")])).unwrap_err();
+        let err =
+            AgentConfig::from_settings(&settings(&[("grantforge.polcy.file", "/x")])).unwrap_err();
         assert_eq!(err.key, "grantforge.polcy.file");
-        assert!(err.message.contains("did you mean grantforge.policy.file?"), "{err}");
+        assert!(
+            err.message.contains("did you mean grantforge.policy.file?"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -473,29 +551,56 @@ mod tests {
             let err = AgentConfig::from_settings(&s).unwrap_err();
             assert_eq!(err.key, key, "{err}");
         }
-        let err = AgentConfig::from_settings(&settings(&[("grantforge.policy.file", "/x"), ("super.users", "admin")])).unwrap_err();
+        let err = AgentConfig::from_settings(&settings(&[
+            ("grantforge.policy.file", "/x"),
+            ("super.users", "admin"),
+        ]))
+        .unwrap_err();
         assert_eq!(err.key, "super.users");
     }
 
     #[test]
     fn an_empty_or_blank_start_timeout_is_refused_naming_the_key() {
         for blank in ["", "   "] {
-            let err = AgentConfig::from_settings(&settings(&[("grantforge.policy.file", "/x"), ("grantforge.start.timeout.ms", blank)])).unwrap_err();
+            let err = AgentConfig::from_settings(&settings(&[
+                ("grantforge.policy.file", "/x"),
+                ("grantforge.start.timeout.ms", blank),
+            ]))
+            .unwrap_err();
             assert_eq!(err.key, "grantforge.start.timeout.ms", "{err}");
             assert!(err.message.contains("empty"), "{err}");
         }
-        let set = AgentConfig::from_settings(&settings(&[("grantforge.policy.file", "/x"), ("grantforge.start.timeout.ms", " 4500 ")])).unwrap();
+        let set = AgentConfig::from_settings(&settings(&[
+            ("grantforge.policy.file", "/x"),
+            ("grantforge.start.timeout.ms", " 4500 "),
+        ]))
+        .unwrap();
         assert_eq!(set.start_timeout, Duration::from_millis(4500));
     }
 
     #[test]
     fn a_policy_source_is_required_and_exactly_one() {
-        assert_eq!(AgentConfig::from_settings(&settings(&[])).unwrap_err().key, "grantforge.policy.file");
-        let both = settings(&[("grantforge.policy.file", "/x"), ("grantforge.server.url", "https://gf")]);
-        assert_eq!(AgentConfig::from_settings(&both).unwrap_err().key, "grantforge.policy.file");
+        assert_eq!(
+            AgentConfig::from_settings(&settings(&[])).unwrap_err().key,
+            "grantforge.policy.file"
+        );
+        let both = settings(&[
+            ("grantforge.policy.file", "/x"),
+            ("grantforge.server.url", "https://gf"),
+        ]);
+        assert_eq!(
+            AgentConfig::from_settings(&both).unwrap_err().key,
+            "grantforge.policy.file"
+        );
         let server = settings(&[("grantforge.server.url", "https://gf")]);
-        assert_eq!(AgentConfig::from_settings(&server).unwrap_err().key, "grantforge.token.file");
+        assert_eq!(
+            AgentConfig::from_settings(&server).unwrap_err().key,
+            "grantforge.token.file"
+        );
         let bad_url = settings(&[("grantforge.server.url", "ftp://gf")]);
-        assert_eq!(AgentConfig::from_settings(&bad_url).unwrap_err().key, "grantforge.server.url");
+        assert_eq!(
+            AgentConfig::from_settings(&bad_url).unwrap_err().key,
+            "grantforge.server.url"
+        );
     }
 }

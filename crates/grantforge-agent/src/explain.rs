@@ -17,11 +17,14 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 
 use grantforge_engine::{Branch, Instant, Item, PolicyRecord, Snapshot};
-use grantforge_kafka::{Action, AclRow, KafkaContext, KafkaPolicies, Operation, PatternType, Principal, RequestContext, ResourceType, CLUSTER_NAME};
+use grantforge_kafka::{
+    AclRow, Action, KafkaContext, KafkaPolicies, Operation, PatternType, Principal, RequestContext,
+    ResourceType, CLUSTER_NAME,
+};
 use serde_json::{json, Value};
 
-use crate::source::disk_cache::SnapshotCache;
 use crate::rules::{self, SuperUsers};
+use crate::source::disk_cache::SnapshotCache;
 use crate::source::file::read_policy_file;
 use crate::source::trust::SigningKey;
 
@@ -64,14 +67,27 @@ struct Options {
 fn run_inner(args: &[String], stdin: &str) -> Result<String, Failure> {
     let options = parse_options(args)?;
     let (bytes, shown) = read_source(&options)?;
-    let snapshot = Snapshot::parse(&bytes).map_err(|e| Failure::Snapshot(format!("{shown}: {e}")))?;
+    let snapshot =
+        Snapshot::parse(&bytes).map_err(|e| Failure::Snapshot(format!("{shown}: {e}")))?;
     let now = Instant::now();
-    let policies = KafkaPolicies::from_snapshot(&snapshot, now).map_err(|e| Failure::Snapshot(format!("{shown}: {e}")))?;
+    let policies = KafkaPolicies::from_snapshot(&snapshot, now)
+        .map_err(|e| Failure::Snapshot(format!("{shown}: {e}")))?;
     // An agent on this cache directory refuses everything while it records a refused service type.
     let refusing_service_type = matches!(&options.source, Source::CacheDir(dir) if SnapshotCache::at(dir).refused_service_type().ok().flatten().is_some());
-    let explainer = Explainer { snapshot: &snapshot, policies: &policies, super_users: &options.super_users, refusing_service_type, now, by_id: index(&snapshot) };
+    let explainer = Explainer {
+        snapshot: &snapshot,
+        policies: &policies,
+        super_users: &options.super_users,
+        refusing_service_type,
+        now,
+        by_id: index(&snapshot),
+    };
     let questions: Vec<Vec<String>> = if options.batch {
-        stdin.lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')).map(split_words).collect()
+        stdin
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .map(split_words)
+            .collect()
     } else {
         vec![options.question.clone()]
     };
@@ -82,7 +98,9 @@ fn run_inner(args: &[String], stdin: &str) -> Result<String, Failure> {
             (Ok(answer), true) => out.push_str(&(answer.to_string() + "\n")),
             (Ok(answer), false) => out.push_str(&render_text(&answer)),
             (Err(message), _) if !options.batch => return Err(Failure::Usage(message)),
-            (Err(message), true) => out.push_str(&(json!({"error": message, "question": words.join(" ")}).to_string() + "\n")),
+            (Err(message), true) => out.push_str(
+                &(json!({"error": message, "question": words.join(" ")}).to_string() + "\n"),
+            ),
             (Err(message), false) => {
                 let _ = writeln!(out, "{}\n  error: {message}\n", words.join(" "));
             }
@@ -95,7 +113,8 @@ fn run_inner(args: &[String], stdin: &str) -> Result<String, Failure> {
 fn read_source(options: &Options) -> Result<(Vec<u8>, String), Failure> {
     match &options.source {
         Source::Snapshot(file) => {
-            let bytes = read_policy_file(file, u64::MAX >> 1).map_err(|e| Failure::Snapshot(e.to_string()))?;
+            let bytes = read_policy_file(file, u64::MAX >> 1)
+                .map_err(|e| Failure::Snapshot(e.to_string()))?;
             Ok((bytes, file.display().to_string()))
         }
         Source::CacheDir(dir) => {
@@ -113,8 +132,10 @@ fn read_source(options: &Options) -> Result<(Vec<u8>, String), Failure> {
                     .flatten()
                     .ok_or_else(|| Failure::Snapshot(format!("{shown} has no pinned signing key; give the server's key with --signing-key FILE")))?,
             };
-            let key = SigningKey::from_base64(&key_text).map_err(|e| Failure::Snapshot(format!("the signing key is {e}")))?;
-            if key.key_id() != download.key_id || !key.verifies(&download.body, &download.signature) {
+            let key = SigningKey::from_base64(&key_text)
+                .map_err(|e| Failure::Snapshot(format!("the signing key is {e}")))?;
+            if key.key_id() != download.key_id || !key.verifies(&download.body, &download.signature)
+            {
                 return Err(Failure::Snapshot(format!("the cached snapshot in {shown} does not verify under signing key {}; it is not used", key.key_id())));
             }
             Ok((download.body, shown))
@@ -134,13 +155,18 @@ fn parse_options(args: &[String]) -> Result<Options, Failure> {
     let mut source = None;
     let mut i = 0;
     while i < args.len() {
-        let value = |i: usize| args.get(i + 1).cloned().ok_or_else(|| Failure::Usage(format!("{} needs a value", args[i])));
+        let value = |i: usize| {
+            args.get(i + 1)
+                .cloned()
+                .ok_or_else(|| Failure::Usage(format!("{} needs a value", args[i])))
+        };
         match args[i].as_str() {
             "--snapshot" => source = Some(Source::Snapshot(PathBuf::from(value(i)?))),
             "--cache-dir" => source = Some(Source::CacheDir(PathBuf::from(value(i)?))),
             "--signing-key" => options.signing_key = Some(PathBuf::from(value(i)?)),
             "--super-users" => {
-                options.super_users = SuperUsers::parse(&value(i)?).map_err(|e| Failure::Usage(format!("--super-users: {e}")))?
+                options.super_users = SuperUsers::parse(&value(i)?)
+                    .map_err(|e| Failure::Usage(format!("--super-users: {e}")))?
             }
             "--json" => {
                 options.json = true;
@@ -161,9 +187,14 @@ fn parse_options(args: &[String]) -> Result<Options, Failure> {
         }
         i += 2;
     }
-    options.source = source.ok_or_else(|| Failure::Usage("name the policies with --snapshot FILE or --cache-dir DIR".to_string()))?;
+    options.source = source.ok_or_else(|| {
+        Failure::Usage("name the policies with --snapshot FILE or --cache-dir DIR".to_string())
+    })?;
     if options.batch && !options.question.is_empty() {
-        return Err(Failure::Usage("--batch reads the questions from standard input; give none on the command line".to_string()));
+        return Err(Failure::Usage(
+            "--batch reads the questions from standard input; give none on the command line"
+                .to_string(),
+        ));
     }
     Ok(options)
 }
@@ -192,23 +223,38 @@ fn parse_question(words: &[String]) -> Result<Question, String> {
             i += 1;
             continue;
         }
-        let value = words.get(i + 1).cloned().ok_or_else(|| format!("{flag} needs a value"))?;
+        let value = words
+            .get(i + 1)
+            .cloned()
+            .ok_or_else(|| format!("{flag} needs a value"))?;
         match flag {
             "--principal" => {
-                let (kind, name) = value.split_once(':').ok_or_else(|| format!("--principal `{value}` is not Type:name, such as User:alice"))?;
-                principal = Some(Principal { principal_type: kind.to_string(), name: name.to_string() });
+                let (kind, name) = value.split_once(':').ok_or_else(|| {
+                    format!("--principal `{value}` is not Type:name, such as User:alice")
+                })?;
+                principal = Some(Principal {
+                    principal_type: kind.to_string(),
+                    name: name.to_string(),
+                });
             }
             "--operation" => {
                 let op = Operation::from_access_type(&value.to_ascii_lowercase())
                     .ok_or_else(|| format!("--operation `{value}` is not a Kafka operation (READ, WRITE, DESCRIBE, ...)"))?;
                 operation = Some(op);
             }
-            "--host" => host = Some(value.parse().map_err(|_| format!("--host `{value}` is not an IP address"))?),
+            "--host" => {
+                host = Some(
+                    value
+                        .parse()
+                        .map_err(|_| format!("--host `{value}` is not an IP address"))?,
+                )
+            }
             "--listener" => listener = value,
             "--client-id" => client_id = value,
             _ => {
                 let level = flag.strip_prefix("--").unwrap_or(flag).replace('-', "_");
-                let resource_type = ResourceType::from_level(&level).ok_or_else(|| format!("unknown option {flag}"))?;
+                let resource_type = ResourceType::from_level(&level)
+                    .ok_or_else(|| format!("unknown option {flag}"))?;
                 resource = Some((resource_type, value));
             }
         }
@@ -217,7 +263,8 @@ fn parse_question(words: &[String]) -> Result<Question, String> {
     let (resource_type, name) = resource.ok_or("name the resource: --topic, --group, --cluster, --transactional-id, --delegation-token or --user")?;
     Ok(Question {
         principal: principal.ok_or("name the principal: --principal User:NAME")?,
-        operation: operation.ok_or("name the operation: --operation READ (or WRITE, DESCRIBE, ...)")?,
+        operation: operation
+            .ok_or("name the operation: --operation READ (or WRITE, DESCRIBE, ...)")?,
         resource_type,
         name,
         host,
@@ -244,7 +291,11 @@ impl Explainer<'_> {
     fn answer(&self, q: &Question) -> Value {
         let context = RequestContext {
             principal: q.principal.clone(),
-            conditions: KafkaContext { client_address: q.host, listener: q.listener.clone(), client_id: q.client_id.clone() },
+            conditions: KafkaContext {
+                client_address: q.host,
+                listener: q.listener.clone(),
+                client_id: q.client_id.clone(),
+            },
             request_type: -1,
             request_version: -1,
         };
@@ -266,14 +317,29 @@ impl Explainer<'_> {
             "acls": self.acl_rows_for(q).iter().map(acl_json).collect::<Vec<_>>(),
         });
         // The broker's order of rules (`rules`), then the snapshot's own (`KafkaPolicies::decide`).
-        let in_force = rules::before_policies(self.super_users, &q.principal, || rules::in_force(self.refusing_service_type, Some(self.policies)));
-        let reason = in_force.map_or_else(|reason| reason, |policies| policies.decide(&context, &action, self.now));
+        let in_force = rules::before_policies(self.super_users, &q.principal, || {
+            rules::in_force(self.refusing_service_type, Some(self.policies))
+        });
+        let reason = in_force.map_or_else(
+            |reason| reason,
+            |policies| policies.decide(&context, &action, self.now),
+        );
         let matched = match in_force {
-            Ok(policies) => policies.explain(&context, &action, self.now).and_then(Result::ok).map(|e| e.policies.iter().map(|p| self.policy_json(p)).collect()).unwrap_or_default(),
+            Ok(policies) => policies
+                .explain(&context, &action, self.now)
+                .and_then(Result::ok)
+                .map(|e| e.policies.iter().map(|p| self.policy_json(p)).collect())
+                .unwrap_or_default(),
             Err(_) => Vec::new(),
         };
-        let policy = reason.policy_id().map_or(Value::Null, |id| self.policy_ref(id));
-        let decision = if reason.allowed() { "ALLOWED" } else { "DENIED" };
+        let policy = reason
+            .policy_id()
+            .map_or(Value::Null, |id| self.policy_ref(id));
+        let decision = if reason.allowed() {
+            "ALLOWED"
+        } else {
+            "DENIED"
+        };
         let reason = reason.describe();
         answer["decision"] = json!(decision);
         answer["reason"] = json!(reason);
@@ -294,7 +360,11 @@ impl Explainer<'_> {
         let items = |which: &[usize], list: fn(&PolicyRecord) -> &Vec<Item>| -> Vec<Value> {
             which
                 .iter()
-                .map(|i| record.and_then(|r| list(r).get(*i)).map_or(json!({"index": i}), |item| item_json(*i, item)))
+                .map(|i| {
+                    record
+                        .and_then(|r| list(r).get(*i))
+                        .map_or(json!({"index": i}), |item| item_json(*i, item))
+                })
                 .collect()
         };
         json!({
@@ -306,7 +376,11 @@ impl Explainer<'_> {
 
     /// The ACL rows of this resource, as `kafka-acls --list --topic T` (Kafka's MATCH filter) shows them.
     fn acl_rows_for(&self, q: &Question) -> Vec<&AclRow> {
-        self.policies.acl_rows().iter().filter(|r| r.matches_resource(q.resource_type, &q.name)).collect()
+        self.policies
+            .acl_rows()
+            .iter()
+            .filter(|r| r.matches_resource(q.resource_type, &q.name))
+            .collect()
     }
 }
 
@@ -340,33 +414,86 @@ fn acl_json(row: &&AclRow) -> Value {
 fn render_text(a: &Value) -> String {
     let r = &a["request"];
     let mut out = String::new();
-    let host = r["host"].as_str().map(|h| format!(" from {h}")).unwrap_or_default();
-    let _ = writeln!(out, "{} {} {} {}{host}", s(&r["principal"]), s(&r["operation"]), s(&r["resourceType"]), s(&r["resource"]));
+    let host = r["host"]
+        .as_str()
+        .map(|h| format!(" from {h}"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{} {} {} {}{host}",
+        s(&r["principal"]),
+        s(&r["operation"]),
+        s(&r["resourceType"]),
+        s(&r["resource"])
+    );
     let by = match &a["decidingPolicy"] {
         Value::Null => String::new(),
-        p => format!(" by policy {} \"{}\" ({})", p["id"], s(&p["name"]), s(&p["priority"])),
+        p => format!(
+            " by policy {} \"{}\" ({})",
+            p["id"],
+            s(&p["name"]),
+            s(&p["priority"])
+        ),
     };
-    let _ = writeln!(out, "  decision: {}{by}: {}", s(&a["decision"]), s(&a["reason"]));
-    let _ = writeln!(out, "  snapshot: service {} version {}", s(&a["snapshot"]["service"]), a["snapshot"]["policyVersion"]);
+    let _ = writeln!(
+        out,
+        "  decision: {}{by}: {}",
+        s(&a["decision"]),
+        s(&a["reason"])
+    );
+    let _ = writeln!(
+        out,
+        "  snapshot: service {} version {}",
+        s(&a["snapshot"]["service"]),
+        a["snapshot"]["policyVersion"]
+    );
     let policies = a["policies"].as_array().cloned().unwrap_or_default();
     if !policies.is_empty() {
         let _ = writeln!(out, "  policies with matching items:");
     }
     for p in &policies {
-        let _ = writeln!(out, "    {} \"{}\" ({}): {}", p["id"], s(&p["name"]), s(&p["priority"]), s(&p["effect"]));
-        for (key, label) in [("deny", "deny item"), ("denyExceptions", "deny exception"), ("allow", "allow item"), ("allowExceptions", "allow exception")] {
+        let _ = writeln!(
+            out,
+            "    {} \"{}\" ({}): {}",
+            p["id"],
+            s(&p["name"]),
+            s(&p["priority"]),
+            s(&p["effect"])
+        );
+        for (key, label) in [
+            ("deny", "deny item"),
+            ("denyExceptions", "deny exception"),
+            ("allow", "allow item"),
+            ("allowExceptions", "allow exception"),
+        ] {
             for item in p[key].as_array().into_iter().flatten() {
-                let _ = writeln!(out, "      {label} {}: {}", item["index"], describe_item(item));
+                let _ = writeln!(
+                    out,
+                    "      {label} {}: {}",
+                    item["index"],
+                    describe_item(item)
+                );
             }
         }
     }
     let acls = a["acls"].as_array().cloned().unwrap_or_default();
-    let _ = writeln!(out, "  ACLs for {} {}{}", s(&r["resourceType"]), s(&r["resource"]), if acls.is_empty() { ": none" } else { ":" });
+    let _ = writeln!(
+        out,
+        "  ACLs for {} {}{}",
+        s(&r["resourceType"]),
+        s(&r["resource"]),
+        if acls.is_empty() { ": none" } else { ":" }
+    );
     for acl in &acls {
         let _ = writeln!(
             out,
             "    {} {} {} on {} {} {} (host *)",
-            s(&acl["permission"]), s(&acl["principal"]), s(&acl["operation"]), s(&acl["resourceType"]), s(&acl["patternType"]), s(&acl["name"])
+            s(&acl["permission"]),
+            s(&acl["principal"]),
+            s(&acl["operation"]),
+            s(&acl["resourceType"]),
+            s(&acl["patternType"]),
+            s(&acl["name"])
         );
     }
     out.push('\n');
@@ -374,7 +501,12 @@ fn render_text(a: &Value) -> String {
 }
 
 fn describe_item(item: &Value) -> String {
-    let list = |key: &str| item[key].as_array().map(|v| v.iter().map(s).collect::<Vec<_>>().join(", ")).unwrap_or_default();
+    let list = |key: &str| {
+        item[key]
+            .as_array()
+            .map(|v| v.iter().map(s).collect::<Vec<_>>().join(", "))
+            .unwrap_or_default()
+    };
     let mut who = Vec::new();
     for (key, label) in [("users", "users"), ("groups", "groups"), ("roles", "roles")] {
         let names = list(key);
@@ -382,12 +514,30 @@ fn describe_item(item: &Value) -> String {
             who.push(format!("{label} {names}"));
         }
     }
-    let conditions = item["conditions"].as_array().map(|c| c.iter().map(|c| format!(" if {} in [{}]", s(&c["type"]), c["values"].as_array().map(|v| v.iter().map(s).collect::<Vec<_>>().join(", ")).unwrap_or_default())).collect::<String>()).unwrap_or_default();
+    let conditions = item["conditions"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .map(|c| {
+                    format!(
+                        " if {} in [{}]",
+                        s(&c["type"]),
+                        c["values"]
+                            .as_array()
+                            .map(|v| v.iter().map(s).collect::<Vec<_>>().join(", "))
+                            .unwrap_or_default()
+                    )
+                })
+                .collect::<String>()
+        })
+        .unwrap_or_default();
     format!("{}: {}{conditions}", who.join("; "), list("accessTypes"))
 }
 
 fn s(v: &Value) -> String {
-    v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())
+    v.as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| v.to_string())
 }
 
 /// Splits a batch line into words; double quotes group words with spaces.
@@ -416,7 +566,10 @@ fn split_words(line: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/snapshots/e2e.json");
+    const FIXTURE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/snapshots/e2e.json"
+    );
 
     fn explain(words: &str, stdin: &str) -> (i32, String) {
         let mut args: Vec<String> = vec!["--snapshot".into(), FIXTURE.into()];
@@ -426,23 +579,41 @@ mod tests {
 
     #[test]
     fn says_who_decided_and_which_items_matched() {
-        let (code, out) = explain("--principal User:alice --operation DESCRIBE --topic payments", "");
+        let (code, out) = explain(
+            "--principal User:alice --operation DESCRIBE --topic payments",
+            "",
+        );
         assert_eq!(code, 0, "{out}");
-        assert!(out.contains("decision: DENIED by policy 5 \"no payments for alice\" (NORMAL)"), "{out}");
+        assert!(
+            out.contains("decision: DENIED by policy 5 \"no payments for alice\" (NORMAL)"),
+            "{out}"
+        );
         assert!(out.contains("deny item 1: users alice: write"), "{out}");
-        assert!(out.contains("3 \"everyone sees the topics\" (NORMAL): allows"), "{out}");
-        assert!(out.contains("DENY User:alice WRITE on topic LITERAL payments (host *)"), "{out}");
+        assert!(
+            out.contains("3 \"everyone sees the topics\" (NORMAL): allows"),
+            "{out}"
+        );
+        assert!(
+            out.contains("DENY User:alice WRITE on topic LITERAL payments (host *)"),
+            "{out}"
+        );
     }
 
     #[test]
     fn json_for_scripts_and_super_users() {
-        let (code, out) = explain("--json --principal User:bob --operation WRITE --topic orders", "");
+        let (code, out) = explain(
+            "--json --principal User:bob --operation WRITE --topic orders",
+            "",
+        );
         assert_eq!(code, 0);
         let answer: Value = serde_json::from_str(out.trim()).unwrap();
         assert_eq!(answer["decision"], "DENIED");
         assert_eq!(answer["decidingPolicy"], Value::Null);
         assert_eq!(answer["acls"].as_array().unwrap().len(), 5);
-        let (_, out) = explain("--json --super-users User:bob --principal User:bob --operation WRITE --topic orders", "");
+        let (_, out) = explain(
+            "--json --super-users User:bob --principal User:bob --operation WRITE --topic orders",
+            "",
+        );
         let answer: Value = serde_json::from_str(out.trim()).unwrap();
         assert_eq!(answer["decision"], "ALLOWED");
         assert_eq!(answer["reason"], "a super user: never checked");
@@ -453,7 +624,10 @@ mod tests {
         let stdin = "--principal User:alice --operation READ --group alice-1\n# a comment\n--principal User:x --operation FLY --topic t\n--principal User:alice --operation IDEMPOTENT_WRITE --cluster\n";
         let (code, out) = explain("--json --batch", stdin);
         assert_eq!(code, 0);
-        let answers: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let answers: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(answers.len(), 3);
         assert_eq!(answers[0]["decision"], "ALLOWED");
         assert_eq!(answers[0]["decidingPolicy"]["id"], 4);

@@ -74,7 +74,10 @@ pub fn install() {
                 // The agent's thread catches its panics and logs each distinct one once.
                 return;
             }
-            let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+            let location = info
+                .location()
+                .map(|l| format!(" at {}:{}", l.file(), l.line()))
+                .unwrap_or_default();
             let payload = info
                 .payload()
                 .downcast_ref::<&str>()
@@ -98,7 +101,9 @@ pub fn drain() -> Vec<LogRecord> {
         records.push(LogRecord {
             level: LogLevel::Warn,
             logger: NATIVE_LOGGER.to_string(),
-            message: format!("{dropped} log records were dropped because the JVM did not drain them in time"),
+            message: format!(
+                "{dropped} log records were dropped because the JVM did not drain them in time"
+            ),
         });
     }
     records.extend(QUEUE.lock().drain(..));
@@ -198,7 +203,10 @@ mod tests {
 
     #[test]
     fn rust_targets_become_java_logger_names() {
-        assert_eq!(logger_name("grantforge_agent::source"), "org.devlive.grantforge.agent.source");
+        assert_eq!(
+            logger_name("grantforge_agent::source"),
+            "org.devlive.grantforge.agent.source"
+        );
         assert_eq!(logger_name("grantforge.audit"), "grantforge.audit");
     }
 
@@ -208,8 +216,12 @@ mod tests {
         tracing::warn!(target: "grantforge.test", "hello {}", 42);
         let _ = std::panic::catch_unwind(|| panic!("boom"));
         let records = drain();
-        assert!(records.iter().any(|r| r.logger == "grantforge.test" && r.message == "hello 42" && r.level == LogLevel::Warn));
-        assert!(records.iter().any(|r| r.level == LogLevel::Error && r.message.contains("boom")));
+        assert!(records.iter().any(|r| r.logger == "grantforge.test"
+            && r.message == "hello 42"
+            && r.level == LogLevel::Warn));
+        assert!(records
+            .iter()
+            .any(|r| r.level == LogLevel::Error && r.message.contains("boom")));
     }
 
     #[test]
@@ -217,7 +229,10 @@ mod tests {
         let mut message = format!("a{}", "é".repeat(MESSAGE_MAX_BYTES));
         cut_to_bound(&mut message);
         assert!(message.len() < MESSAGE_MAX_BYTES + 64, "{}", message.len());
-        assert!(message.ends_with(&format!("… ({} more bytes not logged)", 2 * MESSAGE_MAX_BYTES + 1 - (MESSAGE_MAX_BYTES - 1))));
+        assert!(message.ends_with(&format!(
+            "… ({} more bytes not logged)",
+            2 * MESSAGE_MAX_BYTES + 1 - (MESSAGE_MAX_BYTES - 1)
+        )));
         let mut short = "short".to_string();
         cut_to_bound(&mut short);
         assert_eq!(short, "short");

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::Mutex;
 
 use crate::agent::Agent;
-use crate::request::lane::{self, SnapshotInForce, Counts};
+use crate::request::lane::{self, Counts, SnapshotInForce};
 
 /// The agent's health, as its thread sees it.
 #[derive(Default)]
@@ -54,7 +54,11 @@ impl Metric {
             .split('-')
             .flat_map(|word| {
                 let mut chars = word.chars();
-                chars.next().map(|first| first.to_ascii_uppercase()).into_iter().chain(chars)
+                chars
+                    .next()
+                    .map(|first| first.to_ascii_uppercase())
+                    .into_iter()
+                    .chain(chars)
             })
             .collect()
     }
@@ -142,24 +146,48 @@ mod tests {
 
     #[test]
     fn the_attribute_is_the_name_in_camel_case() {
-        let metric = |name| Metric { name, description: "", value: |_| Value::Number(0) };
+        let metric = |name| Metric {
+            name,
+            description: "",
+            value: |_| Value::Number(0),
+        };
         assert_eq!(metric("cache-hits").attribute(), "CacheHits");
-        assert_eq!(metric("snapshot-age-seconds").attribute(), "SnapshotAgeSeconds");
+        assert_eq!(
+            metric("snapshot-age-seconds").attribute(),
+            "SnapshotAgeSeconds"
+        );
         assert_eq!(metric("last-refresh-error").attribute(), "LastRefreshError");
     }
 
     #[test]
     fn every_metric_is_in_the_operators_documentation_under_both_names() {
-        let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/operations.md")).unwrap();
+        let docs = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/operations.md"
+        ))
+        .unwrap();
         for metric in METRICS {
-            assert!(docs.contains(&format!("`{}`", metric.name)), "docs/operations.md does not list `{}`", metric.name);
-            assert!(docs.contains(&format!("`{}`", metric.attribute())), "docs/operations.md does not list `{}`", metric.attribute());
+            assert!(
+                docs.contains(&format!("`{}`", metric.name)),
+                "docs/operations.md does not list `{}`",
+                metric.name
+            );
+            assert!(
+                docs.contains(&format!("`{}`", metric.attribute())),
+                "docs/operations.md does not list `{}`",
+                metric.attribute()
+            );
         }
     }
 
     #[test]
     fn a_reading_shows_each_field_as_its_metric() {
-        let stats = Stats { cache_hits: 7, snapshot_version: -1, last_error: "unreachable".into(), ..Stats::default() };
+        let stats = Stats {
+            cache_hits: 7,
+            snapshot_version: -1,
+            last_error: "unreachable".into(),
+            ..Stats::default()
+        };
         let value = |name: &str| (METRICS.iter().find(|m| m.name == name).unwrap().value)(&stats);
         assert_eq!(value("cache-hits"), Value::Number(7));
         assert_eq!(value("snapshot-version"), Value::Number(-1));

@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-pub use grantforge_quotas::{Entity, EntityError, Part, QuotaType, Resolved, Rule};
 use grantforge_quotas::QuotaTable;
+pub use grantforge_quotas::{Entity, EntityError, Part, QuotaType, Resolved, Rule};
 use parking_lot::{Condvar, Mutex, RwLock};
 
 /// How long the entities must stay unchanged before the INFO line that sums them up.
@@ -63,7 +63,11 @@ impl Quotas {
         })
     }
 
-    fn change(&'static self, quota_type: QuotaType, apply: impl FnOnce(&mut QuotaTable) -> bool) -> bool {
+    fn change(
+        &'static self,
+        quota_type: QuotaType,
+        apply: impl FnOnce(&mut QuotaTable) -> bool,
+    ) -> bool {
         let changed = apply(&mut self.table.write());
         if changed {
             self.changes[quota_type as usize].fetch_add(1, Ordering::AcqRel);
@@ -95,8 +99,15 @@ impl Quotas {
     }
 
     /// Kafka's `quotaLimit(type, tags)`.
-    pub fn limit_of_group(&self, quota_type: QuotaType, user_tag: &str, client_tag: &str) -> Option<f64> {
-        self.table.read().limit_of_group(quota_type, user_tag, client_tag)
+    pub fn limit_of_group(
+        &self,
+        quota_type: QuotaType,
+        user_tag: &str,
+        client_tag: &str,
+    ) -> Option<f64> {
+        self.table
+            .read()
+            .limit_of_group(quota_type, user_tag, client_tag)
     }
 
     /// Logs one INFO line once the entities have stayed unchanged for a moment (Kafka replays
@@ -106,20 +117,24 @@ impl Quotas {
         *self.pending_summary.lock() = Some(Instant::now());
         self.changed.notify_all();
         SUMMARY_THREAD.get_or_init(|| {
-            let _ = std::thread::Builder::new().name("grantforge-quotas".to_string()).spawn(move || loop {
-                let mut pending = self.pending_summary.lock();
-                match *pending {
-                    None => self.changed.wait(&mut pending),
-                    Some(at) if at.elapsed() < QUIET_BEFORE_SUMMARY => {
-                        let _ = self.changed.wait_for(&mut pending, QUIET_BEFORE_SUMMARY - at.elapsed());
+            let _ = std::thread::Builder::new()
+                .name("grantforge-quotas".to_string())
+                .spawn(move || loop {
+                    let mut pending = self.pending_summary.lock();
+                    match *pending {
+                        None => self.changed.wait(&mut pending),
+                        Some(at) if at.elapsed() < QUIET_BEFORE_SUMMARY => {
+                            let _ = self
+                                .changed
+                                .wait_for(&mut pending, QUIET_BEFORE_SUMMARY - at.elapsed());
+                        }
+                        Some(_) => {
+                            *pending = None;
+                            drop(pending);
+                            tracing::info!("quotas changed: {}", self.table.read().summary());
+                        }
                     }
-                    Some(_) => {
-                        *pending = None;
-                        drop(pending);
-                        tracing::info!("quotas changed: {}", self.table.read().summary());
-                    }
-                }
-            });
+                });
         });
     }
 }
@@ -131,24 +146,42 @@ mod tests {
     #[test]
     fn only_a_changed_value_counts_as_a_change_of_its_type() {
         // (The other tests of this table use other types: the table is the process's.)
-        let (quotas, mutation, request) = (shared(), QuotaType::ControllerMutation, QuotaType::Request);
+        let (quotas, mutation, request) =
+            (shared(), QuotaType::ControllerMutation, QuotaType::Request);
         let entity = Entity::user("quotas-test-counts");
         let (mutations, requests) = (quotas.changes(mutation), quotas.changes(request));
         assert!(quotas.update(&entity, mutation, 5.0));
-        assert!(!quotas.update(&entity, mutation, 5.0), "the same value again: no change");
+        assert!(
+            !quotas.update(&entity, mutation, 5.0),
+            "the same value again: no change"
+        );
         assert!(quotas.remove(&entity, mutation));
         assert!(!quotas.remove(&entity, mutation), "nothing to remove");
         assert_eq!(quotas.changes(mutation), mutations + 2);
-        assert_eq!(quotas.changes(request), requests, "another type is not touched");
+        assert_eq!(
+            quotas.changes(request),
+            requests,
+            "another type is not touched"
+        );
     }
 
     #[test]
     fn resolves_from_the_shared_table() {
         let quotas = shared();
         quotas.update(&Entity::user("quotas-test-user2"), QuotaType::Fetch, 8192.0);
-        quotas.update(&Entity::user_client("quotas-test-user2", "clientA"), QuotaType::Fetch, 20.0);
+        quotas.update(
+            &Entity::user_client("quotas-test-user2", "clientA"),
+            QuotaType::Fetch,
+            20.0,
+        );
         let shared_group = quotas.resolve(QuotaType::Fetch, "quotas-test-user2", "clientC");
-        assert_eq!((shared_group.tags(), shared_group.limit), (("quotas-test-user2", ""), Some(8172.0)));
-        assert_eq!(quotas.limit_of_group(QuotaType::Fetch, "quotas-test-user2", "clientA"), Some(20.0));
+        assert_eq!(
+            (shared_group.tags(), shared_group.limit),
+            (("quotas-test-user2", ""), Some(8172.0))
+        );
+        assert_eq!(
+            quotas.limit_of_group(QuotaType::Fetch, "quotas-test-user2", "clientA"),
+            Some(20.0)
+        );
     }
 }

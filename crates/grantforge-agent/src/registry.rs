@@ -38,14 +38,20 @@ pub fn open(config: AgentConfig) -> Result<Arc<Agent>, AgentError> {
         return Ok(entry.agent.clone());
     }
     let agent = Agent::start(config)?;
-    agents.push(Entry { identity, agent: agent.clone(), opens: 1 });
+    agents.push(Entry {
+        identity,
+        agent: agent.clone(),
+        opens: 1,
+    });
     Ok(agent)
 }
 
 /// Gives back one `open`; the last one stops the agent.
 pub fn release(agent: &Arc<Agent>) {
     let mut agents = AGENTS.lock();
-    let Some(at) = agents.iter().position(|e| Arc::ptr_eq(&e.agent, agent)) else { return };
+    let Some(at) = agents.iter().position(|e| Arc::ptr_eq(&e.agent, agent)) else {
+        return;
+    };
     agents[at].opens -= 1;
     if agents[at].opens == 0 {
         let entry = agents.swap_remove(at);
@@ -67,7 +73,8 @@ fn identity(config: &AgentConfig) -> PathBuf {
             &server.cache_dir
         }
     };
-    path.canonicalize().unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.clone()))
+    path.canonicalize()
+        .unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.clone()))
 }
 
 fn source_key(config: &AgentConfig) -> &'static str {

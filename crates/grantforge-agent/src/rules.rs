@@ -48,7 +48,11 @@ impl SuperUsers {
 
 /// The rules asked before a snapshot's own, in order: a super user is allowed (whatever is in
 /// force, so `in_force` is not even asked); otherwise what is in force, or why nothing is.
-pub fn before_policies<T>(super_users: &SuperUsers, principal: &Principal, in_force: impl FnOnce() -> Result<T, Reason>) -> Result<T, Reason> {
+pub fn before_policies<T>(
+    super_users: &SuperUsers,
+    principal: &Principal,
+    in_force: impl FnOnce() -> Result<T, Reason>,
+) -> Result<T, Reason> {
     if super_users.contains(principal) {
         return Err(Reason::SuperUser);
     }
@@ -69,7 +73,10 @@ mod tests {
     use super::*;
 
     fn principal(kind: &str, name: &str) -> Principal {
-        Principal { principal_type: kind.into(), name: name.into() }
+        Principal {
+            principal_type: kind.into(),
+            name: name.into(),
+        }
     }
 
     #[test]
@@ -77,7 +84,10 @@ mod tests {
         let super_users = SuperUsers::parse(" User:admin ; Group:ops;;User:a:b").unwrap();
         assert!(super_users.contains(&principal("User", "admin")));
         assert!(super_users.contains(&principal("Group", "ops")));
-        assert!(super_users.contains(&principal("User", "a:b")), "a name may hold a colon");
+        assert!(
+            super_users.contains(&principal("User", "a:b")),
+            "a name may hold a colon"
+        );
         assert!(!super_users.contains(&principal("User", "ops")));
         assert!(!super_users.contains(&principal("Group", "admin")));
         assert!(!super_users.contains(&principal("User", "admi")));
@@ -97,8 +107,25 @@ mod tests {
             in_force::<()>(true, None)
         });
         assert_eq!((answer, asked.get()), (Err(Reason::SuperUser), false));
-        assert_eq!(before_policies(&admins, &principal("User", "bob"), || in_force::<()>(true, Some(()))), Err(Reason::RefusedServiceType));
-        assert_eq!(before_policies(&admins, &principal("User", "bob"), || in_force::<()>(false, None)), Err(Reason::NoSnapshot));
-        assert_eq!(before_policies(&admins, &principal("User", "bob"), || in_force(false, Some(7))), Ok(7));
+        assert_eq!(
+            before_policies(&admins, &principal("User", "bob"), || in_force::<()>(
+                true,
+                Some(())
+            )),
+            Err(Reason::RefusedServiceType)
+        );
+        assert_eq!(
+            before_policies(&admins, &principal("User", "bob"), || in_force::<()>(
+                false, None
+            )),
+            Err(Reason::NoSnapshot)
+        );
+        assert_eq!(
+            before_policies(&admins, &principal("User", "bob"), || in_force(
+                false,
+                Some(7)
+            )),
+            Ok(7)
+        );
     }
 }

@@ -78,7 +78,12 @@ impl Setting {
 
     /// The setting as a row of the docs' table: `` | `key` | default | doc | ``.
     pub fn markdown_row(&self) -> String {
-        format!("| `{}` | {} | {} |", self.key, self.shown_default(), self.doc)
+        format!(
+            "| `{}` | {} | {} |",
+            self.key,
+            self.shown_default(),
+            self.doc
+        )
     }
 }
 
@@ -172,7 +177,10 @@ pub const READ_TIMEOUT: Setting = Setting {
 pub const DECISION_CACHE_MAX_ENTRIES: Setting = Setting {
     key: "grantforge.decision.cache.max.entries",
     default: Fallback::Value("100000"),
-    kind: Kind::Number { min: 0, max: u32::MAX as u64 },
+    kind: Kind::Number {
+        min: 0,
+        max: u32::MAX as u64,
+    },
     doc: "decisions kept for the snapshot in force; 0 turns the cache off",
 };
 pub const DECISION_CACHE_TTL: Setting = Setting {
@@ -190,13 +198,19 @@ pub const AUDIT_FOLD_WINDOW: Setting = Setting {
 pub const AUDIT_QUEUE_CAPACITY: Setting = Setting {
     key: "grantforge.audit.queue.capacity",
     default: Fallback::Value("10000"),
-    kind: Kind::Number { min: 1, max: u32::MAX as u64 },
+    kind: Kind::Number {
+        min: 1,
+        max: u32::MAX as u64,
+    },
     doc: "folded audit groups held in memory; beyond it new groups are dropped and counted",
 };
 pub const AUDIT_SPOOL_LIMIT_BYTES: Setting = Setting {
     key: "grantforge.audit.spool.limit.bytes",
     default: Fallback::Value("67108864"),
-    kind: Kind::Number { min: 0, max: u64::MAX >> 1 },
+    kind: Kind::Number {
+        min: 0,
+        max: u64::MAX >> 1,
+    },
     doc: "server mode: the most the audit spool may hold while the server is away",
 };
 pub const AUDIT_BATCH_SIZE: Setting = Setting {
@@ -220,7 +234,10 @@ pub const NATIVE_LIBRARY_PATH: Setting = Setting {
 pub const SNAPSHOT_MAX_BYTES: Setting = Setting {
     key: "grantforge.snapshot.max.bytes",
     default: Fallback::Value("67108864"),
-    kind: Kind::Number { min: 1, max: u64::MAX >> 1 },
+    kind: Kind::Number {
+        min: 1,
+        max: u64::MAX >> 1,
+    },
     doc: "largest snapshot accepted",
 };
 
@@ -255,24 +272,42 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     fn repo_file(path: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(path)
     }
 
     #[test]
     fn keys_are_unique_and_the_table_is_consistent() {
         let mut seen = std::collections::BTreeSet::new();
         for setting in SETTINGS {
-            assert!(seen.insert(setting.key), "{} is in the table twice", setting.key);
+            assert!(
+                seen.insert(setting.key),
+                "{} is in the table twice",
+                setting.key
+            );
             assert!(setting.key.starts_with("grantforge."), "{}", setting.key);
-            assert!(!setting.doc.is_empty() && !setting.doc.contains(['\n', '|']), "{}: one line of doc", setting.key);
+            assert!(
+                !setting.doc.is_empty() && !setting.doc.contains(['\n', '|']),
+                "{}: one line of doc",
+                setting.key
+            );
             assert_eq!(find(setting.key), Some(*setting));
             match (setting.kind.range(), setting.default) {
                 (Some((min, max)), Fallback::Value(value)) => {
-                    let n: u64 = value.parse().unwrap_or_else(|e| panic!("{}: default `{value}`: {e}", setting.key));
-                    assert!(min <= max && (min..=max).contains(&n), "{}: default {n} outside {min}..={max}", setting.key);
+                    let n: u64 = value
+                        .parse()
+                        .unwrap_or_else(|e| panic!("{}: default `{value}`: {e}", setting.key));
+                    assert!(
+                        min <= max && (min..=max).contains(&n),
+                        "{}: default {n} outside {min}..={max}",
+                        setting.key
+                    );
                 }
                 (Some(_), _) => panic!("{}: a number needs a default", setting.key),
-                (None, Fallback::Value(_)) => panic!("{}: only numbers have a written default", setting.key),
+                (None, Fallback::Value(_)) => {
+                    panic!("{}: only numbers have a written default", setting.key)
+                }
                 (None, _) => {}
             }
         }
@@ -290,17 +325,27 @@ mod tests {
                 header = None;
                 continue;
             }
-            let cells: Vec<String> = line.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect();
+            let cells: Vec<String> = line
+                .trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_string())
+                .collect();
             let Some(columns) = &header else {
                 header = Some(cells);
                 continue;
             };
-            if cells.iter().all(|c| c.chars().all(|ch| ch == '-' || ch == ':')) {
+            if cells
+                .iter()
+                .all(|c| c.chars().all(|ch| ch == '-' || ch == ':'))
+            {
                 continue;
             }
             let key = cells[0].trim_matches('`');
             if key.starts_with("grantforge.") {
-                let default = columns.iter().position(|c| c == "default").map(|i| cells.get(i).cloned().unwrap_or_default());
+                let default = columns
+                    .iter()
+                    .position(|c| c == "default")
+                    .map(|i| cells.get(i).cloned().unwrap_or_default());
                 rows.push((key.to_string(), default));
             }
         }
@@ -313,13 +358,21 @@ mod tests {
         let rows = key_rows(markdown);
         let mut problems = Vec::new();
         for setting in SETTINGS {
-            let defaults: Vec<&String> = rows.iter().filter(|(key, _)| key == setting.key).filter_map(|(_, d)| d.as_ref()).collect();
+            let defaults: Vec<&String> = rows
+                .iter()
+                .filter(|(key, _)| key == setting.key)
+                .filter_map(|(_, d)| d.as_ref())
+                .collect();
             if defaults.is_empty() {
                 problems.push(format!("{} has no row with a default", setting.key));
             }
             for shown in defaults {
                 if *shown != setting.shown_default() {
-                    problems.push(format!("{}: the docs say default {shown}, the code {}", setting.key, setting.shown_default()));
+                    problems.push(format!(
+                        "{}: the docs say default {shown}, the code {}",
+                        setting.key,
+                        setting.shown_default()
+                    ));
                 }
             }
         }
@@ -347,8 +400,14 @@ mod tests {
     fn a_rendered_table_agrees_and_a_wrong_one_is_caught() {
         assert_eq!(disagreements(&markdown_table()), Vec::<String>::new());
         let wrong = markdown_table()
-            .replace("| `grantforge.audit.batch.size` | `500` |", "| `grantforge.audit.batch.size` | `1000` |")
-            .replace("| `grantforge.connect.timeout.ms` |", "| `grantforge.conect.timeout.ms` |")
+            .replace(
+                "| `grantforge.audit.batch.size` | `500` |",
+                "| `grantforge.audit.batch.size` | `1000` |",
+            )
+            .replace(
+                "| `grantforge.connect.timeout.ms` |",
+                "| `grantforge.conect.timeout.ms` |",
+            )
             + "| `grantforge.retired.key` | — | gone |\n";
         assert_eq!(
             disagreements(&wrong),
@@ -366,9 +425,13 @@ mod tests {
         let text = "| key | default | meaning |\n|---|---|---|\n| `grantforge.a` | `1` | x |\n| `other` | — | y |\n\n| key | meaning |\n|---|---|\n| `grantforge.b` | z |\n";
         assert_eq!(
             key_rows(text),
-            [("grantforge.a".to_string(), Some("`1`".to_string())), ("grantforge.b".to_string(), None)]
+            [
+                ("grantforge.a".to_string(), Some("`1`".to_string())),
+                ("grantforge.b".to_string(), None)
+            ]
         );
-        assert!(markdown_table().contains("| `grantforge.start.timeout.ms` | `30000` | client listeners open"));
+        assert!(markdown_table()
+            .contains("| `grantforge.start.timeout.ms` | `30000` | client listeners open"));
         assert!(markdown_table().contains("| `grantforge.instance` | host name |"));
     }
 
@@ -384,16 +447,25 @@ mod tests {
                 let text = std::fs::read_to_string(&path).unwrap();
                 for (i, _) in text.match_indices("\"grantforge.") {
                     let literal = text[i + 1..].split('"').next().unwrap_or_default();
-                    literals.push((path.file_name().unwrap().to_string_lossy().into_owned(), literal.to_string()));
+                    literals.push((
+                        path.file_name().unwrap().to_string_lossy().into_owned(),
+                        literal.to_string(),
+                    ));
                 }
             }
         }
         for (file, literal) in &literals {
             // "grantforge." is the prefix the shim passes on, not a key.
-            assert!(literal == "grantforge." || literal == NATIVE_LIBRARY_PATH.key, "{file} names \"{literal}\"");
+            assert!(
+                literal == "grantforge." || literal == NATIVE_LIBRARY_PATH.key,
+                "{file} names \"{literal}\""
+            );
         }
         assert!(
-            literals.iter().any(|(file, literal)| file == "NativeLibraryLoader.java" && literal == NATIVE_LIBRARY_PATH.key),
+            literals
+                .iter()
+                .any(|(file, literal)| file == "NativeLibraryLoader.java"
+                    && literal == NATIVE_LIBRARY_PATH.key),
             "NativeLibraryLoader.PATH_KEY is {}",
             NATIVE_LIBRARY_PATH.key
         );

@@ -5,8 +5,15 @@ use grantforge_kafka::{Action, KafkaContext, Operation, Principal, RequestContex
 /// `user` (a `User`) from 10.0.0.1 on listener `L`, client id `c`, a Produce request (version 9).
 pub(crate) fn context(user: &str) -> RequestContext {
     RequestContext {
-        principal: Principal { principal_type: "User".into(), name: user.into() },
-        conditions: KafkaContext { client_address: Some("10.0.0.1".parse().unwrap()), listener: "L".into(), client_id: "c".into() },
+        principal: Principal {
+            principal_type: "User".into(),
+            name: user.into(),
+        },
+        conditions: KafkaContext {
+            client_address: Some("10.0.0.1".parse().unwrap()),
+            listener: "L".into(),
+            client_id: "c".into(),
+        },
         request_type: 0,
         request_version: 9,
     }
@@ -14,5 +21,12 @@ pub(crate) fn context(user: &str) -> RequestContext {
 
 /// WRITE on the literal topic, audited whichever way it goes.
 pub(crate) fn write(topic: &str) -> Action<'_> {
-    Action { operation: Some(Operation::Write), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: true, log_if_denied: true }
+    Action {
+        operation: Some(Operation::Write),
+        resource_type: Some(ResourceType::Topic),
+        literal: true,
+        name: topic,
+        log_if_allowed: true,
+        log_if_denied: true,
+    }
 }

@@ -35,7 +35,10 @@ fn install_logging() {
 fn records_with(text: &str) -> Vec<LogRecord> {
     let mut seen = SEEN.lock().unwrap();
     seen.extend(logging::drain());
-    seen.iter().filter(|r| r.message.contains(text)).cloned().collect()
+    seen.iter()
+        .filter(|r| r.message.contains(text))
+        .cloned()
+        .collect()
 }
 
 #[test]
@@ -47,25 +50,43 @@ fn the_agents_thread_survives_panics_in_its_rounds_and_logs_each_once() {
     let url = server.base_url().to_string();
 
     panic_in_next_calls(&url, Call::Heartbeat, 3);
-    let next = server.set_policies_json(policies(Some("after-panics")).as_bytes()).unwrap();
-    eventually("the next version is applied after three rounds that panicked", Duration::from_secs(15), || version(&agent) == Some(next));
+    let next = server
+        .set_policies_json(policies(Some("after-panics")).as_bytes())
+        .unwrap();
+    eventually(
+        "the next version is applied after three rounds that panicked",
+        Duration::from_secs(15),
+        || version(&agent) == Some(next),
+    );
     let source = records_with(&format!("the agent's thread failed while keeping the policies current: injected panic in the Heartbeat call to {url}"));
     assert_eq!(source.len(), 1, "three panics, one line: {source:?}");
     assert_eq!(source[0].level, LogLevel::Error);
 
     panic_in_next_calls(&url, Call::AccessEvents, 2);
     assert!(!access(&agent, "bob", "orders", Operation::Write));
-    eventually("bob's refusal is delivered after two deliveries that panicked", Duration::from_secs(15), || {
-        counted(&server, "bob", "DENIED", "orders") == 1
-    });
+    eventually(
+        "bob's refusal is delivered after two deliveries that panicked",
+        Duration::from_secs(15),
+        || counted(&server, "bob", "DENIED", "orders") == 1,
+    );
     let audit = records_with(&format!("the agent's thread failed while delivering the audit: injected panic in the AccessEvents call to {url}"));
     assert_eq!(audit.len(), 1, "two panics, one line: {audit:?}");
     assert_eq!(audit[0].level, LogLevel::Error);
     let all = records_with("injected panic");
-    assert_eq!(all.len(), 2, "five panics on the agent's thread, two lines in all (the panic hook adds none): {all:?}");
+    assert_eq!(
+        all.len(),
+        2,
+        "five panics on the agent's thread, two lines in all (the panic hook adds none): {all:?}"
+    );
 
-    let last = server.set_policies_json(policies(Some("still-running")).as_bytes()).unwrap();
-    eventually("the thread still keeps the policies current", Duration::from_secs(5), || version(&agent) == Some(last));
+    let last = server
+        .set_policies_json(policies(Some("still-running")).as_bytes())
+        .unwrap();
+    eventually(
+        "the thread still keeps the policies current",
+        Duration::from_secs(5),
+        || version(&agent) == Some(last),
+    );
     registry::release(&agent);
 }
 
@@ -77,7 +98,9 @@ fn plain_http_is_warned_about_once_at_start() {
     let agent = agent(&server, &temp_dir("clear-token-cache"), &[]);
     assert!(agent.await_snapshot(Duration::from_secs(10)));
     std::thread::sleep(Duration::from_millis(1500));
-    let warnings = records_with(&format!("grantforge.server.url {url} is plain HTTP: the agent token travels in clear"));
+    let warnings = records_with(&format!(
+        "grantforge.server.url {url} is plain HTTP: the agent token travels in clear"
+    ));
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert_eq!(warnings[0].level, LogLevel::Warn);
     registry::release(&agent);
@@ -93,17 +116,37 @@ fn a_304_that_contradicts_the_heartbeat_is_logged_once() {
     let before = last_seq(&server);
     // The heartbeat announces an older version, the snapshot is still the applied one: every
     // round gets a 304 that contradicts the heartbeat, and downloads again.
-    server.set_fault(fault(r#"{"mode":"old-version","endpoints":["heartbeat"]}"#)).unwrap();
-    eventually("three rounds with a contradicting 304", Duration::from_secs(10), || {
-        requests_after(&server, before).iter().filter(|r| r.endpoint.as_deref() == Some("policies") && r.status == Some(304)).count() >= 3
-    });
-    assert!(served(&server, before, "heartbeat", FaultMode::OldVersion, 200));
+    server
+        .set_fault(fault(r#"{"mode":"old-version","endpoints":["heartbeat"]}"#))
+        .unwrap();
+    eventually(
+        "three rounds with a contradicting 304",
+        Duration::from_secs(10),
+        || {
+            requests_after(&server, before)
+                .iter()
+                .filter(|r| r.endpoint.as_deref() == Some("policies") && r.status == Some(304))
+                .count()
+                >= 3
+        },
+    );
+    assert!(served(
+        &server,
+        before,
+        "heartbeat",
+        FaultMode::OldVersion,
+        200
+    ));
     let url = format!("{}/", server.base_url());
     let lines = records_with(&format!(
         "GrantForge server {url} answered 304 Not Modified for the applied policy version {applied}, but its heartbeat announces policy version {}",
         applied - 1
     ));
     assert_eq!(lines.len(), 1, "one line, not one per round: {lines:?}");
-    assert_eq!(version(&agent), Some(applied), "the same snapshot stays in force");
+    assert_eq!(
+        version(&agent),
+        Some(applied),
+        "the same snapshot stays in force"
+    );
     registry::release(&agent);
 }

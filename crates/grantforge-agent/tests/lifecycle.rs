@@ -38,16 +38,28 @@ fn a_cache_dir_created_on_first_boot_through_a_link_or_dots_gives_one_agent() {
     std::os::unix::fs::symlink(&real, &link).unwrap();
     // The cache directory does not exist yet: the first authorizer's agent creates it.
     let through_link = link.join("cache").display().to_string();
-    let through_dots = home.join("data").join("..").join("link").join("cache").display().to_string();
+    let through_dots = home
+        .join("data")
+        .join("..")
+        .join("link")
+        .join("cache")
+        .display()
+        .to_string();
     let first = registry::open(server_config(&home, &through_link)).unwrap();
     let second = registry::open(server_config(&home, &through_link)).unwrap();
-    assert!(Arc::ptr_eq(&first, &second), "the broker's and the controller's authorizer share one agent");
+    assert!(
+        Arc::ptr_eq(&first, &second),
+        "the broker's and the controller's authorizer share one agent"
+    );
     let same_dir_other_words = registry::open(server_config(&home, &through_dots));
     // Another spelling of the same directory with other settings text is the same agent too:
     // its configuration differs only in how the path is written, which the registry refuses
     // to take as the same configuration.
     assert!(
-        same_dir_other_words.as_ref().err().is_some_and(|e| e.key() == Some("grantforge.cache.dir")),
+        same_dir_other_words
+            .as_ref()
+            .err()
+            .is_some_and(|e| e.key() == Some("grantforge.cache.dir")),
         "one directory, two configurations: refused, naming the key"
     );
     registry::release(&second);
@@ -55,13 +67,26 @@ fn a_cache_dir_created_on_first_boot_through_a_link_or_dots_gives_one_agent() {
 }
 
 fn write(topic: &str) -> Action<'_> {
-    Action { operation: Some(Operation::Write), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: true, log_if_denied: true }
+    Action {
+        operation: Some(Operation::Write),
+        resource_type: Some(ResourceType::Topic),
+        literal: true,
+        name: topic,
+        log_if_allowed: true,
+        log_if_denied: true,
+    }
 }
 
 fn user(name: &str) -> RequestContext {
     RequestContext {
-        principal: Principal { principal_type: "User".into(), name: name.into() },
-        conditions: KafkaContext { client_address: Some("10.0.0.1".parse().unwrap()), ..Default::default() },
+        principal: Principal {
+            principal_type: "User".into(),
+            name: name.into(),
+        },
+        conditions: KafkaContext {
+            client_address: Some("10.0.0.1".parse().unwrap()),
+            ..Default::default()
+        },
         request_type: 0,
         request_version: 9,
     }
@@ -70,12 +95,27 @@ fn user(name: &str) -> RequestContext {
 #[test]
 fn refusals_while_no_snapshot_is_in_force_are_counted_and_audited() {
     let home = temp_dir("no-snapshot");
-    let agent = registry::open(server_config(&home, &home.join("cache").display().to_string())).unwrap();
+    let agent = registry::open(server_config(
+        &home,
+        &home.join("cache").display().to_string(),
+    ))
+    .unwrap();
     let mut allowed = [false, false];
-    agent.authorize(&user("alice"), &[write("orders"), write("payments")], &mut allowed);
+    agent.authorize(
+        &user("alice"),
+        &[write("orders"), write("payments")],
+        &mut allowed,
+    );
     assert_eq!(allowed, [false, false], "no snapshot: refused");
     let stats = agent.stats();
-    assert_eq!((stats.decisions_denied, stats.decisions_allowed, stats.snapshot_version), (2, 0, -1));
+    assert_eq!(
+        (
+            stats.decisions_denied,
+            stats.decisions_allowed,
+            stats.snapshot_version
+        ),
+        (2, 0, -1)
+    );
     assert_eq!(stats.audit_queued, 2, "each refusal waits to be reported");
     registry::release(&agent);
 }
@@ -87,14 +127,33 @@ fn close_waits_for_the_last_audit_delivery_only_until_its_deadline_and_loses_not
     assert!(agent.await_snapshot(Duration::from_secs(10)));
     // The server takes three close deadlines to answer a delivery.
     let delay = grantforge_agent::CLOSE_DEADLINE * 3;
-    server.set_fault(fault(&format!(r#"{{"mode": "slow", "endpoints": ["access-events"], "delayMs": {}}}"#, delay.as_millis()))).unwrap();
-    assert!(!access(&agent, "bob", "orders", grantforge_kafka::Operation::Write));
+    server
+        .set_fault(fault(&format!(
+            r#"{{"mode": "slow", "endpoints": ["access-events"], "delayMs": {}}}"#,
+            delay.as_millis()
+        )))
+        .unwrap();
+    assert!(!access(
+        &agent,
+        "bob",
+        "orders",
+        grantforge_kafka::Operation::Write
+    ));
     // Whether the agent's thread is already delivering the refusal or delivers it as its last
     // delivery on close, the server holds it for three deadlines.
     let closing = std::time::Instant::now();
     registry::release(&agent);
     let waited = closing.elapsed();
-    assert_eq!(counted(&server, "bob", "DENIED", "orders"), 0, "close() returned before the slow server took the refusal");
-    assert!(waited < delay, "close() waited {waited:?}, as long as the server");
-    eventually("the refusal is delivered after all", delay * 2, || counted(&server, "bob", "DENIED", "orders") == 1);
+    assert_eq!(
+        counted(&server, "bob", "DENIED", "orders"),
+        0,
+        "close() returned before the slow server took the refusal"
+    );
+    assert!(
+        waited < delay,
+        "close() waited {waited:?}, as long as the server"
+    );
+    eventually("the refusal is delivered after all", delay * 2, || {
+        counted(&server, "bob", "DENIED", "orders") == 1
+    });
 }

@@ -12,7 +12,14 @@ use grantforge_testserver::Endpoint;
 #[test]
 fn proxy_environment_variables_are_ignored() {
     // Nothing listens there: a client that followed these would never reach the server.
-    for var in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"] {
+    for var in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ] {
         std::env::set_var(var, "http://127.0.0.1:9");
     }
     for var in ["NO_PROXY", "no_proxy"] {
@@ -20,7 +27,10 @@ fn proxy_environment_variables_are_ignored() {
     }
     let server = server("no-proxy");
     let agent = agent(&server, &temp_dir("no-proxy-cache"), &[]);
-    assert!(agent.await_snapshot(Duration::from_secs(10)), "the snapshot is fetched directly, not through HTTP_PROXY");
+    assert!(
+        agent.await_snapshot(Duration::from_secs(10)),
+        "the snapshot is fetched directly, not through HTTP_PROXY"
+    );
     assert!(server.request_count(Endpoint::Heartbeat) > 0);
     assert!(may_read(&agent, "orders"));
     registry::release(&agent);

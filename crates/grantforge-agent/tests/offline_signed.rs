@@ -10,14 +10,32 @@ use grantforge_agent::{registry, AgentConfig};
 use ring::rand::SystemRandom;
 use ring::signature::{Ed25519KeyPair, KeyPair};
 
-const SPKI_PREFIX: [u8; 12] = [0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00];
+const SPKI_PREFIX: [u8; 12] = [
+    0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
+];
 
 fn setup(name: &str) -> (PathBuf, PathBuf, Ed25519KeyPair) {
-    let dir = std::env::temp_dir().join(format!("gf-signed-{name}-{}-{:?}", std::process::id(), Instant::now()));
+    let dir = std::env::temp_dir().join(format!(
+        "gf-signed-{name}-{}-{:?}",
+        std::process::id(),
+        Instant::now()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let policies = dir.join("policies.json");
-    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/snapshots/e2e.json"), &policies).unwrap();
-    let pair = Ed25519KeyPair::from_pkcs8(Ed25519KeyPair::generate_pkcs8(&SystemRandom::new()).unwrap().as_ref()).unwrap();
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/snapshots/e2e.json"
+        ),
+        &policies,
+    )
+    .unwrap();
+    let pair = Ed25519KeyPair::from_pkcs8(
+        Ed25519KeyPair::generate_pkcs8(&SystemRandom::new())
+            .unwrap()
+            .as_ref(),
+    )
+    .unwrap();
     let mut spki = SPKI_PREFIX.to_vec();
     spki.extend_from_slice(pair.public_key().as_ref());
     let key_file = dir.join("key.pub");
@@ -27,12 +45,19 @@ fn setup(name: &str) -> (PathBuf, PathBuf, Ed25519KeyPair) {
 
 fn open(policies: &Path, key_file: &Path) -> Result<(), String> {
     let settings: BTreeMap<String, String> = [
-        ("grantforge.policy.file".to_string(), policies.display().to_string()),
-        ("grantforge.signing.key.file".to_string(), key_file.display().to_string()),
+        (
+            "grantforge.policy.file".to_string(),
+            policies.display().to_string(),
+        ),
+        (
+            "grantforge.signing.key.file".to_string(),
+            key_file.display().to_string(),
+        ),
     ]
     .into_iter()
     .collect();
-    let agent = registry::open(AgentConfig::from_settings(&settings).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let agent = registry::open(AgentConfig::from_settings(&settings).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
     registry::release(&agent);
     Ok(())
 }
@@ -43,7 +68,10 @@ fn a_signed_policy_file_is_used_and_an_unsigned_or_forged_one_is_not() {
     let sig_file = PathBuf::from(format!("{}.sig", policies.display()));
 
     let missing = open(&policies, &key_file).unwrap_err();
-    assert!(missing.contains("grantforge.signing.key.file") && missing.contains(".sig"), "{missing}");
+    assert!(
+        missing.contains("grantforge.signing.key.file") && missing.contains(".sig"),
+        "{missing}"
+    );
 
     let bytes = std::fs::read(&policies).unwrap();
     std::fs::write(&sig_file, STANDARD.encode(pair.sign(&bytes).as_ref())).unwrap();
@@ -53,12 +81,19 @@ fn a_signed_policy_file_is_used_and_an_unsigned_or_forged_one_is_not() {
     tampered.extend_from_slice(b" ");
     std::fs::write(&policies, &tampered).unwrap();
     let forged = open(&policies, &key_file).unwrap_err();
-    assert!(forged.contains("grantforge.policy.file") && forged.contains("does not verify"), "{forged}");
+    assert!(
+        forged.contains("grantforge.policy.file") && forged.contains("does not verify"),
+        "{forged}"
+    );
 }
 
 /// Writes `bytes` as the policy file with its signature, as an operator's copy would.
 fn write_signed(policies: &Path, pair: &Ed25519KeyPair, bytes: &[u8]) {
-    std::fs::write(PathBuf::from(format!("{}.sig", policies.display())), STANDARD.encode(pair.sign(bytes).as_ref())).unwrap();
+    std::fs::write(
+        PathBuf::from(format!("{}.sig", policies.display())),
+        STANDARD.encode(pair.sign(bytes).as_ref()),
+    )
+    .unwrap();
     std::fs::write(policies, bytes).unwrap();
 }
 
@@ -66,10 +101,16 @@ fn write_signed(policies: &Path, pair: &Ed25519KeyPair, bytes: &[u8]) {
 fn logged(needle: &str) -> String {
     let deadline = Instant::now() + std::time::Duration::from_secs(20);
     loop {
-        if let Some(record) = grantforge_agent::logging::drain().into_iter().find(|r| r.message.contains(needle)) {
+        if let Some(record) = grantforge_agent::logging::drain()
+            .into_iter()
+            .find(|r| r.message.contains(needle))
+        {
             return record.message;
         }
-        assert!(Instant::now() < deadline, "nothing logged containing {needle:?}");
+        assert!(
+            Instant::now() < deadline,
+            "nothing logged containing {needle:?}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
@@ -79,30 +120,60 @@ fn a_signed_policy_file_cannot_roll_back_or_change_service() {
     grantforge_agent::logging::install();
     let (policies, key_file, pair) = setup("rollback");
     let original = std::fs::read_to_string(&policies).unwrap();
-    let version = |v: i64| original.replacen("\"policyVersion\":1,", &format!("\"policyVersion\":{v},"), 1);
+    let version = |v: i64| {
+        original.replacen(
+            "\"policyVersion\":1,",
+            &format!("\"policyVersion\":{v},"),
+            1,
+        )
+    };
     write_signed(&policies, &pair, version(5).as_bytes());
     let settings: BTreeMap<String, String> = [
         ("grantforge.policy.file", policies.display().to_string()),
-        ("grantforge.signing.key.file", key_file.display().to_string()),
+        (
+            "grantforge.signing.key.file",
+            key_file.display().to_string(),
+        ),
         ("grantforge.policy.file.poll.interval.ms", "20".to_string()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
     let agent = registry::open(AgentConfig::from_settings(&settings).unwrap()).unwrap();
-    let applied = || agent.policies().map(|p| (p.service.clone(), p.policy_version));
+    let applied = || {
+        agent
+            .policies()
+            .map(|p| (p.service.clone(), p.policy_version))
+    };
     assert_eq!(applied(), Some(("kafka-demo".to_string(), 5)));
 
     // An older, properly signed file (say, last month's copy put back): seen, refused, logged.
     write_signed(&policies, &pair, version(4).as_bytes());
     let refusal = logged("no rollback");
-    assert!(refusal.contains("policy version 4 is older than the applied 5") && refusal.contains("policy version 5 stays in force"), "{refusal}");
+    assert!(
+        refusal.contains("policy version 4 is older than the applied 5")
+            && refusal.contains("policy version 5 stays in force"),
+        "{refusal}"
+    );
     assert_eq!(applied(), Some(("kafka-demo".to_string(), 5)));
 
     // A properly signed file of another service: seen, refused, logged.
-    write_signed(&policies, &pair, version(6).replacen("\"service\":\"kafka-demo\"", "\"service\":\"kafka-other\"", 1).as_bytes());
+    write_signed(
+        &policies,
+        &pair,
+        version(6)
+            .replacen(
+                "\"service\":\"kafka-demo\"",
+                "\"service\":\"kafka-other\"",
+                1,
+            )
+            .as_bytes(),
+    );
     let refusal = logged("kafka-other");
-    assert!(refusal.contains("this agent serves `kafka-demo`"), "{refusal}");
+    assert!(
+        refusal.contains("this agent serves `kafka-demo`"),
+        "{refusal}"
+    );
     assert_eq!(applied(), Some(("kafka-demo".to_string(), 5)));
 
     // A newer version of the same service is applied.

@@ -17,10 +17,19 @@ fn applies_verified_snapshots_and_follows_policy_changes() {
     let agent = agent(&server, &cache, &[]);
     assert!(agent.await_snapshot(Duration::from_secs(10)));
     assert!(may_read(&agent, "orders") && !may_read(&agent, "reports"));
-    server.set_policies_json(policies(Some("reports")).as_bytes()).unwrap();
-    eventually("the change reaches the agent", Duration::from_secs(5), || may_read(&agent, "reports"));
+    server
+        .set_policies_json(policies(Some("reports")).as_bytes())
+        .unwrap();
+    eventually(
+        "the change reaches the agent",
+        Duration::from_secs(5),
+        || may_read(&agent, "reports"),
+    );
     assert!(cache.join("snapshot.json").exists());
-    assert!(!cache.join("signing-key.pin").exists(), "the configured key is used: nothing is pinned on first use");
+    assert!(
+        !cache.join("signing-key.pin").exists(),
+        "the configured key is used: nothing is pinned on first use"
+    );
     registry::release(&agent);
 }
 
@@ -29,15 +38,34 @@ fn never_applies_what_it_cannot_verify_or_use() {
     let server = server("faults");
     let agent = agent(&server, &temp_dir("faults-cache"), &[]);
     assert!(agent.await_snapshot(Duration::from_secs(10)));
-    for (i, mode) in ["wrong-signature", "other-key", "old-version", "other-service", "truncated"].iter().enumerate() {
+    for (i, mode) in [
+        "wrong-signature",
+        "other-key",
+        "old-version",
+        "other-service",
+        "truncated",
+    ]
+    .iter()
+    .enumerate()
+    {
         let applied = version(&agent);
-        server.set_fault(fault(&format!(r#"{{"mode":"{mode}"}}"#))).unwrap();
-        server.set_policies_json(policies(Some(&format!("t{i}"))).as_bytes()).unwrap();
+        server
+            .set_fault(fault(&format!(r#"{{"mode":"{mode}"}}"#)))
+            .unwrap();
+        server
+            .set_policies_json(policies(Some(&format!("t{i}"))).as_bytes())
+            .unwrap();
         std::thread::sleep(Duration::from_millis(2500));
-        assert_eq!(version(&agent), applied, "{mode}: the applied snapshot stays in force");
+        assert_eq!(
+            version(&agent),
+            applied,
+            "{mode}: the applied snapshot stays in force"
+        );
         assert!(!may_read(&agent, &format!("t{i}")), "{mode}");
         server.clear_fault();
-        eventually(mode, Duration::from_secs(10), || may_read(&agent, &format!("t{i}")));
+        eventually(mode, Duration::from_secs(10), || {
+            may_read(&agent, &format!("t{i}"))
+        });
     }
     registry::release(&agent);
 }
@@ -49,10 +77,18 @@ fn a_snapshot_of_another_service_type_refuses_everything() {
     assert!(agent.await_snapshot(Duration::from_secs(10)));
     assert!(may_read(&agent, "orders"));
     server.set_fault(fault(r#"{"mode":"other-type"}"#)).unwrap();
-    server.set_policies_json(policies(Some("x")).as_bytes()).unwrap();
-    eventually("everything refused", Duration::from_secs(5), || !may_read(&agent, "orders"));
+    server
+        .set_policies_json(policies(Some("x")).as_bytes())
+        .unwrap();
+    eventually("everything refused", Duration::from_secs(5), || {
+        !may_read(&agent, "orders")
+    });
     server.clear_fault();
-    eventually("a kafka snapshot decides again", Duration::from_secs(10), || may_read(&agent, "x"));
+    eventually(
+        "a kafka snapshot decides again",
+        Duration::from_secs(10),
+        || may_read(&agent, "x"),
+    );
     registry::release(&agent);
 }
 
@@ -64,33 +100,64 @@ fn starts_from_the_verified_disk_cache_when_the_server_is_away_and_refuses_a_tam
     assert!(first.await_snapshot(Duration::from_secs(10)));
     registry::release(&first);
     let key_file = signing_key_file(&server);
-    let question: Vec<String> = ["--cache-dir", cache.to_str().unwrap(), "--signing-key", key_file.to_str().unwrap(), "--principal", "User:alice", "--operation", "READ", "--topic", "orders"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let question: Vec<String> = [
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--signing-key",
+        key_file.to_str().unwrap(),
+        "--principal",
+        "User:alice",
+        "--operation",
+        "READ",
+        "--topic",
+        "orders",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     let (code, answer) = grantforge_agent::explain::run(&question, "");
     assert_eq!(code, 0, "{answer}");
-    assert!(answer.contains("decision: ALLOWED by policy 1"), "explain reads the verified cache: {answer}");
+    assert!(
+        answer.contains("decision: ALLOWED by policy 1"),
+        "explain reads the verified cache: {answer}"
+    );
     server.set_fault(fault(r#"{"mode":"down"}"#)).unwrap();
 
     let started = Instant::now();
     let second = agent(&server, &cache, &[]);
-    assert!(second.await_snapshot(Duration::from_millis(100)), "the cache is applied at configure time");
+    assert!(
+        second.await_snapshot(Duration::from_millis(100)),
+        "the cache is applied at configure time"
+    );
     assert!(started.elapsed() < Duration::from_secs(1));
     assert!(may_read(&second, "orders"));
     registry::release(&second);
 
     let snapshot = cache.join("snapshot.json");
-    let tampered = std::fs::read_to_string(&snapshot).unwrap().replace("\"alice\"", "\"mallory\"");
+    let tampered = std::fs::read_to_string(&snapshot)
+        .unwrap()
+        .replace("\"alice\"", "\"mallory\"");
     std::fs::write(&snapshot, tampered).unwrap();
     let (code, answer) = grantforge_agent::explain::run(&question, "");
-    assert_eq!(code, 1, "explain refuses a cache that does not verify: {answer}");
+    assert_eq!(
+        code, 1,
+        "explain refuses a cache that does not verify: {answer}"
+    );
     assert!(answer.contains("does not verify"), "{answer}");
     let third = agent(&server, &cache, &[]);
-    assert!(!third.await_snapshot(Duration::from_millis(300)), "a tampered cache is never used");
+    assert!(
+        !third.await_snapshot(Duration::from_millis(300)),
+        "a tampered cache is never used"
+    );
     assert!(!may_read(&third, "orders"));
-    let moved_aside = std::fs::read_dir(&cache).unwrap().filter_map(Result::ok).any(|e| e.file_name().to_string_lossy().starts_with("rejected-"));
-    assert!(moved_aside, "the tampered cache is kept aside for inspection");
+    let moved_aside = std::fs::read_dir(&cache)
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| e.file_name().to_string_lossy().starts_with("rejected-"));
+    assert!(
+        moved_aside,
+        "the tampered cache is kept aside for inspection"
+    );
     registry::release(&third);
 }
 
@@ -99,8 +166,15 @@ fn a_pinned_key_refuses_snapshots_signed_by_another() {
     let server = server("pinned");
     let key_file = temp_dir("pinned-key").join("key.pub");
     std::fs::write(&key_file, server.other_public_key_base64()).unwrap();
-    let agent = agent(&server, &temp_dir("pinned-cache"), &[("grantforge.signing.key.file", key_file.to_str().unwrap())]);
-    assert!(!agent.await_snapshot(Duration::from_secs(3)), "signed by a key other than the pinned one");
+    let agent = agent(
+        &server,
+        &temp_dir("pinned-cache"),
+        &[("grantforge.signing.key.file", key_file.to_str().unwrap())],
+    );
+    assert!(
+        !agent.await_snapshot(Duration::from_secs(3)),
+        "signed by a key other than the pinned one"
+    );
     assert!(!may_read(&agent, "orders"));
     registry::release(&agent);
 }
@@ -115,11 +189,26 @@ fn folded_accesses_and_refusals_reach_the_server_and_counts_add_up() {
     }
     let refused_at = Instant::now();
     assert!(!access(&agent, "bob", "orders", Operation::Write));
-    eventually("bob's refusal reaches the server", Duration::from_secs(1), || counted(&server, "bob", "DENIED", "orders") == 1);
+    eventually(
+        "bob's refusal reaches the server",
+        Duration::from_secs(1),
+        || counted(&server, "bob", "DENIED", "orders") == 1,
+    );
     println!("refusal to server: {:?}", refused_at.elapsed());
-    eventually("alice's accesses are folded and delivered", Duration::from_secs(5), || counted(&server, "alice", "ALLOWED", "orders") == 10_000);
-    let events = server.events().iter().filter(|e| e["user"] == "alice").count();
-    assert!(events <= 3, "10,000 accesses become one event per fold window, not {events}");
+    eventually(
+        "alice's accesses are folded and delivered",
+        Duration::from_secs(5),
+        || counted(&server, "alice", "ALLOWED", "orders") == 10_000,
+    );
+    let events = server
+        .events()
+        .iter()
+        .filter(|e| e["user"] == "alice")
+        .count();
+    assert!(
+        events <= 3,
+        "10,000 accesses become one event per fold window, not {events}"
+    );
     registry::release(&agent);
 }
 
@@ -137,12 +226,21 @@ fn nothing_is_lost_while_the_server_is_away() {
         access(&agent, "bob", "orders", Operation::Write);
         std::thread::sleep(Duration::from_millis(600 + round * 10));
     }
-    let spooled = std::fs::read_dir(cache.join("audit-spool")).map(|d| d.count()).unwrap_or(0);
-    assert!(spooled > 0, "events wait in the spool while the server is away");
+    let spooled = std::fs::read_dir(cache.join("audit-spool"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert!(
+        spooled > 0,
+        "events wait in the spool while the server is away"
+    );
     assert_eq!(counted(&server, "alice", "ALLOWED", "orders"), 0);
     server.clear_fault();
-    eventually("the spool is delivered", Duration::from_secs(15), || counted(&server, "alice", "ALLOWED", "orders") == 500);
-    eventually("every refusal too", Duration::from_secs(5), || counted(&server, "bob", "DENIED", "orders") == 5);
+    eventually("the spool is delivered", Duration::from_secs(15), || {
+        counted(&server, "alice", "ALLOWED", "orders") == 500
+    });
+    eventually("every refusal too", Duration::from_secs(5), || {
+        counted(&server, "bob", "DENIED", "orders") == 5
+    });
     registry::release(&agent);
 }
 
@@ -151,13 +249,21 @@ fn a_refused_batch_is_split_and_the_rest_delivered() {
     let server = server("split");
     let agent = agent(&server, &temp_dir("split-cache"), FAST_AUDIT);
     assert!(agent.await_snapshot(Duration::from_secs(10)));
-    server.set_fault(fault(r#"{"mode":"fail-events-400","times":1}"#)).unwrap();
+    server
+        .set_fault(fault(r#"{"mode":"fail-events-400","times":1}"#))
+        .unwrap();
     for topic in ["orders", "orders-eu", "orders-us", "orders-asia"] {
         access(&agent, "alice", topic, Operation::Read);
     }
-    eventually("all four delivered after the split", Duration::from_secs(5), || {
-        ["orders", "orders-eu", "orders-us", "orders-asia"].iter().all(|t| counted(&server, "alice", "ALLOWED", t) == 1)
-    });
+    eventually(
+        "all four delivered after the split",
+        Duration::from_secs(5),
+        || {
+            ["orders", "orders-eu", "orders-us", "orders-asia"]
+                .iter()
+                .all(|t| counted(&server, "alice", "ALLOWED", t) == 1)
+        },
+    );
     registry::release(&agent);
 }
 
@@ -166,19 +272,38 @@ fn a_refused_batch_is_split_and_the_rest_delivered() {
 #[test]
 fn a_heartbeat_asking_never_to_come_back_is_held_to_ten_refresh_intervals() {
     let server = server("refresh-max");
-    let agent = agent(&server, &temp_dir("refresh-max-cache"), &[("grantforge.refresh.interval.ms", "300")]);
+    let agent = agent(
+        &server,
+        &temp_dir("refresh-max-cache"),
+        &[("grantforge.refresh.interval.ms", "300")],
+    );
     assert!(agent.await_snapshot(Duration::from_secs(10)));
     let before = last_seq(&server);
-    server.set_fault(fault(r#"{"mode":"refresh-seconds","refreshSeconds":9223372036854775807}"#)).unwrap();
-    eventually("the agent got refreshSeconds = 2^63 - 1", Duration::from_secs(5), || {
-        served(&server, before, "heartbeat", FaultMode::RefreshSeconds, 200)
-    });
+    server
+        .set_fault(fault(
+            r#"{"mode":"refresh-seconds","refreshSeconds":9223372036854775807}"#,
+        ))
+        .unwrap();
+    eventually(
+        "the agent got refreshSeconds = 2^63 - 1",
+        Duration::from_secs(5),
+        || served(&server, before, "heartbeat", FaultMode::RefreshSeconds, 200),
+    );
     let heartbeats = server.request_count(Endpoint::Heartbeat);
-    let next = server.set_policies_json(policies(Some("later")).as_bytes()).unwrap();
+    let next = server
+        .set_policies_json(policies(Some("later")).as_bytes())
+        .unwrap();
     // The round is held to 10 × 300 ms = 3 s; a little more for the round itself.
-    eventually("the next version is applied within the clamp", Duration::from_secs(5), || version(&agent) == Some(next));
+    eventually(
+        "the next version is applied within the clamp",
+        Duration::from_secs(5),
+        || version(&agent) == Some(next),
+    );
     assert!(may_read(&agent, "later"));
-    assert!(server.request_count(Endpoint::Heartbeat) > heartbeats, "the agent's thread still runs its rounds");
+    assert!(
+        server.request_count(Endpoint::Heartbeat) > heartbeats,
+        "the agent's thread still runs its rounds"
+    );
     registry::release(&agent);
 }
 
@@ -188,25 +313,55 @@ fn a_304_that_contradicts_the_heartbeat_is_followed_by_a_full_download() {
     let agent = agent(&server, &temp_dir("stale-304-cache"), &[]);
     assert!(agent.await_snapshot(Duration::from_secs(10)));
     let before = last_seq(&server);
-    server.set_fault(fault(r#"{"mode":"stale-not-modified"}"#)).unwrap();
-    let next = server.set_policies_json(policies(Some("fresh")).as_bytes()).unwrap();
-    eventually("a stale 304 is served for the announced version", Duration::from_secs(5), || {
-        served(&server, before, "policies", FaultMode::StaleNotModified, 304)
-    });
+    server
+        .set_fault(fault(r#"{"mode":"stale-not-modified"}"#))
+        .unwrap();
+    let next = server
+        .set_policies_json(policies(Some("fresh")).as_bytes())
+        .unwrap();
+    eventually(
+        "a stale 304 is served for the announced version",
+        Duration::from_secs(5),
+        || {
+            served(
+                &server,
+                before,
+                "policies",
+                FaultMode::StaleNotModified,
+                304,
+            )
+        },
+    );
     // Heartbeats every second: the download follows the 304 in the same round.
-    eventually("the announced version is applied within a round", Duration::from_secs(3), || version(&agent) == Some(next));
+    eventually(
+        "the announced version is applied within a round",
+        Duration::from_secs(3),
+        || version(&agent) == Some(next),
+    );
     assert!(may_read(&agent, "fresh"));
-    let policies_calls: Vec<_> = requests_after(&server, before).into_iter().filter(|r| r.endpoint.as_deref() == Some("policies")).collect();
-    let stale = policies_calls.iter().position(|r| r.status == Some(304)).expect("the 304");
+    let policies_calls: Vec<_> = requests_after(&server, before)
+        .into_iter()
+        .filter(|r| r.endpoint.as_deref() == Some("policies"))
+        .collect();
+    let stale = policies_calls
+        .iter()
+        .position(|r| r.status == Some(304))
+        .expect("the 304");
     assert!(policies_calls[stale].headers.contains_key("if-none-match"));
     let full = &policies_calls[stale + 1];
     assert_eq!(full.status, Some(200), "{policies_calls:?}");
-    assert!(!full.headers.contains_key("if-none-match"), "the download after the 304 is unconditional: {full:?}");
+    assert!(
+        !full.headers.contains_key("if-none-match"),
+        "the download after the 304 is unconditional: {full:?}"
+    );
     registry::release(&agent);
 }
 
 /// The `If-None-Match` values of the policies requests after `after`.
-fn if_none_match_after(server: &grantforge_testserver::RunningServer, after: u64) -> Vec<Option<String>> {
+fn if_none_match_after(
+    server: &grantforge_testserver::RunningServer,
+    after: u64,
+) -> Vec<Option<String>> {
     requests_after(server, after)
         .into_iter()
         .filter(|r| r.endpoint.as_deref() == Some("policies"))
@@ -221,37 +376,68 @@ fn the_applied_etag_is_the_bodys_not_the_servers_header_nor_the_caches() {
     server.set_fault(fault(r#"{"mode":"wrong-etag"}"#)).unwrap();
     let first = agent(&server, &cache, &[]);
     assert!(first.await_snapshot(Duration::from_secs(10)));
-    assert!(served(&server, 0, "policies", FaultMode::WrongEtag, 200), "the snapshot came under an ETag header that is not its body's");
+    assert!(
+        served(&server, 0, "policies", FaultMode::WrongEtag, 200),
+        "the snapshot came under an ETag header that is not its body's"
+    );
     let body_etag = server.etag();
     let before = last_seq(&server);
-    let second_version = server.set_policies_json(policies(Some("two")).as_bytes()).unwrap();
-    eventually("version two is applied", Duration::from_secs(5), || version(&first) == Some(second_version));
-    assert_eq!(if_none_match_after(&server, before), vec![Some(body_etag)], "If-None-Match names the body's ETag, not the header's");
+    let second_version = server
+        .set_policies_json(policies(Some("two")).as_bytes())
+        .unwrap();
+    eventually("version two is applied", Duration::from_secs(5), || {
+        version(&first) == Some(second_version)
+    });
+    assert_eq!(
+        if_none_match_after(&server, before),
+        vec![Some(body_etag)],
+        "If-None-Match names the body's ETag, not the header's"
+    );
     registry::release(&first);
 
     // The metadata file is not signed: an ETag written there is not believed either.
     let meta_file = cache.join("snapshot.meta.json");
-    let mut meta: serde_json::Value = serde_json::from_slice(&std::fs::read(&meta_file).unwrap()).unwrap();
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&meta_file).unwrap()).unwrap();
     meta["etag"] = serde_json::Value::from("\"tampered\"");
     std::fs::write(&meta_file, meta.to_string()).unwrap();
     let body_etag = server.etag();
     let second = agent(&server, &cache, &[]);
-    assert!(second.await_snapshot(Duration::from_millis(100)), "the cache is applied at configure time");
+    assert!(
+        second.await_snapshot(Duration::from_millis(100)),
+        "the cache is applied at configure time"
+    );
     let before = last_seq(&server);
-    let third_version = server.set_policies_json(policies(Some("three")).as_bytes()).unwrap();
-    eventually("version three is applied", Duration::from_secs(5), || version(&second) == Some(third_version));
-    assert_eq!(if_none_match_after(&server, before), vec![Some(body_etag)], "If-None-Match names the cached body's ETag, not the metadata's");
+    let third_version = server
+        .set_policies_json(policies(Some("three")).as_bytes())
+        .unwrap();
+    eventually("version three is applied", Duration::from_secs(5), || {
+        version(&second) == Some(third_version)
+    });
+    assert_eq!(
+        if_none_match_after(&server, before),
+        vec![Some(body_etag)],
+        "If-None-Match names the cached body's ETag, not the metadata's"
+    );
 
     // And the server, which derives its ETag the same way, answers 304 to it.
     server.clear_fault();
     let applied_etag = server.etag();
     let before = last_seq(&server);
-    server.set_fault(fault(r#"{"mode":"old-version","endpoints":["heartbeat"]}"#)).unwrap();
-    eventually("a conditional request with the applied ETag gets 304", Duration::from_secs(5), || {
-        requests_after(&server, before)
-            .iter()
-            .any(|r| r.status == Some(304) && r.fault.is_none() && r.headers.get("if-none-match") == Some(&applied_etag))
-    });
+    server
+        .set_fault(fault(r#"{"mode":"old-version","endpoints":["heartbeat"]}"#))
+        .unwrap();
+    eventually(
+        "a conditional request with the applied ETag gets 304",
+        Duration::from_secs(5),
+        || {
+            requests_after(&server, before).iter().any(|r| {
+                r.status == Some(304)
+                    && r.fault.is_none()
+                    && r.headers.get("if-none-match") == Some(&applied_etag)
+            })
+        },
+    );
     assert_eq!(version(&second), Some(third_version));
     registry::release(&second);
 }
@@ -262,14 +448,27 @@ fn the_audit_is_delivered_while_snapshots_are_refused() {
     let agent = agent(&server, &temp_dir("refused-audit-cache"), FAST_AUDIT);
     assert!(agent.await_snapshot(Duration::from_secs(10)));
     let before = last_seq(&server);
-    server.set_fault(fault(r#"{"mode":"wrong-signature"}"#)).unwrap();
-    server.set_policies_json(policies(Some("forged")).as_bytes()).unwrap();
-    eventually("the forged snapshot is served", Duration::from_secs(5), || served(&server, before, "policies", FaultMode::WrongSignature, 200));
+    server
+        .set_fault(fault(r#"{"mode":"wrong-signature"}"#))
+        .unwrap();
+    server
+        .set_policies_json(policies(Some("forged")).as_bytes())
+        .unwrap();
+    eventually(
+        "the forged snapshot is served",
+        Duration::from_secs(5),
+        || served(&server, before, "policies", FaultMode::WrongSignature, 200),
+    );
     assert!(!access(&agent, "bob", "orders", Operation::Write));
-    eventually("bob's refusal reaches the server while its snapshots are refused", Duration::from_secs(3), || {
-        counted(&server, "bob", "DENIED", "orders") == 1
-    });
-    assert!(!may_read(&agent, "forged"), "the refused snapshot is still not applied");
+    eventually(
+        "bob's refusal reaches the server while its snapshots are refused",
+        Duration::from_secs(3),
+        || counted(&server, "bob", "DENIED", "orders") == 1,
+    );
+    assert!(
+        !may_read(&agent, "forged"),
+        "the refused snapshot is still not applied"
+    );
     registry::release(&agent);
 }
 
@@ -280,20 +479,41 @@ fn the_last_refresh_error_is_set_while_a_problem_lasts_and_cleared_when_it_is_ov
     assert!(agent.await_snapshot(Duration::from_secs(10)));
     assert_eq!(agent.stats().last_error, "");
 
-    server.set_fault(fault(r#"{"mode":"wrong-signature"}"#)).unwrap();
-    server.set_policies_json(policies(Some("m1")).as_bytes()).unwrap();
-    eventually("a refused snapshot is the last refresh error", Duration::from_secs(5), || {
-        agent.stats().last_error.contains("was refused: its signature does not verify")
-    });
+    server
+        .set_fault(fault(r#"{"mode":"wrong-signature"}"#))
+        .unwrap();
+    server
+        .set_policies_json(policies(Some("m1")).as_bytes())
+        .unwrap();
+    eventually(
+        "a refused snapshot is the last refresh error",
+        Duration::from_secs(5),
+        || {
+            agent
+                .stats()
+                .last_error
+                .contains("was refused: its signature does not verify")
+        },
+    );
     server.clear_fault();
-    eventually("the next snapshot is applied and the error cleared", Duration::from_secs(10), || {
-        may_read(&agent, "m1") && agent.stats().last_error.is_empty()
-    });
+    eventually(
+        "the next snapshot is applied and the error cleared",
+        Duration::from_secs(10),
+        || may_read(&agent, "m1") && agent.stats().last_error.is_empty(),
+    );
 
     server.set_fault(fault(r#"{"mode":"down"}"#)).unwrap();
-    eventually("an unreachable server is the last refresh error", Duration::from_secs(5), || agent.stats().last_error.contains("cannot be reached"));
+    eventually(
+        "an unreachable server is the last refresh error",
+        Duration::from_secs(5),
+        || agent.stats().last_error.contains("cannot be reached"),
+    );
     server.clear_fault();
-    eventually("the error is cleared once the server answers", Duration::from_secs(10), || agent.stats().last_error.is_empty());
+    eventually(
+        "the error is cleared once the server answers",
+        Duration::from_secs(10),
+        || agent.stats().last_error.is_empty(),
+    );
     registry::release(&agent);
 }
 
@@ -307,30 +527,58 @@ fn a_service_type_refusal_survives_a_restart_and_only_an_installed_kafka_snapsho
     assert!(may_read(&first, "orders"));
     let before = last_seq(&server);
     server.set_fault(fault(r#"{"mode":"other-type"}"#)).unwrap();
-    server.set_policies_json(policies(Some("x")).as_bytes()).unwrap();
-    eventually("the other type is served", Duration::from_secs(5), || served(&server, before, "policies", FaultMode::OtherType, 200));
-    eventually("everything refused", Duration::from_secs(2), || !may_read(&first, "orders"));
+    server
+        .set_policies_json(policies(Some("x")).as_bytes())
+        .unwrap();
+    eventually("the other type is served", Duration::from_secs(5), || {
+        served(&server, before, "policies", FaultMode::OtherType, 200)
+    });
+    eventually("everything refused", Duration::from_secs(2), || {
+        !may_read(&first, "orders")
+    });
     registry::release(&first);
 
     // A restart with the server away: the older kafka snapshot of the cache does not serve again.
     server.set_fault(fault(r#"{"mode":"down"}"#)).unwrap();
     let second = agent(&server, &cache, &[]);
-    assert!(!second.await_snapshot(Duration::from_millis(300)), "the cached kafka snapshot is not put in force");
-    assert!(!may_read(&second, "orders"), "after a restart everything is refused as before it");
-    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "hive", "the refusal is recorded in the cache directory");
+    assert!(
+        !second.await_snapshot(Duration::from_millis(300)),
+        "the cached kafka snapshot is not put in force"
+    );
+    assert!(
+        !may_read(&second, "orders"),
+        "after a restart everything is refused as before it"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&marker).unwrap(),
+        "hive",
+        "the refusal is recorded in the cache directory"
+    );
 
     // The server back, still serving the other type: still refused.
     let before = last_seq(&server);
     server.set_fault(fault(r#"{"mode":"other-type"}"#)).unwrap();
-    eventually("the other type is served again", Duration::from_secs(10), || served(&server, before, "policies", FaultMode::OtherType, 200));
+    eventually(
+        "the other type is served again",
+        Duration::from_secs(10),
+        || served(&server, before, "policies", FaultMode::OtherType, 200),
+    );
     assert!(!may_read(&second, "orders") && !may_read(&second, "x"));
     assert!(marker.exists());
 
     // Only an installed kafka snapshot lifts the refusal, and the record of it.
     server.clear_fault();
-    eventually("a kafka snapshot decides again", Duration::from_secs(10), || may_read(&second, "x"));
+    eventually(
+        "a kafka snapshot decides again",
+        Duration::from_secs(10),
+        || may_read(&second, "x"),
+    );
     assert!(may_read(&second, "orders"));
-    eventually("the record of the refusal is removed once a kafka snapshot is installed", Duration::from_secs(2), || !marker.exists());
+    eventually(
+        "the record of the refusal is removed once a kafka snapshot is installed",
+        Duration::from_secs(2),
+        || !marker.exists(),
+    );
     registry::release(&second);
 }
 
@@ -342,6 +590,13 @@ fn plain_http_without_a_signing_key_file_is_refused_naming_that_key() {
     assert!(server.base_url().starts_with("http://"));
     let err = AgentConfig::from_settings(&settings).unwrap_err();
     assert_eq!(err.key, "grantforge.signing.key.file", "{err}");
-    assert!(err.message.contains("trust on first use is refused"), "{err}");
-    assert_eq!(server.request_count(Endpoint::SigningKey), 0, "the key was not fetched");
+    assert!(
+        err.message.contains("trust on first use is refused"),
+        "{err}"
+    );
+    assert_eq!(
+        server.request_count(Endpoint::SigningKey),
+        0,
+        "the key was not fetched"
+    );
 }

@@ -461,7 +461,10 @@ impl<'a, C: ?Sized> Compiler<'a, C> {
         for condition in &definition.conditions {
             // As the Java agent: only conditions whose evaluator the agent has are mapped.
             if let Some(evaluator) = evaluators.get(&condition.evaluator) {
-                by_condition.insert(condition.name.as_str(), (condition.evaluator.as_str(), evaluator));
+                by_condition.insert(
+                    condition.name.as_str(),
+                    (condition.evaluator.as_str(), evaluator),
+                );
             }
         }
         Compiler {

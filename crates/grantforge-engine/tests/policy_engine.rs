@@ -584,11 +584,9 @@ fn indexes_choose_the_narrower_side_without_changing_decisions() {
             table(i, &format!("db{i}"), "*").with_allow(vec![users("select", &["alice"])])
         }),
     );
-    policies.push(
-        table(1000, "*", "*").with_deny(vec![Item::new()
+    policies.push(table(1000, "*", "*").with_deny(vec![Item::new()
             .with_groups(&["public"])
-            .with_access_types(&["drop"])]),
-    );
+            .with_access_types(&["drop"])]));
     let hive = engine(hive(), policies);
     assert_eq!(
         table_request("user7", "select", "x", "t").decide(&hive),

@@ -41,7 +41,12 @@ mod tests {
 
     #[test]
     fn golden_acl_rows_are_the_example_the_java_test_decodes() {
-        let row = |resource_type: ResourceType, pattern_type, name: &str, principal: &str, operation, permission| AclRow {
+        let row = |resource_type: ResourceType,
+                   pattern_type,
+                   name: &str,
+                   principal: &str,
+                   operation,
+                   permission| AclRow {
             resource_type: resource_type.code(),
             pattern_type,
             name: name.into(),
@@ -50,10 +55,38 @@ mod tests {
             permission,
         };
         let rows = [
-            row(ResourceType::Topic, PatternType::Literal, "orders", "User:alice", Operation::Write, Permission::Allow),
-            row(ResourceType::Group, PatternType::Prefixed, "pay-", "Group:ops", Operation::Read, Permission::Deny),
-            row(ResourceType::Cluster, PatternType::Literal, "kafka-cluster", "User:*", Operation::IdempotentWrite, Permission::Allow),
-            row(ResourceType::Topic, PatternType::Prefixed, "café", "Role:analyst", Operation::Describe, Permission::Allow),
+            row(
+                ResourceType::Topic,
+                PatternType::Literal,
+                "orders",
+                "User:alice",
+                Operation::Write,
+                Permission::Allow,
+            ),
+            row(
+                ResourceType::Group,
+                PatternType::Prefixed,
+                "pay-",
+                "Group:ops",
+                Operation::Read,
+                Permission::Deny,
+            ),
+            row(
+                ResourceType::Cluster,
+                PatternType::Literal,
+                "kafka-cluster",
+                "User:*",
+                Operation::IdempotentWrite,
+                Permission::Allow,
+            ),
+            row(
+                ResourceType::Topic,
+                PatternType::Prefixed,
+                "café",
+                "Role:analyst",
+                Operation::Describe,
+                Permission::Allow,
+            ),
         ];
         golden::check("acl-rows.bin", &encode(&rows));
         assert_eq!(encode(&[]), [0, 0, 0, 0], "no snapshot: no row");

@@ -15,13 +15,24 @@ pub(crate) struct DirectBuffer {
 
 impl DirectBuffer {
     #[inline]
-    pub(crate) fn new(address: jlong, capacity: jint, length: jint) -> Result<DirectBuffer, BridgeError> {
+    pub(crate) fn new(
+        address: jlong,
+        capacity: jint,
+        length: jint,
+    ) -> Result<DirectBuffer, BridgeError> {
         let capacity = usize::try_from(capacity).map_err(|_| BridgeError::BadBuffer)?;
-        let length = usize::try_from(length).ok().filter(|len| *len <= capacity).ok_or(BridgeError::BadBuffer)?;
+        let length = usize::try_from(length)
+            .ok()
+            .filter(|len| *len <= capacity)
+            .ok_or(BridgeError::BadBuffer)?;
         if address == 0 {
             return Err(BridgeError::BadBuffer);
         }
-        Ok(DirectBuffer { address: address as *mut u8, capacity, length })
+        Ok(DirectBuffer {
+            address: address as *mut u8,
+            capacity,
+            length,
+        })
     }
 
     #[inline]
@@ -39,7 +50,9 @@ impl DirectBuffer {
         }
         // SAFETY: as in `request`, and within the capacity; no borrow of the request is alive.
         let out = unsafe { std::slice::from_raw_parts_mut(self.address, allowed.len()) };
-        out.iter_mut().zip(allowed).for_each(|(byte, a)| *byte = u8::from(*a));
+        out.iter_mut()
+            .zip(allowed)
+            .for_each(|(byte, a)| *byte = u8::from(*a));
         Ok(())
     }
 }

@@ -30,8 +30,13 @@ impl fmt::Display for BridgeError {
         match self {
             BridgeError::Jni(e) => write!(f, "JNI call failed: {e}"),
             BridgeError::Malformed(e) => write!(f, "{e}"),
-            BridgeError::BadHandle => write!(f, "the native handle is not one this library gave out"),
-            BridgeError::BadBuffer => write!(f, "the request buffer's address, capacity or length is invalid"),
+            BridgeError::BadHandle => {
+                write!(f, "the native handle is not one this library gave out")
+            }
+            BridgeError::BadBuffer => write!(
+                f,
+                "the request buffer's address, capacity or length is invalid"
+            ),
             BridgeError::Closed => write!(f, "the authorizer was closed"),
         }
     }

@@ -79,7 +79,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_buffe
     _class: JClass<'local>,
     buffer: JByteBuffer<'local>,
 ) -> jlong {
-    export_env(&mut env, |env| Ok(env.get_direct_buffer_address(&buffer)? as jlong))
+    export_env(&mut env, |env| {
+        Ok(env.get_direct_buffer_address(&buffer)? as jlong)
+    })
 }
 
 /// `authorize(context, actions)` (the request: see [`request_encoder`]): a bitmask with bit i set
@@ -104,7 +106,10 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_autho
                 if actions.len() <= 63 {
                     let mut allowed = [false; 63];
                     agent.authorize(context, actions, &mut allowed[..actions.len()]);
-                    return Ok(allowed.iter().enumerate().fold(0, |mask, (i, a)| mask | (jlong::from(*a) << i)));
+                    return Ok(allowed
+                        .iter()
+                        .enumerate()
+                        .fold(0, |mask, (i, a)| mask | (jlong::from(*a) << i)));
                 }
                 let mut allowed = vec![false; actions.len()];
                 agent.authorize(context, actions, &mut allowed);
@@ -130,7 +135,8 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_autho
             let buffer = DirectBuffer::new(address, capacity, length)?;
             MEMO.with(|memo| {
                 let mut memo = memo.borrow_mut();
-                let (context, operation, resource_type) = decode_by_resource_type(buffer.request(), &mut memo)?;
+                let (context, operation, resource_type) =
+                    decode_by_resource_type(buffer.request(), &mut memo)?;
                 Ok(agent.authorize_by_resource_type(context, operation, resource_type))
             })
         })
@@ -143,7 +149,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_gener
     _class: JClass<'local>,
     handle: jlong,
 ) -> jlong {
-    export_env(&mut env, |_env| with_agent(handle, |agent| Ok(agent.generation() as jlong)))
+    export_env(&mut env, |_env| {
+        with_agent(handle, |agent| Ok(agent.generation() as jlong))
+    })
 }
 
 /// The ACL view's rows: see [`acl_view`]. Empty without a snapshot.
@@ -172,7 +180,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_aclCo
 }
 
 fn acl_count(handle: jlong) -> Result<jint, export::BridgeError> {
-    let rows = with_agent(handle, |agent| Ok(agent.policies().map_or(0, |p| p.acl_rows().len())))?;
+    let rows = with_agent(handle, |agent| {
+        Ok(agent.policies().map_or(0, |p| p.acl_rows().len()))
+    })?;
     Ok(jint::try_from(rows).unwrap_or(jint::MAX))
 }
 
@@ -184,7 +194,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_servi
     handle: jlong,
 ) -> JByteArray<'local> {
     export_env(&mut env, |env| {
-        let service = with_agent(handle, |agent| Ok(agent.policies()))?.map(|p| p.service.clone()).unwrap_or_default();
+        let service = with_agent(handle, |agent| Ok(agent.policies()))?
+            .map(|p| p.service.clone())
+            .unwrap_or_default();
         Ok(env.byte_array_from_slice(service.as_bytes())?)
     })
 }
@@ -240,7 +252,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_drain
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
 ) -> JByteArray<'local> {
-    export_env(&mut env, |env| Ok(env.byte_array_from_slice(&native_log_drain::encode(&logging::drain()))?))
+    export_env(&mut env, |env| {
+        Ok(env.byte_array_from_slice(&native_log_drain::encode(&logging::drain()))?)
+    })
 }
 
 /// `explain` for `java -jar <agent jar> explain ...`: arguments and standard input as UTF-8 (the
@@ -254,7 +268,11 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_expla
 ) -> JByteArray<'local> {
     export_env(&mut env, |env| {
         let args = String::from_utf8_lossy(&env.convert_byte_array(&args)?).into_owned();
-        let args: Vec<String> = args.split('\0').filter(|a| !a.is_empty()).map(str::to_string).collect();
+        let args: Vec<String> = args
+            .split('\0')
+            .filter(|a| !a.is_empty())
+            .map(str::to_string)
+            .collect();
         let stdin = String::from_utf8_lossy(&env.convert_byte_array(&stdin)?).into_owned();
         let (code, output) = grantforge_agent::explain::run(&args, &stdin);
         let mut answer = vec![code as u8];
@@ -284,7 +302,13 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_upda
     entity: JByteArray<'local>,
     value: jdouble,
 ) -> jboolean {
-    export_env(&mut env, |env| Ok(native_quotas::update(quota_type, &env.convert_byte_array(&entity)?, value)?))
+    export_env(&mut env, |env| {
+        Ok(native_quotas::update(
+            quota_type,
+            &env.convert_byte_array(&entity)?,
+            value,
+        )?)
+    })
 }
 
 /// `NativeQuotas.remove`: Kafka's `removeQuota`.
@@ -295,7 +319,12 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_remo
     quota_type: jint,
     entity: JByteArray<'local>,
 ) -> jboolean {
-    export_env(&mut env, |env| Ok(native_quotas::remove(quota_type, &env.convert_byte_array(&entity)?)?))
+    export_env(&mut env, |env| {
+        Ok(native_quotas::remove(
+            quota_type,
+            &env.convert_byte_array(&entity)?,
+        )?)
+    })
 }
 
 /// `NativeQuotas.resolve`: a connection's group and limit.
@@ -308,7 +337,11 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_reso
     client_id: JByteArray<'local>,
 ) -> JByteArray<'local> {
     export_env(&mut env, |env| {
-        let answer = native_quotas::resolve(quota_type, &env.convert_byte_array(&user)?, &env.convert_byte_array(&client_id)?)?;
+        let answer = native_quotas::resolve(
+            quota_type,
+            &env.convert_byte_array(&user)?,
+            &env.convert_byte_array(&client_id)?,
+        )?;
         Ok(env.byte_array_from_slice(&answer)?)
     })
 }
@@ -323,7 +356,11 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_limi
     client_tag: JByteArray<'local>,
 ) -> jdouble {
     let limit = export_env(&mut env, |env| {
-        let limit = native_quotas::limit_of_group(quota_type, &env.convert_byte_array(&user_tag)?, &env.convert_byte_array(&client_tag)?)?;
+        let limit = native_quotas::limit_of_group(
+            quota_type,
+            &env.convert_byte_array(&user_tag)?,
+            &env.convert_byte_array(&client_tag)?,
+        )?;
         Ok(Some(limit))
     });
     limit.unwrap_or(f64::NAN)

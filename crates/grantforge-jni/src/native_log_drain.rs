@@ -40,13 +40,37 @@ mod tests {
 
     #[test]
     fn golden_log_records_are_the_example_the_java_test_decodes() {
-        let record = |level, logger: &str, message: &str| LogRecord { level, logger: logger.into(), message: message.into() };
+        let record = |level, logger: &str, message: &str| LogRecord {
+            level,
+            logger: logger.into(),
+            message: message.into(),
+        };
         let records = [
-            record(LogLevel::Error, "org.devlive.grantforge.kafka.native.server", "the GrantForge server cannot be reached"),
-            record(LogLevel::Warn, "org.devlive.grantforge.kafka.native.agent", "policy version 7: policy 3: ¿ip-range?"),
-            record(LogLevel::Info, "grantforge.audit", "alice WRITE topic orders ALLOWED"),
-            record(LogLevel::Debug, "org.devlive.grantforge.kafka.native.jni", ""),
-            record(LogLevel::Trace, "org.devlive.grantforge.kafka.native", "trace"),
+            record(
+                LogLevel::Error,
+                "org.devlive.grantforge.kafka.native.server",
+                "the GrantForge server cannot be reached",
+            ),
+            record(
+                LogLevel::Warn,
+                "org.devlive.grantforge.kafka.native.agent",
+                "policy version 7: policy 3: ¿ip-range?",
+            ),
+            record(
+                LogLevel::Info,
+                "grantforge.audit",
+                "alice WRITE topic orders ALLOWED",
+            ),
+            record(
+                LogLevel::Debug,
+                "org.devlive.grantforge.kafka.native.jni",
+                "",
+            ),
+            record(
+                LogLevel::Trace,
+                "org.devlive.grantforge.kafka.native",
+                "trace",
+            ),
         ];
         golden::check("log-records.bin", &encode(&records));
         assert!(encode(&[]).is_empty());

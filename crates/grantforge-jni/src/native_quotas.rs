@@ -17,7 +17,10 @@ use crate::wire::{MalformedRequest, Reader};
 
 /// The quota type of a `ClientQuotaType` ordinal.
 pub(crate) fn quota_type(ordinal: i32) -> Result<QuotaType, MalformedRequest> {
-    usize::try_from(ordinal).ok().and_then(|i| QuotaType::ALL.get(i).copied()).ok_or(MalformedRequest("a quota type that is not one of Kafka's"))
+    usize::try_from(ordinal)
+        .ok()
+        .and_then(|i| QuotaType::ALL.get(i).copied())
+        .ok_or(MalformedRequest("a quota type that is not one of Kafka's"))
 }
 
 /// An entity; one of another kind (an IP entity) is logged and ignored (`None`).
@@ -26,7 +29,10 @@ pub(crate) fn decode_entity(bytes: &[u8]) -> Result<Option<Entity>, MalformedReq
     let count = reader.u32("quota entity")?;
     let mut parts = Vec::new();
     for _ in 0..count {
-        parts.push((reader.str("quota entity type")?, reader.str("quota entity name")?));
+        parts.push((
+            reader.str("quota entity type")?,
+            reader.str("quota entity name")?,
+        ));
     }
     reader.finish()?;
     match Entity::from_kafka(parts) {
@@ -51,7 +57,8 @@ pub(crate) fn encode_resolved(resolved: &Resolved) -> Vec<u8> {
 /// Kafka's `updateQuota`: whether a value changed.
 pub(crate) fn update(ordinal: i32, entity: &[u8], value: f64) -> Result<bool, MalformedRequest> {
     let quota_type = quota_type(ordinal)?;
-    Ok(decode_entity(entity)?.is_some_and(|entity| quotas::shared().update(&entity, quota_type, value)))
+    Ok(decode_entity(entity)?
+        .is_some_and(|entity| quotas::shared().update(&entity, quota_type, value)))
 }
 
 /// Kafka's `removeQuota`: whether a value was removed.
@@ -61,16 +68,32 @@ pub(crate) fn remove(ordinal: i32, entity: &[u8]) -> Result<bool, MalformedReque
 }
 
 /// The group and limit of a connection.
-pub(crate) fn resolve(ordinal: i32, user: &[u8], client_id: &[u8]) -> Result<Vec<u8>, MalformedRequest> {
+pub(crate) fn resolve(
+    ordinal: i32,
+    user: &[u8],
+    client_id: &[u8],
+) -> Result<Vec<u8>, MalformedRequest> {
     let quota_type = quota_type(ordinal)?;
-    let resolved = quotas::shared().resolve(quota_type, &String::from_utf8_lossy(user), &String::from_utf8_lossy(client_id));
+    let resolved = quotas::shared().resolve(
+        quota_type,
+        &String::from_utf8_lossy(user),
+        &String::from_utf8_lossy(client_id),
+    );
     Ok(encode_resolved(&resolved))
 }
 
 /// Kafka's `quotaLimit`: NaN for none.
-pub(crate) fn limit_of_group(ordinal: i32, user_tag: &[u8], client_tag: &[u8]) -> Result<f64, MalformedRequest> {
+pub(crate) fn limit_of_group(
+    ordinal: i32,
+    user_tag: &[u8],
+    client_tag: &[u8],
+) -> Result<f64, MalformedRequest> {
     let quota_type = quota_type(ordinal)?;
-    let limit = quotas::shared().limit_of_group(quota_type, &String::from_utf8_lossy(user_tag), &String::from_utf8_lossy(client_tag));
+    let limit = quotas::shared().limit_of_group(
+        quota_type,
+        &String::from_utf8_lossy(user_tag),
+        &String::from_utf8_lossy(client_tag),
+    );
     Ok(limit.unwrap_or(f64::NAN))
 }
 
@@ -90,24 +113,56 @@ mod tests {
     #[test]
     fn the_seeds_example_through_the_bridge() {
         let produce = 0;
-        assert_eq!(update(produce, &entity(&[("USER", "jni-user2")]), 4096.0), Ok(true));
-        assert_eq!(update(produce, &entity(&[("USER", "jni-user2"), ("CLIENT_ID", "clientA")]), 10.0), Ok(true));
-        assert_eq!(update(produce, &entity(&[("CLIENT_ID", "clientB"), ("USER", "jni-user2")]), 30.0), Ok(true));
+        assert_eq!(
+            update(produce, &entity(&[("USER", "jni-user2")]), 4096.0),
+            Ok(true)
+        );
+        assert_eq!(
+            update(
+                produce,
+                &entity(&[("USER", "jni-user2"), ("CLIENT_ID", "clientA")]),
+                10.0
+            ),
+            Ok(true)
+        );
+        assert_eq!(
+            update(
+                produce,
+                &entity(&[("CLIENT_ID", "clientB"), ("USER", "jni-user2")]),
+                30.0
+            ),
+            Ok(true)
+        );
         let shared = resolve(produce, b"jni-user2", b"clientC").unwrap();
         let mut expected = entity(&[("jni-user2", "")])[4..].to_vec();
         expected.extend_from_slice(&4056.0f64.to_le_bytes());
         assert_eq!(shared, expected, "(user2, \"\") sharing 4096 - 10 - 30");
         assert_eq!(limit_of_group(produce, b"jni-user2", b"clientA"), Ok(10.0));
-        assert_eq!(remove(produce, &entity(&[("USER", "jni-user2"), ("CLIENT_ID", "clientA")])), Ok(true));
+        assert_eq!(
+            remove(
+                produce,
+                &entity(&[("USER", "jni-user2"), ("CLIENT_ID", "clientA")])
+            ),
+            Ok(true)
+        );
         assert_eq!(limit_of_group(produce, b"jni-user2", b""), Ok(4066.0));
-        assert!(limit_of_group(produce, b"jni-nobody", b"x").unwrap().is_nan(), "no quota: NaN");
+        assert!(
+            limit_of_group(produce, b"jni-nobody", b"x")
+                .unwrap()
+                .is_nan(),
+            "no quota: NaN"
+        );
     }
 
     #[test]
     fn odd_input_is_refused_or_ignored_never_applied() {
         assert!(quota_type(4).is_err() && quota_type(-1).is_err());
         assert!(decode_entity(&[1, 0, 0, 0, 9]).is_err(), "truncated");
-        assert_eq!(decode_entity(&entity(&[("IP", "10.0.0.1")])), Ok(None), "an IP entity is not ours");
+        assert_eq!(
+            decode_entity(&entity(&[("IP", "10.0.0.1")])),
+            Ok(None),
+            "an IP entity is not ours"
+        );
         assert_eq!(update(1, &entity(&[("IP", "10.0.0.1")]), 5.0), Ok(false));
         let mut trailing = entity(&[("USER", "u")]);
         trailing.push(0);

@@ -60,9 +60,14 @@ impl Reader<'_> {
 
     /// Reads the version and the context, decoding the context only when it differs from the
     /// memo's (no allocation once warm: the memo's strings keep their capacity).
-    fn context<'m>(&mut self, memo: &'m mut ContextMemo) -> Result<&'m RequestContext, MalformedRequest> {
+    fn context<'m>(
+        &mut self,
+        memo: &'m mut ContextMemo,
+    ) -> Result<&'m RequestContext, MalformedRequest> {
         if self.u8("version")? != VERSION {
-            return Err(MalformedRequest("layout version: the JAR's Java and native parts differ"));
+            return Err(MalformedRequest(
+                "layout version: the JAR's Java and native parts differ",
+            ));
         }
         let length = self.u32("context length")? as usize;
         let bytes = self.take(length, "context")?;
@@ -84,7 +89,10 @@ impl Reader<'_> {
             target.clear();
             target.push_str(text);
         };
-        refill(&mut context.principal.principal_type, self.str("principal type")?);
+        refill(
+            &mut context.principal.principal_type,
+            self.str("principal type")?,
+        );
         refill(&mut context.principal.name, self.str("principal name")?);
         context.conditions.client_address = self.address()?;
         refill(&mut context.conditions.listener, self.str("listener")?);
@@ -106,8 +114,14 @@ pub struct ContextMemo {
 /// Actions decoded without allocation: nearly every call has one to a few.
 const INLINE_ACTIONS: usize = 4;
 
-const NO_ACTION: Action<'static> =
-    Action { operation: None, resource_type: None, literal: false, name: "", log_if_allowed: false, log_if_denied: false };
+const NO_ACTION: Action<'static> = Action {
+    operation: None,
+    resource_type: None,
+    literal: false,
+    name: "",
+    log_if_allowed: false,
+    log_if_denied: false,
+};
 
 /// Where the caller (on its stack) lets a call's actions be decoded: inline up to
 /// [`INLINE_ACTIONS`], on the heap beyond.
@@ -118,7 +132,10 @@ pub struct ActionSlots<'a> {
 
 impl Default for ActionSlots<'_> {
     fn default() -> Self {
-        ActionSlots { inline: [NO_ACTION; INLINE_ACTIONS], heap: Vec::new() }
+        ActionSlots {
+            inline: [NO_ACTION; INLINE_ACTIONS],
+            heap: Vec::new(),
+        }
     }
 }
 
@@ -140,7 +157,14 @@ pub fn decode_authorize<'a, 'm, 's>(
         let literal = reader.u8("pattern type")? == LITERAL;
         let flags = reader.u8("flags")?;
         let name = reader.str("resource name")?;
-        let action = Action { operation, resource_type, literal, name, log_if_allowed: flags & 1 != 0, log_if_denied: flags & 2 != 0 };
+        let action = Action {
+            operation,
+            resource_type,
+            literal,
+            name,
+            log_if_allowed: flags & 1 != 0,
+            log_if_denied: flags & 2 != 0,
+        };
         if inline {
             slots.inline[at] = action;
         } else {
@@ -148,7 +172,14 @@ pub fn decode_authorize<'a, 'm, 's>(
         }
     }
     reader.finish()?;
-    Ok((context, if inline { &slots.inline[..count] } else { &slots.heap }))
+    Ok((
+        context,
+        if inline {
+            &slots.inline[..count]
+        } else {
+            &slots.heap
+        },
+    ))
 }
 
 /// A decoded `authorizeByResourceType(context, op, resourceType)` call.
@@ -168,7 +199,6 @@ pub fn decode_by_resource_type<'m>(
 mod tests {
     use super::*;
     use crate::wire::{golden, put_str};
-
 
     fn context_bytes(out: &mut Vec<u8>, user: &str) {
         let mut context = Vec::new();
@@ -203,15 +233,34 @@ mod tests {
         let mut slots = ActionSlots::default();
         let (context, actions) = decode_authorize(&bytes, &mut memo, &mut slots).unwrap();
         assert_eq!(context.principal.name, "alice");
-        assert_eq!(context.conditions.client_address, Some("127.0.0.1".parse().unwrap()));
+        assert_eq!(
+            context.conditions.client_address,
+            Some("127.0.0.1".parse().unwrap())
+        );
         assert_eq!(context.conditions.client_id, "producer-1");
         assert_eq!(context.request_version, 9);
         assert_eq!(actions.len(), 2);
         let first = &actions[0];
-        assert_eq!((first.operation, first.resource_type, first.literal, first.name), (Some(Operation::Write), Some(ResourceType::Topic), true, "orders"));
+        assert_eq!(
+            (
+                first.operation,
+                first.resource_type,
+                first.literal,
+                first.name
+            ),
+            (
+                Some(Operation::Write),
+                Some(ResourceType::Topic),
+                true,
+                "orders"
+            )
+        );
         assert!(!first.log_if_allowed && first.log_if_denied);
         let second = &actions[1];
-        assert_eq!((second.operation, second.literal, second.log_if_allowed), (None, false, true));
+        assert_eq!(
+            (second.operation, second.literal, second.log_if_allowed),
+            (None, false, true)
+        );
     }
 
     #[test]
@@ -222,24 +271,58 @@ mod tests {
         let mut slots = ActionSlots::default();
         let (_, actions) = decode_authorize(&twenty, &mut memo, &mut slots).unwrap();
         assert!(actions.len() == 20 && actions.iter().all(|a| a.name == "orders"));
-        assert_eq!(decode_authorize(&request("alice", &[]), &mut memo, &mut ActionSlots::default()).unwrap().0.principal.name, "alice");
-        assert_eq!(decode_authorize(&request("bob", &[]), &mut memo, &mut ActionSlots::default()).unwrap().0.principal.name, "bob");
+        assert_eq!(
+            decode_authorize(
+                &request("alice", &[]),
+                &mut memo,
+                &mut ActionSlots::default()
+            )
+            .unwrap()
+            .0
+            .principal
+            .name,
+            "alice"
+        );
+        assert_eq!(
+            decode_authorize(&request("bob", &[]), &mut memo, &mut ActionSlots::default())
+                .unwrap()
+                .0
+                .principal
+                .name,
+            "bob"
+        );
         // A malformed context invalidates the memo; an empty one is never taken as "unchanged".
         let mut broken = request("carol", &[]);
         broken[5 + 4] = 0xff; // the first byte of "User"
         assert!(decode_authorize(&broken, &mut memo, &mut ActionSlots::default()).is_err());
         let empty = [VERSION, 0, 0, 0, 0, 0, 0, 0, 0];
-        assert_eq!(decode_authorize(&empty, &mut memo, &mut ActionSlots::default()).err(), Some(MalformedRequest("context")));
-        assert_eq!(decode_authorize(&request("carol", &[]), &mut memo, &mut ActionSlots::default()).unwrap().0.principal.name, "carol");
+        assert_eq!(
+            decode_authorize(&empty, &mut memo, &mut ActionSlots::default()).err(),
+            Some(MalformedRequest("context"))
+        );
+        assert_eq!(
+            decode_authorize(
+                &request("carol", &[]),
+                &mut memo,
+                &mut ActionSlots::default()
+            )
+            .unwrap()
+            .0
+            .principal
+            .name,
+            "carol"
+        );
     }
 
     #[test]
     fn a_call_of_more_than_65535_actions_is_decoded_whole() {
         let names: Vec<String> = (0..70_000).map(|i| format!("topic-{i}")).collect();
-        let actions: Vec<([u8; 4], &str)> = names.iter().map(|n| ([3, 2, 3, 0], n.as_str())).collect();
+        let actions: Vec<([u8; 4], &str)> =
+            names.iter().map(|n| ([3, 2, 3, 0], n.as_str())).collect();
         let bytes = request("alice", &actions);
         let mut slots = ActionSlots::default();
-        let (_, decoded) = decode_authorize(&bytes, &mut ContextMemo::default(), &mut slots).unwrap();
+        let (_, decoded) =
+            decode_authorize(&bytes, &mut ContextMemo::default(), &mut slots).unwrap();
         assert_eq!(decoded.len(), 70_000);
         assert_eq!(decoded[69_999].name, "topic-69999");
     }
@@ -248,10 +331,26 @@ mod tests {
     fn every_truncation_and_trailing_garbage_is_refused() {
         let mut bytes = request("alice", &[([4, 2, 3, 3], "orders")]);
         for len in 0..bytes.len() {
-            assert!(decode_authorize(&bytes[..len], &mut ContextMemo::default(), &mut ActionSlots::default()).is_err(), "truncated at {len}");
+            assert!(
+                decode_authorize(
+                    &bytes[..len],
+                    &mut ContextMemo::default(),
+                    &mut ActionSlots::default()
+                )
+                .is_err(),
+                "truncated at {len}"
+            );
         }
         bytes.push(0);
-        assert_eq!(decode_authorize(&bytes, &mut ContextMemo::default(), &mut ActionSlots::default()).err(), Some(MalformedRequest("trailing bytes")));
+        assert_eq!(
+            decode_authorize(
+                &bytes,
+                &mut ContextMemo::default(),
+                &mut ActionSlots::default()
+            )
+            .err(),
+            Some(MalformedRequest("trailing bytes"))
+        );
     }
 
     #[test]
@@ -263,8 +362,18 @@ mod tests {
         let mut bytes = vec![VERSION];
         bytes.extend_from_slice(&(context.len() as u32).to_le_bytes());
         bytes.extend_from_slice(&context);
-        assert!(decode_authorize(&bytes, &mut ContextMemo::default(), &mut ActionSlots::default()).is_err());
-        assert!(decode_authorize(&[VERSION + 1], &mut ContextMemo::default(), &mut ActionSlots::default()).is_err());
+        assert!(decode_authorize(
+            &bytes,
+            &mut ContextMemo::default(),
+            &mut ActionSlots::default()
+        )
+        .is_err());
+        assert!(decode_authorize(
+            &[VERSION + 1],
+            &mut ContextMemo::default(),
+            &mut ActionSlots::default()
+        )
+        .is_err());
     }
 
     /// The fixed example of `RequestEncoderGoldenTest.java`, in the layout above: User:alice from
@@ -284,9 +393,24 @@ mod tests {
     }
 
     fn assert_example_context(context: &RequestContext) {
-        assert_eq!((context.principal.principal_type.as_str(), context.principal.name.as_str()), ("User", "alice"));
-        assert_eq!(context.conditions.client_address, Some("192.0.2.7".parse().unwrap()));
-        assert_eq!((context.conditions.listener.as_str(), context.conditions.client_id.as_str()), ("SASL_SSL", "producer-1"));
+        assert_eq!(
+            (
+                context.principal.principal_type.as_str(),
+                context.principal.name.as_str()
+            ),
+            ("User", "alice")
+        );
+        assert_eq!(
+            context.conditions.client_address,
+            Some("192.0.2.7".parse().unwrap())
+        );
+        assert_eq!(
+            (
+                context.conditions.listener.as_str(),
+                context.conditions.client_id.as_str()
+            ),
+            ("SASL_SSL", "producer-1")
+        );
         assert_eq!((context.request_type, context.request_version), (0, 11));
     }
 
@@ -296,7 +420,11 @@ mod tests {
         // READ topic LITERAL "café" (no flag; not ASCII).
         let mut bytes = Vec::new();
         example_context(&mut bytes);
-        let actions: [([u8; 4], &str); 3] = [([4, 2, 3, 2], "orders"), ([8, 3, 4, 3], "pay-"), ([3, 2, 3, 0], "café")];
+        let actions: [([u8; 4], &str); 3] = [
+            ([4, 2, 3, 2], "orders"),
+            ([8, 3, 4, 3], "pay-"),
+            ([3, 2, 3, 0], "café"),
+        ];
         bytes.extend_from_slice(&(actions.len() as u32).to_le_bytes());
         for (codes, name) in actions {
             bytes.extend_from_slice(&codes);
@@ -310,14 +438,44 @@ mod tests {
         assert_example_context(context);
         let decoded: Vec<_> = actions
             .iter()
-            .map(|a| (a.operation, a.resource_type, a.literal, a.name, a.log_if_allowed, a.log_if_denied))
+            .map(|a| {
+                (
+                    a.operation,
+                    a.resource_type,
+                    a.literal,
+                    a.name,
+                    a.log_if_allowed,
+                    a.log_if_denied,
+                )
+            })
             .collect();
         assert_eq!(
             decoded,
             [
-                (Some(Operation::Write), Some(ResourceType::Topic), true, "orders", false, true),
-                (Some(Operation::Describe), Some(ResourceType::Group), false, "pay-", true, true),
-                (Some(Operation::Read), Some(ResourceType::Topic), true, "café", false, false),
+                (
+                    Some(Operation::Write),
+                    Some(ResourceType::Topic),
+                    true,
+                    "orders",
+                    false,
+                    true
+                ),
+                (
+                    Some(Operation::Describe),
+                    Some(ResourceType::Group),
+                    false,
+                    "pay-",
+                    true,
+                    true
+                ),
+                (
+                    Some(Operation::Read),
+                    Some(ResourceType::Topic),
+                    true,
+                    "café",
+                    false,
+                    false
+                ),
             ]
         );
     }
@@ -332,8 +490,12 @@ mod tests {
 
         let golden = golden::read("request-by-resource-type.bin");
         let mut memo = ContextMemo::default();
-        let (context, operation, resource_type) = decode_by_resource_type(&golden, &mut memo).unwrap();
+        let (context, operation, resource_type) =
+            decode_by_resource_type(&golden, &mut memo).unwrap();
         assert_example_context(context);
-        assert_eq!((operation, resource_type), (Some(Operation::Write), Some(ResourceType::Topic)));
+        assert_eq!(
+            (operation, resource_type),
+            (Some(Operation::Write), Some(ResourceType::Topic))
+        );
     }
 }

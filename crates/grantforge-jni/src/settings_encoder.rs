@@ -60,7 +60,10 @@ mod tests {
         put_str(&mut bytes, "grantforge.policy.file");
         put_str(&mut bytes, "/tmp/p.json");
         let settings = decode_settings(&bytes).unwrap();
-        assert_eq!(settings.get("grantforge.policy.file").map(String::as_str), Some("/tmp/p.json"));
+        assert_eq!(
+            settings.get("grantforge.policy.file").map(String::as_str),
+            Some("/tmp/p.json")
+        );
         assert!(decode_settings(&bytes[..bytes.len() - 1]).is_err());
     }
 
@@ -82,17 +85,30 @@ mod tests {
         golden::check("settings.bin", &bytes);
 
         let settings = decode_settings(&golden::read("settings.bin")).unwrap();
-        let decoded: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let decoded: Vec<(&str, &str)> = settings
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         assert_eq!(decoded, EXAMPLE);
     }
 
     #[test]
     fn the_answer_is_the_handle_and_timeout_or_the_message() {
         let opened = encode_answer(Ok((0x0102_0304_0506_0708, Duration::from_millis(4500))));
-        assert_eq!(opened.len(), 17, "GrantForgeKafkaAuthorizer.configure expects 17 bytes");
+        assert_eq!(
+            opened.len(),
+            17,
+            "GrantForgeKafkaAuthorizer.configure expects 17 bytes"
+        );
         assert_eq!(opened[0], 0);
-        assert_eq!(i64::from_le_bytes(opened[1..9].try_into().unwrap()), 0x0102_0304_0506_0708);
+        assert_eq!(
+            i64::from_le_bytes(opened[1..9].try_into().unwrap()),
+            0x0102_0304_0506_0708
+        );
         assert_eq!(i64::from_le_bytes(opened[9..17].try_into().unwrap()), 4500);
-        assert_eq!(encode_answer(Err("grantforge.policy.file: missing".into())), b"\x01grantforge.policy.file: missing");
+        assert_eq!(
+            encode_answer(Err("grantforge.policy.file: missing".into())),
+            b"\x01grantforge.policy.file: missing"
+        );
     }
 }

@@ -41,14 +41,20 @@ struct Registered(Arc<InCall>);
 impl Registered {
     fn new() -> Registered {
         let in_call = Arc::new(InCall(AtomicPtr::new(ptr::null_mut())));
-        THREADS.lock().unwrap_or_else(PoisonError::into_inner).push(Arc::clone(&in_call));
+        THREADS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Arc::clone(&in_call));
         Registered(in_call)
     }
 }
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        THREADS.lock().unwrap_or_else(PoisonError::into_inner).retain(|t| !Arc::ptr_eq(t, &self.0));
+        THREADS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|t| !Arc::ptr_eq(t, &self.0));
     }
 }
 
@@ -85,12 +91,17 @@ thread_local! {
 /// agent out before it reads every thread's [`InCall`] (all four `SeqCst`): so either this call
 /// sees null, or `close` sees this thread inside the call and waits before dropping its
 /// reference. The hot path pays two stores to its own thread's line and no shared write.
-pub(crate) fn with_agent<T>(handle: jlong, body: impl FnOnce(&Arc<Agent>) -> Result<T, BridgeError>) -> Result<T, BridgeError> {
+pub(crate) fn with_agent<T>(
+    handle: jlong,
+    body: impl FnOnce(&Arc<Agent>) -> Result<T, BridgeError>,
+) -> Result<T, BridgeError> {
     let shell = shell(handle)?;
     IN_CALL
         .try_with(|registered| {
             let in_call = &*registered.0;
-            in_call.0.store(shell as *const Shell as *mut Shell, Ordering::SeqCst);
+            in_call
+                .0
+                .store(shell as *const Shell as *mut Shell, Ordering::SeqCst);
             let _leave = Leave(in_call);
             let agent = shell.agent.load(Ordering::SeqCst);
             if agent.is_null() {
@@ -117,7 +128,12 @@ pub(crate) fn close_shell(shell: &Shell) {
     let agent = unsafe { Arc::from_raw(agent) };
     registry::release(&agent);
     let this = shell as *const Shell as *mut Shell;
-    while THREADS.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|t| t.0.load(Ordering::SeqCst) == this) {
+    while THREADS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .any(|t| t.0.load(Ordering::SeqCst) == this)
+    {
         std::thread::sleep(Duration::from_micros(200));
     }
     drop(agent);
@@ -129,7 +145,9 @@ pub(crate) fn open_shell(settings: &[u8]) -> Result<(jlong, Duration), String> {
     let config = AgentConfig::from_settings(&settings).map_err(|e| e.to_string())?;
     let start_timeout = config.start_timeout;
     let agent = registry::open(config).map_err(|e| e.to_string())?;
-    let shell: &'static Shell =
-        Box::leak(Box::new(Shell { magic: SHELL_MAGIC, agent: AtomicPtr::new(Arc::into_raw(agent) as *mut Agent) }));
+    let shell: &'static Shell = Box::leak(Box::new(Shell {
+        magic: SHELL_MAGIC,
+        agent: AtomicPtr::new(Arc::into_raw(agent) as *mut Agent),
+    }));
     Ok((shell as *const Shell as jlong, start_timeout))
 }

@@ -15,7 +15,10 @@ use crate::wire::put_str;
 fn zero_and_foreign_handles_are_refused() {
     assert!(matches!(shell(0), Err(BridgeError::BadHandle)));
     let not_a_shell = Box::leak(Box::new([0u64; 4]));
-    assert!(matches!(shell(not_a_shell.as_ptr() as jlong), Err(BridgeError::BadHandle)));
+    assert!(matches!(
+        shell(not_a_shell.as_ptr() as jlong),
+        Err(BridgeError::BadHandle)
+    ));
 }
 
 const READ: u8 = 3;
@@ -25,7 +28,11 @@ const TOPIC: u8 = 2;
 const LITERAL: u8 = 3;
 
 fn e2e() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/snapshots/e2e.json")).unwrap()
+    std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/snapshots/e2e.json"
+    ))
+    .unwrap()
 }
 
 /// A policy file of its own per test: one agent per file in the registry.
@@ -47,7 +54,12 @@ fn settings(pairs: &[(&str, &str)]) -> Vec<u8> {
 }
 
 fn open(file: &std::path::Path) -> jlong {
-    open_shell(&settings(&[("grantforge.policy.file", file.to_str().unwrap()), ("super.users", "User:admin")])).unwrap().0
+    open_shell(&settings(&[
+        ("grantforge.policy.file", file.to_str().unwrap()),
+        ("super.users", "User:admin"),
+    ]))
+    .unwrap()
+    .0
 }
 
 /// A request in the layout of `RequestEncoder.java` (see `request_encoder.rs`).
@@ -89,17 +101,32 @@ fn after_close_a_handle_answers_nothing_and_the_agent_is_freed() {
     let handle = open(&policy_file("close", &e2e()));
     let write_orders = || request("alice", &[(WRITE, "orders")]);
     assert_eq!(authorize(handle, &mut write_orders()), 1);
-    assert_eq!(authorize(handle, &mut request("admin", &[(DELETE, "orders")])), 1, "a super user");
+    assert_eq!(
+        authorize(handle, &mut request("admin", &[(DELETE, "orders")])),
+        1,
+        "a super user"
+    );
     assert_eq!(acl_count(handle).unwrap(), 7);
     let agent = with_agent(handle, |agent| Ok(Arc::downgrade(agent))).unwrap();
 
     close_shell(shell(handle).unwrap());
-    assert!(agent.upgrade().is_none(), "the agent (its token, its snapshots) is freed");
+    assert!(
+        agent.upgrade().is_none(),
+        "the agent (its token, its snapshots) is freed"
+    );
     assert_eq!(authorize(handle, &mut write_orders()), 0);
-    assert_eq!(authorize(handle, &mut request("admin", &[(DELETE, "orders")])), 0, "not even a super user");
+    assert_eq!(
+        authorize(handle, &mut request("admin", &[(DELETE, "orders")])),
+        0,
+        "not even a super user"
+    );
     assert!(matches!(acl_count(handle), Err(BridgeError::Closed)));
     close_shell(shell(handle).unwrap());
-    assert_eq!(authorize(handle, &mut write_orders()), 0, "closing twice changes nothing");
+    assert_eq!(
+        authorize(handle, &mut write_orders()),
+        0,
+        "closing twice changes nothing"
+    );
 }
 
 #[test]
@@ -128,7 +155,10 @@ fn closing_while_other_threads_authorize_is_safe() {
     std::thread::sleep(Duration::from_millis(50));
     close_shell(shell(handle).unwrap());
     closed.store(true, Ordering::SeqCst);
-    assert!(agent.upgrade().is_none(), "close waited for the calls in flight, then freed the agent");
+    assert!(
+        agent.upgrade().is_none(),
+        "close waited for the calls in flight, then freed the agent"
+    );
     for caller in callers {
         assert!(caller.join().unwrap() > 0);
     }
@@ -137,7 +167,9 @@ fn closing_while_other_threads_authorize_is_safe() {
 #[test]
 fn seventy_thousand_actions_in_one_call_are_answered() {
     let handle = open(&policy_file("many-actions", &e2e()));
-    let actions: Vec<(u8, &str)> = (0..70_000).map(|i| (if i % 2 == 0 { READ } else { DELETE }, "orders")).collect();
+    let actions: Vec<(u8, &str)> = (0..70_000)
+        .map(|i| (if i % 2 == 0 { READ } else { DELETE }, "orders"))
+        .collect();
     let mut bytes = request("alice", &actions);
     assert_eq!(authorize(handle, &mut bytes), RESULTS_IN_BUFFER);
     for (i, answer) in bytes[..70_000].iter().enumerate() {
@@ -158,12 +190,19 @@ fn the_no_snapshot_warning_names_the_start_timeout() {
 fn open_answers_the_start_timeout_and_refuses_a_blank_one_naming_the_key() {
     let file = policy_file("start-timeout", &e2e());
     let file = file.to_str().unwrap();
-    let (handle, timeout) =
-        open_shell(&settings(&[("grantforge.policy.file", file), ("grantforge.start.timeout.ms", "4500")])).unwrap();
+    let (handle, timeout) = open_shell(&settings(&[
+        ("grantforge.policy.file", file),
+        ("grantforge.start.timeout.ms", "4500"),
+    ]))
+    .unwrap();
     assert_eq!(timeout, Duration::from_millis(4500));
     close_shell(shell(handle).unwrap());
     for blank in ["", " "] {
-        let err = open_shell(&settings(&[("grantforge.policy.file", file), ("grantforge.start.timeout.ms", blank)])).unwrap_err();
+        let err = open_shell(&settings(&[
+            ("grantforge.policy.file", file),
+            ("grantforge.start.timeout.ms", blank),
+        ]))
+        .unwrap_err();
         assert!(err.starts_with("grantforge.start.timeout.ms:"), "{err}");
     }
     let (handle, timeout) = open_shell(&settings(&[("grantforge.policy.file", file)])).unwrap();
@@ -185,6 +224,12 @@ fn snapshot_warnings_are_logged_once_at_warn_when_the_snapshot_is_applied() {
         .filter(|r| r.level == LogLevel::Warn && r.message.contains("10.0.0.0/99"))
         .collect();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(warnings[0].message.starts_with("policy version 1: policy 3: the values"), "{}", warnings[0].message);
+    assert!(
+        warnings[0]
+            .message
+            .starts_with("policy version 1: policy 3: the values"),
+        "{}",
+        warnings[0].message
+    );
     close_shell(shell(handle).unwrap());
 }

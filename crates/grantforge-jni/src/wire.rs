@@ -35,8 +35,16 @@ impl<'a> Reader<'a> {
     }
 
     #[inline]
-    pub(crate) fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], MalformedRequest> {
-        let end = self.at.checked_add(n).filter(|end| *end <= self.bytes.len()).ok_or(MalformedRequest(what))?;
+    pub(crate) fn take(
+        &mut self,
+        n: usize,
+        what: &'static str,
+    ) -> Result<&'a [u8], MalformedRequest> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|end| *end <= self.bytes.len())
+            .ok_or(MalformedRequest(what))?;
         let slice = &self.bytes[self.at..end];
         self.at = end;
         Ok(slice)
@@ -49,12 +57,16 @@ impl<'a> Reader<'a> {
 
     #[inline]
     pub(crate) fn u32(&mut self, what: &'static str) -> Result<u32, MalformedRequest> {
-        Ok(u32::from_le_bytes(self.take(4, what)?.try_into().expect("4 bytes")))
+        Ok(u32::from_le_bytes(
+            self.take(4, what)?.try_into().expect("4 bytes"),
+        ))
     }
 
     #[inline]
     pub(crate) fn i16(&mut self, what: &'static str) -> Result<i16, MalformedRequest> {
-        Ok(i16::from_le_bytes(self.take(2, what)?.try_into().expect("2 bytes")))
+        Ok(i16::from_le_bytes(
+            self.take(2, what)?.try_into().expect("2 bytes"),
+        ))
     }
 
     #[inline]
@@ -92,7 +104,11 @@ pub(crate) mod golden {
     use std::path::PathBuf;
 
     fn path(name: &str) -> PathBuf {
-        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/jni")).join(name)
+        PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/jni"
+        ))
+        .join(name)
     }
 
     pub(crate) fn check(name: &str, bytes: &[u8]) {
@@ -102,8 +118,9 @@ pub(crate) mod golden {
             std::fs::write(&path, bytes).unwrap();
             return;
         }
-        let committed = std::fs::read(&path)
-            .unwrap_or_else(|e| panic!("{}: {e}; write it with GF_UPDATE_GOLDEN=1", path.display()));
+        let committed = std::fs::read(&path).unwrap_or_else(|e| {
+            panic!("{}: {e}; write it with GF_UPDATE_GOLDEN=1", path.display())
+        });
         assert!(
             committed == bytes,
             "{} differs from what the codec writes now (a layout change: bump the layout's version, update the Java side, and \

@@ -119,9 +119,15 @@ pub fn acl_rows(snapshot: &Snapshot, now: Instant) -> Vec<AclRow> {
 /// size plus `max_rows` rows, whatever the cross products ask for.
 pub fn acl_view(snapshot: &Snapshot, now: Instant, max_rows: usize) -> AclView {
     let mut principals = Interner::default();
-    let blocks: Vec<Block> =
-        snapshot.policies.iter().filter(|p| p.applies_at(now)).flat_map(|policy| blocks_of(policy, &mut principals)).collect();
-    let asked = blocks.iter().fold(0u64, |total, block| total.saturating_add(block.rows()));
+    let blocks: Vec<Block> = snapshot
+        .policies
+        .iter()
+        .filter(|p| p.applies_at(now))
+        .flat_map(|policy| blocks_of(policy, &mut principals))
+        .collect();
+    let asked = blocks
+        .iter()
+        .fold(0u64, |total, block| total.saturating_add(block.rows()));
     let keep = usize::try_from(asked).map_or(max_rows, |asked| asked.min(max_rows));
     let mut rows = Vec::with_capacity(keep);
     'blocks: for block in &blocks {
@@ -146,7 +152,11 @@ pub fn acl_view(snapshot: &Snapshot, now: Instant, max_rows: usize) -> AclView {
     rows.sort_unstable();
     rows.dedup();
     rows.shrink_to_fit();
-    AclView { rows, asked, max_rows }
+    AclView {
+        rows,
+        asked,
+        max_rows,
+    }
 }
 
 /// One shared copy of each distinct principal.
@@ -176,30 +186,49 @@ struct Block {
 
 impl Block {
     fn rows(&self) -> u64 {
-        let factors = [self.patterns.len(), self.principals.len(), self.operations.len()];
-        factors.iter().fold(1u64, |product, n| product.saturating_mul(*n as u64))
+        let factors = [
+            self.patterns.len(),
+            self.principals.len(),
+            self.operations.len(),
+        ];
+        factors
+            .iter()
+            .fold(1u64, |product, n| product.saturating_mul(*n as u64))
     }
 }
 
 fn blocks_of(policy: &PolicyRecord, principals: &mut Interner) -> Vec<Block> {
     // A Kafka policy names exactly one level: every level of the kafka type is a root.
     let mut levels = policy.resources.iter();
-    let (Some((level, values)), None) = (levels.next(), levels.next()) else { return Vec::new() };
-    let Some(resource_type) = ResourceType::from_level(level) else { return Vec::new() };
+    let (Some((level, values)), None) = (levels.next(), levels.next()) else {
+        return Vec::new();
+    };
+    let Some(resource_type) = ResourceType::from_level(level) else {
+        return Vec::new();
+    };
     if values.excludes {
         return Vec::new();
     }
-    let mut patterns: Vec<(PatternType, &str)> = values.values.iter().filter_map(|v| pattern_of(v)).collect();
+    let mut patterns: Vec<(PatternType, &str)> =
+        values.values.iter().filter_map(|v| pattern_of(v)).collect();
     patterns.sort_unstable();
     patterns.dedup();
-    let patterns: Arc<[(PatternType, Arc<str>)]> = patterns.into_iter().map(|(pattern, name)| (pattern, Arc::from(name))).collect();
+    let patterns: Arc<[(PatternType, Arc<str>)]> = patterns
+        .into_iter()
+        .map(|(pattern, name)| (pattern, Arc::from(name)))
+        .collect();
     let mut blocks = Vec::new();
     let mut add = |items: &[Item], permission: Permission| {
         for item in items.iter().filter(|item| item.conditions.is_empty()) {
-            let mut item_principals: Vec<Arc<str>> = principals_of(item).map(|p| principals.get(p)).collect();
+            let mut item_principals: Vec<Arc<str>> =
+                principals_of(item).map(|p| principals.get(p)).collect();
             item_principals.sort_unstable();
             item_principals.dedup();
-            let mut operations: Vec<Operation> = item.access_types.iter().filter_map(|a| Operation::from_access_type(a)).collect();
+            let mut operations: Vec<Operation> = item
+                .access_types
+                .iter()
+                .filter_map(|a| Operation::from_access_type(a))
+                .collect();
             operations.sort_unstable();
             operations.dedup();
             blocks.push(Block {
@@ -229,7 +258,9 @@ fn pattern_of(value: &str) -> Option<(PatternType, &str)> {
     }
     let is_wild = |c: char| c == '*' || c == '?';
     match value.strip_suffix('*') {
-        Some(prefix) if !prefix.is_empty() && !prefix.contains(is_wild) => Some((PatternType::Prefixed, prefix)),
+        Some(prefix) if !prefix.is_empty() && !prefix.contains(is_wild) => {
+            Some((PatternType::Prefixed, prefix))
+        }
         Some(_) => None,
         None if value.contains(is_wild) => None,
         None => Some((PatternType::Literal, value)),
@@ -238,7 +269,13 @@ fn pattern_of(value: &str) -> Option<(PatternType, &str)> {
 
 fn principals_of(item: &Item) -> impl Iterator<Item = String> + '_ {
     let users = item.users.iter().map(|u| format!("User:{u}"));
-    let groups = item.groups.iter().map(|g| if g == "public" { "User:*".to_string() } else { format!("Group:{g}") });
+    let groups = item.groups.iter().map(|g| {
+        if g == "public" {
+            "User:*".to_string()
+        } else {
+            format!("Group:{g}")
+        }
+    });
     let roles = item.roles.iter().map(|r| format!("Role:{r}"));
     users.chain(groups).chain(roles)
 }
@@ -250,7 +287,10 @@ mod tests {
     #[test]
     fn values_become_literal_prefixed_or_wildcard_patterns() {
         assert_eq!(pattern_of("orders"), Some((PatternType::Literal, "orders")));
-        assert_eq!(pattern_of("orders*"), Some((PatternType::Prefixed, "orders")));
+        assert_eq!(
+            pattern_of("orders*"),
+            Some((PatternType::Prefixed, "orders"))
+        );
         assert_eq!(pattern_of("*"), Some((PatternType::Literal, "*")));
         assert_eq!(pattern_of("or*ders"), None);
         assert_eq!(pattern_of("orders?"), None);
@@ -274,6 +314,10 @@ mod tests {
         let record = policy(&values, &users, &["read", "write", "read"]);
         let mut principals = Interner::default();
         let blocks = blocks_of(&record, &mut principals);
-        assert_eq!(blocks.iter().map(Block::rows).sum::<u64>(), 100 * 100 * 2, "duplicate access types count once");
+        assert_eq!(
+            blocks.iter().map(Block::rows).sum::<u64>(),
+            100 * 100 * 2,
+            "duplicate access types count once"
+        );
     }
 }

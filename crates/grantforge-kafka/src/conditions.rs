@@ -31,7 +31,11 @@ pub struct ConditionReads {
 }
 
 impl ConditionReads {
-    const NOTHING: ConditionReads = ConditionReads { client_address: false, listener: false, client_id: false };
+    const NOTHING: ConditionReads = ConditionReads {
+        client_address: false,
+        listener: false,
+        client_id: false,
+    };
 
     fn or(self, other: ConditionReads) -> ConditionReads {
         ConditionReads {
@@ -44,8 +48,16 @@ impl ConditionReads {
     /// What the engine's decisions read: the union over the evaluators its items' conditions are
     /// evaluated with, taken from the engine's own condition-to-evaluator mapping (one source).
     pub(crate) fn of<C: ?Sized>(engine: &PolicyEngine<C>) -> ConditionReads {
-        let reads_of = |name: &str| KAFKA_EVALUATORS.iter().find(|e| e.name == name).map_or(ConditionReads::NOTHING, |e| e.reads);
-        engine.evaluators_in_use().iter().fold(ConditionReads::NOTHING, |all, name| all.or(reads_of(name)))
+        let reads_of = |name: &str| {
+            KAFKA_EVALUATORS
+                .iter()
+                .find(|e| e.name == name)
+                .map_or(ConditionReads::NOTHING, |e| e.reads)
+        };
+        engine
+            .evaluators_in_use()
+            .iter()
+            .fold(ConditionReads::NOTHING, |all, name| all.or(reads_of(name)))
     }
 }
 
@@ -61,17 +73,26 @@ struct KafkaEvaluator {
 const KAFKA_EVALUATORS: [KafkaEvaluator; 3] = [
     KafkaEvaluator {
         name: "ip-range",
-        reads: ConditionReads { client_address: true, ..ConditionReads::NOTHING },
+        reads: ConditionReads {
+            client_address: true,
+            ..ConditionReads::NOTHING
+        },
         make: || Arc::new(IpRangeEvaluator),
     },
     KafkaEvaluator {
         name: "listener",
-        reads: ConditionReads { listener: true, ..ConditionReads::NOTHING },
+        reads: ConditionReads {
+            listener: true,
+            ..ConditionReads::NOTHING
+        },
         make: || Arc::new(ListenerEvaluator),
     },
     KafkaEvaluator {
         name: "client-id",
-        reads: ConditionReads { client_id: true, ..ConditionReads::NOTHING },
+        reads: ConditionReads {
+            client_id: true,
+            ..ConditionReads::NOTHING
+        },
         make: || Arc::new(ClientIdEvaluator),
     },
 ];
@@ -133,12 +154,20 @@ impl Cidr {
 
 /// The first `prefix_len` bits of an address (0 to 32).
 fn mask_v4(bits: u32, prefix_len: u8) -> u32 {
-    if prefix_len == 0 { 0 } else { bits & (u32::MAX << (32 - u32::from(prefix_len))) }
+    if prefix_len == 0 {
+        0
+    } else {
+        bits & (u32::MAX << (32 - u32::from(prefix_len)))
+    }
 }
 
 /// The first `prefix_len` bits of an address (0 to 128).
 fn mask_v6(bits: u128, prefix_len: u8) -> u128 {
-    if prefix_len == 0 { 0 } else { bits & (u128::MAX << (128 - u32::from(prefix_len))) }
+    if prefix_len == 0 {
+        0
+    } else {
+        bits & (u128::MAX << (128 - u32::from(prefix_len)))
+    }
 }
 
 /// Kafka hands `::ffff:10.0.0.1` for IPv4 clients on a dual-stack socket: compare those as IPv4.
@@ -151,7 +180,10 @@ fn canonical(address: IpAddr) -> IpAddr {
 
 impl IpRanges {
     fn new(values: &[Cidr]) -> IpRanges {
-        let mut ranges = IpRanges { v4: Vec::new(), v6: Vec::new() };
+        let mut ranges = IpRanges {
+            v4: Vec::new(),
+            v6: Vec::new(),
+        };
         for value in values {
             match *value {
                 Cidr::V4(network, len) => set_for(&mut ranges.v4, len).insert(network),
@@ -163,8 +195,14 @@ impl IpRanges {
 
     fn contains(&self, address: IpAddr) -> bool {
         match canonical(address) {
-            IpAddr::V4(v4) => self.v4.iter().any(|(len, networks)| networks.contains(&mask_v4(u32::from(v4), *len))),
-            IpAddr::V6(v6) => self.v6.iter().any(|(len, networks)| networks.contains(&mask_v6(u128::from(v6), *len))),
+            IpAddr::V4(v4) => self
+                .v4
+                .iter()
+                .any(|(len, networks)| networks.contains(&mask_v4(u32::from(v4), *len))),
+            IpAddr::V6(v6) => self
+                .v6
+                .iter()
+                .any(|(len, networks)| networks.contains(&mask_v6(u128::from(v6), *len))),
         }
     }
 }
@@ -181,8 +219,14 @@ fn set_for<T>(sets: &mut Vec<(u8, HashSet<T>)>, prefix_len: u8) -> &mut HashSet<
 }
 
 impl ConditionEvaluator<KafkaContext> for IpRangeEvaluator {
-    fn compile(&self, values: &[String]) -> Result<Box<dyn CompiledCondition<KafkaContext>>, String> {
-        let ranges = values.iter().map(|v| Cidr::parse(v)).collect::<Result<Vec<_>, _>>()?;
+    fn compile(
+        &self,
+        values: &[String],
+    ) -> Result<Box<dyn CompiledCondition<KafkaContext>>, String> {
+        let ranges = values
+            .iter()
+            .map(|v| Cidr::parse(v))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Box::new(IpRanges::new(&ranges)))
     }
 }
@@ -203,7 +247,10 @@ struct ListenerEvaluator;
 struct Listeners(Vec<String>);
 
 impl ConditionEvaluator<KafkaContext> for ListenerEvaluator {
-    fn compile(&self, values: &[String]) -> Result<Box<dyn CompiledCondition<KafkaContext>>, String> {
+    fn compile(
+        &self,
+        values: &[String],
+    ) -> Result<Box<dyn CompiledCondition<KafkaContext>>, String> {
         Ok(Box::new(Listeners(values.to_vec())))
     }
 }
@@ -221,14 +268,20 @@ struct ClientIdEvaluator;
 struct ClientIds(Vec<String>);
 
 impl ConditionEvaluator<KafkaContext> for ClientIdEvaluator {
-    fn compile(&self, values: &[String]) -> Result<Box<dyn CompiledCondition<KafkaContext>>, String> {
+    fn compile(
+        &self,
+        values: &[String],
+    ) -> Result<Box<dyn CompiledCondition<KafkaContext>>, String> {
         Ok(Box::new(ClientIds(values.to_vec())))
     }
 }
 
 impl CompiledCondition<KafkaContext> for ClientIds {
     fn holds(&self, context: &KafkaContext) -> Result<bool, String> {
-        Ok(self.0.iter().any(|pattern| wildcard_matches(pattern, &context.client_id)))
+        Ok(self
+            .0
+            .iter()
+            .any(|pattern| wildcard_matches(pattern, &context.client_id)))
     }
 }
 
@@ -266,7 +319,10 @@ mod tests {
     use super::*;
 
     fn context(address: &str) -> KafkaContext {
-        KafkaContext { client_address: Some(address.parse().unwrap()), ..Default::default() }
+        KafkaContext {
+            client_address: Some(address.parse().unwrap()),
+            ..Default::default()
+        }
     }
 
     fn ranges(values: &[&str]) -> Box<dyn CompiledCondition<KafkaContext>> {
@@ -283,18 +339,32 @@ mod tests {
         assert!(!r.holds(&context("192.168.1.8")).unwrap());
         assert!(r.holds(&context("2001:db8:ffff::1")).unwrap());
         assert!(!r.holds(&context("2001:db9::1")).unwrap());
-        assert!(r.holds(&context("::ffff:10.1.2.3")).unwrap(), "IPv4-mapped IPv6 is IPv4");
+        assert!(
+            r.holds(&context("::ffff:10.1.2.3")).unwrap(),
+            "IPv4-mapped IPv6 is IPv4"
+        );
         assert!(ranges(&["0.0.0.0/0"]).holds(&context("8.8.8.8")).unwrap());
-        assert!(ranges(&["10.1.2.3/31"]).holds(&context("10.1.2.2")).unwrap());
-        assert!(!ranges(&["10.1.2.3/31"]).holds(&context("10.1.2.4")).unwrap());
+        assert!(ranges(&["10.1.2.3/31"])
+            .holds(&context("10.1.2.2"))
+            .unwrap());
+        assert!(!ranges(&["10.1.2.3/31"])
+            .holds(&context("10.1.2.4"))
+            .unwrap());
         assert!(ranges(&["::/0"]).holds(&context("2001:db8::1")).unwrap());
-        assert!(!ranges(&["::/0"]).holds(&context("8.8.8.8")).unwrap(), "an IPv6 block holds no IPv4 client");
-        assert!(ranges(&["10.1.2.3/32", "10.1.2.0/24"]).holds(&context("10.1.2.99")).unwrap());
+        assert!(
+            !ranges(&["::/0"]).holds(&context("8.8.8.8")).unwrap(),
+            "an IPv6 block holds no IPv4 client"
+        );
+        assert!(ranges(&["10.1.2.3/32", "10.1.2.0/24"])
+            .holds(&context("10.1.2.99"))
+            .unwrap());
     }
 
     #[test]
     fn many_values_are_indexed_by_prefix_length() {
-        let mut values: Vec<String> = (0..20_000).map(|i| format!("10.{}.{}.{}", i / 65536, (i / 256) % 256, i % 256)).collect();
+        let mut values: Vec<String> = (0..20_000)
+            .map(|i| format!("10.{}.{}.{}", i / 65536, (i / 256) % 256, i % 256))
+            .collect();
         values.push("172.16.0.0/12".into());
         let refs: Vec<&str> = values.iter().map(String::as_str).collect();
         let r = ranges(&refs);
@@ -307,19 +377,34 @@ mod tests {
     #[test]
     fn bad_ip_values_do_not_compile_and_a_missing_address_is_unsure() {
         for bad in ["10.0.0.0/33", "nonsense", "::1/129", "10.0.0.1/x"] {
-            assert!(IpRangeEvaluator.compile(&[bad.to_string()]).is_err(), "{bad}");
+            assert!(
+                IpRangeEvaluator.compile(&[bad.to_string()]).is_err(),
+                "{bad}"
+            );
         }
-        assert!(ranges(&["10.0.0.0/8"]).holds(&KafkaContext::default()).is_err());
+        assert!(ranges(&["10.0.0.0/8"])
+            .holds(&KafkaContext::default())
+            .is_err());
     }
 
     #[test]
     fn listeners_and_client_ids() {
-        let listeners = ListenerEvaluator.compile(&["INTERNAL".to_string()]).unwrap();
-        let on = |l: &str| KafkaContext { listener: l.into(), ..Default::default() };
+        let listeners = ListenerEvaluator
+            .compile(&["INTERNAL".to_string()])
+            .unwrap();
+        let on = |l: &str| KafkaContext {
+            listener: l.into(),
+            ..Default::default()
+        };
         assert!(listeners.holds(&on("INTERNAL")).unwrap());
         assert!(!listeners.holds(&on("EXTERNAL")).unwrap());
-        let ids = ClientIdEvaluator.compile(&["etl-*".to_string(), "app-?".to_string()]).unwrap();
-        let with = |c: &str| KafkaContext { client_id: c.into(), ..Default::default() };
+        let ids = ClientIdEvaluator
+            .compile(&["etl-*".to_string(), "app-?".to_string()])
+            .unwrap();
+        let with = |c: &str| KafkaContext {
+            client_id: c.into(),
+            ..Default::default()
+        };
         assert!(ids.holds(&with("etl-")).unwrap());
         assert!(ids.holds(&with("etl-nightly")).unwrap());
         assert!(ids.holds(&with("app-1")).unwrap());

@@ -15,4 +15,6 @@ mod policies;
 pub use acl::{acl_rows, acl_view, AclRow, AclView, PatternType, Permission, ACL_VIEW_MAX_ROWS};
 pub use conditions::{kafka_evaluators, ConditionReads, KafkaContext};
 pub use names::{Operation, ResourceType, CLUSTER_NAME};
-pub use policies::{subject_user, Action, Reason, KafkaPolicies, LoadError, Principal, RequestContext, SERVICE_TYPE};
+pub use policies::{
+    subject_user, Action, KafkaPolicies, LoadError, Principal, Reason, RequestContext, SERVICE_TYPE,
+};

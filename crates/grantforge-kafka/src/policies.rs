@@ -2,7 +2,9 @@
 
 use std::fmt;
 
-use grantforge_engine::{AccessRequest, Explanation, Instant, Outcome, PolicyEngine, RequestError, Snapshot};
+use grantforge_engine::{
+    AccessRequest, Explanation, Instant, Outcome, PolicyEngine, RequestError, Snapshot,
+};
 
 use crate::acl::{acl_view, AclRow, AclView, ACL_VIEW_MAX_ROWS};
 use crate::conditions::{kafka_evaluators, ConditionReads, KafkaContext};
@@ -78,7 +80,10 @@ pub enum Reason {
 impl Reason {
     /// Whether the action is allowed.
     pub fn allowed(self) -> bool {
-        matches!(self, Reason::SuperUser | Reason::ServiceDisabled | Reason::Policy { allowed: true, .. })
+        matches!(
+            self,
+            Reason::SuperUser | Reason::ServiceDisabled | Reason::Policy { allowed: true, .. }
+        )
     }
 
     /// The deciding policy, if one decided.
@@ -99,7 +104,10 @@ impl Reason {
     /// what comes before the snapshot (super users, no snapshot, a refused type) is not the
     /// snapshot's to keep, and an unplaced request is refused every time.
     pub fn cacheable(self) -> bool {
-        matches!(self, Reason::ServiceDisabled | Reason::Policy { .. } | Reason::NoPolicy)
+        matches!(
+            self,
+            Reason::ServiceDisabled | Reason::Policy { .. } | Reason::NoPolicy
+        )
     }
 
     /// The rule in words, for `explain` and logs.
@@ -170,7 +178,8 @@ impl KafkaPolicies {
             return Err(LoadError::WrongServiceType(snapshot.service_type.clone()));
         }
         check_definition(snapshot)?;
-        let engine = PolicyEngine::build(snapshot, &kafka_evaluators()).map_err(LoadError::Snapshot)?;
+        let engine =
+            PolicyEngine::build(snapshot, &kafka_evaluators()).map_err(LoadError::Snapshot)?;
         Ok(KafkaPolicies {
             reads: ConditionReads::of(&engine),
             acl_view: acl_view(snapshot, now, ACL_VIEW_MAX_ROWS),
@@ -194,11 +203,20 @@ impl KafkaPolicies {
         };
         let user = subject_user(&context.principal);
         let resource = [(resource_type.level(), action.name)];
-        let request = AccessRequest::new(&resource, operation.access_type(), &user, now, &context.conditions);
+        let request = AccessRequest::new(
+            &resource,
+            operation.access_type(),
+            &user,
+            now,
+            &context.conditions,
+        );
         match self.engine.evaluate(&request) {
             Ok(decision) => match (decision.outcome, decision.policy_id) {
                 (Outcome::NotDetermined, _) | (_, None) => Reason::NoPolicy,
-                (outcome, Some(id)) => Reason::Policy { id, allowed: outcome == Outcome::Allowed },
+                (outcome, Some(id)) => Reason::Policy {
+                    id,
+                    allowed: outcome == Outcome::Allowed,
+                },
             },
             // A request the engine cannot place (an empty group id, say) is refused, never decided.
             Err(_) => Reason::Unplaced,
@@ -216,7 +234,13 @@ impl KafkaPolicies {
         let (operation, resource_type) = placed(action)?;
         let user = subject_user(&context.principal);
         let resource = [(resource_type.level(), action.name)];
-        let request = AccessRequest::new(&resource, operation.access_type(), &user, now, &context.conditions);
+        let request = AccessRequest::new(
+            &resource,
+            operation.access_type(),
+            &user,
+            now,
+            &context.conditions,
+        );
         Some(self.engine.explain(&request))
     }
 
@@ -236,7 +260,15 @@ impl KafkaPolicies {
         let level = resource_type.level();
         let access_type = operation.access_type();
         self.engine
-            .holds_on_some_resource(level, access_type, &user, &[], &[], now, &context.conditions)
+            .holds_on_some_resource(
+                level,
+                access_type,
+                &user,
+                &[],
+                &[],
+                now,
+                &context.conditions,
+            )
             .unwrap_or(false)
     }
 
@@ -316,8 +348,14 @@ fn check_definition(snapshot: &Snapshot) -> Result<(), LoadError> {
         }
     }
     for code in 2..=14u8 {
-        let access_type = Operation::from_code(code).map(Operation::access_type).unwrap_or_default();
-        if !definition.access_types.iter().any(|a| a.name == access_type) {
+        let access_type = Operation::from_code(code)
+            .map(Operation::access_type)
+            .unwrap_or_default();
+        if !definition
+            .access_types
+            .iter()
+            .any(|a| a.name == access_type)
+        {
             return Err(LoadError::Definition(format!(
                 "definition.accessTypes: the kafka service type has no access type `{access_type}`; fix the kafka service type on the server (docs/kafka-service-type.json)"
             )));
@@ -331,11 +369,18 @@ mod tests {
     use super::*;
 
     fn e2e() -> String {
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/snapshots/e2e.json")).unwrap()
+        std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/snapshots/e2e.json"
+        ))
+        .unwrap()
     }
 
     fn quoted(items: impl Iterator<Item = String>) -> String {
-        items.map(|item| format!("\"{item}\"")).collect::<Vec<_>>().join(",")
+        items
+            .map(|item| format!("\"{item}\""))
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// Policy 1 of the fixture with 3,000 topics, 3,000 users and all 13 access types: 77 KB that
@@ -345,9 +390,23 @@ mod tests {
         let values = quoted((0..3000).map(|i| format!("topic-{i}")));
         let users = quoted((0..3000).map(|i| format!("user-{i}")));
         let all = quoted(
-            ["all", "read", "write", "create", "delete", "alter", "describe", "cluster_action", "describe_configs", "alter_configs", "idempotent_write", "create_tokens", "describe_tokens"]
-                .iter()
-                .map(|a| a.to_string()),
+            [
+                "all",
+                "read",
+                "write",
+                "create",
+                "delete",
+                "alter",
+                "describe",
+                "cluster_action",
+                "describe_configs",
+                "alter_configs",
+                "idempotent_write",
+                "create_tokens",
+                "describe_tokens",
+            ]
+            .iter()
+            .map(|a| a.to_string()),
         );
         let text = e2e()
             .replacen("\"values\":[\"orders\"]", &format!("\"values\":[{values}]"), 1)
@@ -361,21 +420,36 @@ mod tests {
     }
 
     #[test]
-    fn a_small_snapshot_asking_for_a_hundred_million_acl_rows_loads_quickly_with_bounded_rows_and_one_warning() {
+    fn a_small_snapshot_asking_for_a_hundred_million_acl_rows_loads_quickly_with_bounded_rows_and_one_warning(
+    ) {
         let text = cross_product_snapshot();
         let started = std::time::Instant::now();
         let policies = KafkaPolicies::load(text.as_bytes(), Instant::now()).unwrap();
         let took = started.elapsed();
-        eprintln!("{} bytes asking for 117 M ACL rows loaded in {took:?}", text.len());
+        eprintln!(
+            "{} bytes asking for 117 M ACL rows loaded in {took:?}",
+            text.len()
+        );
         assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
         let rows = policies.acl_rows().len();
-        assert!(rows <= ACL_VIEW_MAX_ROWS && rows > ACL_VIEW_MAX_ROWS / 2, "{rows} rows");
+        assert!(
+            rows <= ACL_VIEW_MAX_ROWS && rows > ACL_VIEW_MAX_ROWS / 2,
+            "{rows} rows"
+        );
         let warnings = policies.warnings();
         assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert!(warnings[0].contains("cut at 1000000 rows") && warnings[0].contains("ask for 117000005 rows"), "{}", warnings[0]);
+        assert!(
+            warnings[0].contains("cut at 1000000 rows")
+                && warnings[0].contains("ask for 117000005 rows"),
+            "{}",
+            warnings[0]
+        );
         // The view is cut, the decisions are not.
         let user = RequestContext {
-            principal: Principal { principal_type: "User".into(), name: "user-2999".into() },
+            principal: Principal {
+                principal_type: "User".into(),
+                name: "user-2999".into(),
+            },
             ..Default::default()
         };
         let action = Action {
@@ -417,7 +491,15 @@ mod tests {
         let policies = KafkaPolicies::load(text.as_bytes(), Instant::now()).unwrap();
         let warnings = policies.warnings();
         assert_eq!(warnings.len(), 2, "{warnings:?}");
-        assert!(warnings.iter().any(|w| w.contains("condition geo has no evaluator")), "{warnings:?}");
-        assert!(warnings.iter().any(|w| w.contains("10.0.0.0/99")), "{warnings:?}");
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("condition geo has no evaluator")),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings.iter().any(|w| w.contains("10.0.0.0/99")),
+            "{warnings:?}"
+        );
     }
 }

@@ -3,18 +3,29 @@
 
 use grantforge_engine::Instant;
 use grantforge_kafka::{
-    Action, KafkaContext, KafkaPolicies, Reason, Operation, PatternType, Permission, Principal, RequestContext, ResourceType,
+    Action, KafkaContext, KafkaPolicies, Operation, PatternType, Permission, Principal, Reason,
+    RequestContext, ResourceType,
 };
 
 fn policies() -> KafkaPolicies {
-    let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/snapshots/e2e.json")).unwrap();
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/snapshots/e2e.json"
+    ))
+    .unwrap();
     KafkaPolicies::load(&bytes, Instant::now()).unwrap()
 }
 
 fn user(name: &str) -> RequestContext {
     RequestContext {
-        principal: Principal { principal_type: "User".into(), name: name.into() },
-        conditions: KafkaContext { client_address: Some("127.0.0.1".parse().unwrap()), ..Default::default() },
+        principal: Principal {
+            principal_type: "User".into(),
+            name: name.into(),
+        },
+        conditions: KafkaContext {
+            client_address: Some("127.0.0.1".parse().unwrap()),
+            ..Default::default()
+        },
         request_type: 0,
         request_version: 9,
     }
@@ -31,30 +42,120 @@ fn action(operation: Operation, resource_type: ResourceType, name: &str) -> Acti
     }
 }
 
-fn allowed(p: &KafkaPolicies, who: &str, operation: Operation, resource_type: ResourceType, name: &str) -> bool {
-    p.decide(&user(who), &action(operation, resource_type, name), Instant::now()).allowed()
+fn allowed(
+    p: &KafkaPolicies,
+    who: &str,
+    operation: Operation,
+    resource_type: ResourceType,
+    name: &str,
+) -> bool {
+    p.decide(
+        &user(who),
+        &action(operation, resource_type, name),
+        Instant::now(),
+    )
+    .allowed()
 }
 
 #[test]
 fn alice_works_with_orders_and_bob_does_not() {
     let p = policies();
-    assert!(allowed(&p, "alice", Operation::Write, ResourceType::Topic, "orders"));
-    assert!(allowed(&p, "alice", Operation::Read, ResourceType::Topic, "orders"));
-    assert!(allowed(&p, "alice", Operation::Describe, ResourceType::Topic, "orders"), "write implies describe");
-    assert!(allowed(&p, "alice", Operation::Read, ResourceType::Topic, "orders-eu"), "role analyst, prefixed");
-    assert!(allowed(&p, "alice", Operation::Read, ResourceType::Group, "alice-1"));
-    assert!(!allowed(&p, "alice", Operation::Read, ResourceType::Group, "bob-1"));
-    assert!(!allowed(&p, "bob", Operation::Write, ResourceType::Topic, "orders"));
-    assert!(allowed(&p, "bob", Operation::Describe, ResourceType::Topic, "orders"), "public describe");
-    assert!(!allowed(&p, "alice", Operation::Create, ResourceType::Topic, "orders"));
+    assert!(allowed(
+        &p,
+        "alice",
+        Operation::Write,
+        ResourceType::Topic,
+        "orders"
+    ));
+    assert!(allowed(
+        &p,
+        "alice",
+        Operation::Read,
+        ResourceType::Topic,
+        "orders"
+    ));
+    assert!(
+        allowed(
+            &p,
+            "alice",
+            Operation::Describe,
+            ResourceType::Topic,
+            "orders"
+        ),
+        "write implies describe"
+    );
+    assert!(
+        allowed(
+            &p,
+            "alice",
+            Operation::Read,
+            ResourceType::Topic,
+            "orders-eu"
+        ),
+        "role analyst, prefixed"
+    );
+    assert!(allowed(
+        &p,
+        "alice",
+        Operation::Read,
+        ResourceType::Group,
+        "alice-1"
+    ));
+    assert!(!allowed(
+        &p,
+        "alice",
+        Operation::Read,
+        ResourceType::Group,
+        "bob-1"
+    ));
+    assert!(!allowed(
+        &p,
+        "bob",
+        Operation::Write,
+        ResourceType::Topic,
+        "orders"
+    ));
+    assert!(
+        allowed(
+            &p,
+            "bob",
+            Operation::Describe,
+            ResourceType::Topic,
+            "orders"
+        ),
+        "public describe"
+    );
+    assert!(!allowed(
+        &p,
+        "alice",
+        Operation::Create,
+        ResourceType::Topic,
+        "orders"
+    ));
 }
 
 #[test]
 fn a_denial_of_write_hides_the_topic() {
     let p = policies();
-    let reason = p.decide(&user("alice"), &action(Operation::Describe, ResourceType::Topic, "payments"), Instant::now());
-    assert_eq!(reason, Reason::Policy { id: 5, allowed: false });
-    assert!(allowed(&p, "bob", Operation::Describe, ResourceType::Topic, "payments"));
+    let reason = p.decide(
+        &user("alice"),
+        &action(Operation::Describe, ResourceType::Topic, "payments"),
+        Instant::now(),
+    );
+    assert_eq!(
+        reason,
+        Reason::Policy {
+            id: 5,
+            allowed: false
+        }
+    );
+    assert!(allowed(
+        &p,
+        "bob",
+        Operation::Describe,
+        ResourceType::Topic,
+        "payments"
+    ));
 }
 
 #[test]
@@ -62,17 +163,47 @@ fn other_principal_types_and_odd_requests_are_refused() {
     let p = policies();
     let mut group = user("alice");
     group.principal.principal_type = "Group".into();
-    assert!(!p.decide(&group, &action(Operation::Write, ResourceType::Topic, "orders"), Instant::now()).allowed());
-    assert!(p.decide(&group, &action(Operation::Describe, ResourceType::Topic, "orders"), Instant::now()).allowed(), "public");
+    assert!(!p
+        .decide(
+            &group,
+            &action(Operation::Write, ResourceType::Topic, "orders"),
+            Instant::now()
+        )
+        .allowed());
+    assert!(
+        p.decide(
+            &group,
+            &action(Operation::Describe, ResourceType::Topic, "orders"),
+            Instant::now()
+        )
+        .allowed(),
+        "public"
+    );
     let empty_group = action(Operation::Read, ResourceType::Group, "");
-    assert_eq!(p.decide(&user("alice"), &empty_group, Instant::now()), Reason::Unplaced);
+    assert_eq!(
+        p.decide(&user("alice"), &empty_group, Instant::now()),
+        Reason::Unplaced
+    );
     let mut prefixed = action(Operation::Write, ResourceType::Topic, "orders");
     prefixed.literal = false;
-    assert_eq!(p.decide(&user("alice"), &prefixed, Instant::now()), Reason::Unplaced);
+    assert_eq!(
+        p.decide(&user("alice"), &prefixed, Instant::now()),
+        Reason::Unplaced
+    );
     let mut unknown = action(Operation::Write, ResourceType::Topic, "orders");
     unknown.operation = None;
-    assert_eq!(p.decide(&user("alice"), &unknown, Instant::now()), Reason::Unplaced);
-    assert_eq!(p.decide(&user("alice"), &action(Operation::Create, ResourceType::Topic, "orders"), Instant::now()), Reason::NoPolicy);
+    assert_eq!(
+        p.decide(&user("alice"), &unknown, Instant::now()),
+        Reason::Unplaced
+    );
+    assert_eq!(
+        p.decide(
+            &user("alice"),
+            &action(Operation::Create, ResourceType::Topic, "orders"),
+            Instant::now()
+        ),
+        Reason::NoPolicy
+    );
 }
 
 #[test]
@@ -90,18 +221,76 @@ fn policies_show_as_acl_rows() {
     let rows: Vec<(u8, PatternType, &str, &str, Operation, Permission)> = p
         .acl_rows()
         .iter()
-        .map(|r| (r.resource_type, r.pattern_type, &*r.name, &*r.principal, r.operation, r.permission))
+        .map(|r| {
+            (
+                r.resource_type,
+                r.pattern_type,
+                &*r.name,
+                &*r.principal,
+                r.operation,
+                r.permission,
+            )
+        })
         .collect();
     let topic = ResourceType::Topic.code();
     let group = ResourceType::Group.code();
     let expected = vec![
-        (topic, PatternType::Literal, "*", "User:*", Operation::Describe, Permission::Allow),
-        (topic, PatternType::Literal, "orders", "Group:ops", Operation::AlterConfigs, Permission::Allow),
-        (topic, PatternType::Literal, "orders", "User:alice", Operation::Read, Permission::Allow),
-        (topic, PatternType::Literal, "orders", "User:alice", Operation::Write, Permission::Allow),
-        (topic, PatternType::Literal, "payments", "User:alice", Operation::Write, Permission::Deny),
-        (topic, PatternType::Prefixed, "orders", "Role:analyst", Operation::Read, Permission::Allow),
-        (group, PatternType::Prefixed, "alice-", "User:alice", Operation::Read, Permission::Allow),
+        (
+            topic,
+            PatternType::Literal,
+            "*",
+            "User:*",
+            Operation::Describe,
+            Permission::Allow,
+        ),
+        (
+            topic,
+            PatternType::Literal,
+            "orders",
+            "Group:ops",
+            Operation::AlterConfigs,
+            Permission::Allow,
+        ),
+        (
+            topic,
+            PatternType::Literal,
+            "orders",
+            "User:alice",
+            Operation::Read,
+            Permission::Allow,
+        ),
+        (
+            topic,
+            PatternType::Literal,
+            "orders",
+            "User:alice",
+            Operation::Write,
+            Permission::Allow,
+        ),
+        (
+            topic,
+            PatternType::Literal,
+            "payments",
+            "User:alice",
+            Operation::Write,
+            Permission::Deny,
+        ),
+        (
+            topic,
+            PatternType::Prefixed,
+            "orders",
+            "Role:analyst",
+            Operation::Read,
+            Permission::Allow,
+        ),
+        (
+            group,
+            PatternType::Prefixed,
+            "alice-",
+            "User:alice",
+            Operation::Read,
+            Permission::Allow,
+        ),
     ];
     let mut sorted_expected = expected.clone();
     sorted_expected.sort();
@@ -112,12 +301,20 @@ fn policies_show_as_acl_rows() {
 
 #[test]
 fn another_service_type_or_a_foreign_definition_is_refused_at_load() {
-    let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/snapshots/e2e.json")).unwrap();
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/snapshots/e2e.json"
+    ))
+    .unwrap();
     let text = String::from_utf8(bytes).unwrap();
     let hive = text.replace("\"serviceType\":\"kafka\"", "\"serviceType\":\"hive\"");
-    let err = KafkaPolicies::load(hive.as_bytes(), Instant::now()).err().expect("refused");
+    let err = KafkaPolicies::load(hive.as_bytes(), Instant::now())
+        .err()
+        .expect("refused");
     assert!(err.to_string().contains("`hive`"), "{err}");
     let renamed = text.replace("{\"name\":\"transactional_id\"", "{\"name\":\"txn\"");
-    let err = KafkaPolicies::load(renamed.as_bytes(), Instant::now()).err().expect("refused");
+    let err = KafkaPolicies::load(renamed.as_bytes(), Instant::now())
+        .err()
+        .expect("refused");
     assert!(err.to_string().contains("transactional_id"), "{err}");
 }

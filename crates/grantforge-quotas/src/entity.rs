@@ -17,7 +17,12 @@ pub enum QuotaType {
 
 impl QuotaType {
     /// Every type, in Kafka's order.
-    pub const ALL: [QuotaType; 4] = [QuotaType::Produce, QuotaType::Fetch, QuotaType::Request, QuotaType::ControllerMutation];
+    pub const ALL: [QuotaType; 4] = [
+        QuotaType::Produce,
+        QuotaType::Fetch,
+        QuotaType::Request,
+        QuotaType::ControllerMutation,
+    ];
 
     /// The configuration key (`kafka-configs --add-config`).
     pub fn config_key(self) -> &'static str {
@@ -86,8 +91,14 @@ pub enum EntityError {
 impl fmt::Display for EntityError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            EntityError::UnknownType(t) => write!(f, "quota entity type `{t}` is not a user or client id; it is ignored"),
-            EntityError::Malformed(e) => write!(f, "quota entity {e} is not a user, a client id, or one of each; it is ignored"),
+            EntityError::UnknownType(t) => write!(
+                f,
+                "quota entity type `{t}` is not a user or client id; it is ignored"
+            ),
+            EntityError::Malformed(e) => write!(
+                f,
+                "quota entity {e} is not a user, a client id, or one of each; it is ignored"
+            ),
         }
     }
 }
@@ -97,17 +108,26 @@ impl std::error::Error for EntityError {}
 impl Entity {
     /// `<U>`
     pub fn user(name: &str) -> Entity {
-        Entity { user: Some(Part::Named(name.to_string())), client_id: None }
+        Entity {
+            user: Some(Part::Named(name.to_string())),
+            client_id: None,
+        }
     }
 
     /// `<U, C>`
     pub fn user_client(user: &str, client_id: &str) -> Entity {
-        Entity { user: Some(Part::Named(user.to_string())), client_id: Some(Part::Named(client_id.to_string())) }
+        Entity {
+            user: Some(Part::Named(user.to_string())),
+            client_id: Some(Part::Named(client_id.to_string())),
+        }
     }
 
     /// `<C>`
     pub fn client(client_id: &str) -> Entity {
-        Entity { user: None, client_id: Some(Part::Named(client_id.to_string())) }
+        Entity {
+            user: None,
+            client_id: Some(Part::Named(client_id.to_string())),
+        }
     }
 
     /// Any combination, for defaults: `Entity::of(Some(Part::Default), None)` is `<default user>`.
@@ -117,8 +137,13 @@ impl Entity {
 
     /// Kafka's `ClientQuotaEntity`: its `(entityType, name)` pairs, dispatched on the type
     /// (`USER`, `CLIENT_ID`, `DEFAULT_USER`, `DEFAULT_CLIENT_ID`, in any case).
-    pub fn from_kafka<'a>(parts: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Entity, EntityError> {
-        let mut entity = Entity { user: None, client_id: None };
+    pub fn from_kafka<'a>(
+        parts: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Entity, EntityError> {
+        let mut entity = Entity {
+            user: None,
+            client_id: None,
+        };
         let mut shown = Vec::new();
         for (kind, name) in parts {
             shown.push(format!("{kind}={name}"));
@@ -146,7 +171,13 @@ impl fmt::Display for Entity {
             Part::Named(name) => format!("{what} {name}"),
             Part::Default => format!("default {what}"),
         };
-        let parts: Vec<String> = [self.user.as_ref().map(|p| part(p, "user")), self.client_id.as_ref().map(|p| part(p, "client"))].into_iter().flatten().collect();
+        let parts: Vec<String> = [
+            self.user.as_ref().map(|p| part(p, "user")),
+            self.client_id.as_ref().map(|p| part(p, "client")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         write!(f, "<{}>", parts.join(", "))
     }
 }
@@ -157,15 +188,42 @@ mod tests {
 
     #[test]
     fn kafka_entities_are_dispatched_on_their_type_never_their_name() {
-        assert_eq!(Entity::from_kafka([("user", "<default>")]), Ok(Entity::user("<default>")));
-        assert_eq!(Entity::from_kafka([("DEFAULT_USER", "<default>")]), Ok(Entity::of(Some(Part::Default), None)));
-        assert_eq!(Entity::from_kafka([("user", "u"), ("client-id", "c")]), Err(EntityError::UnknownType("client-id".into())));
-        assert_eq!(Entity::from_kafka([("USER", "u"), ("CLIENT_ID", "c")]), Ok(Entity::user_client("u", "c")));
-        assert_eq!(Entity::from_kafka([("DEFAULT_CLIENT_ID", "<default>")]), Ok(Entity::of(None, Some(Part::Default))));
-        assert!(matches!(Entity::from_kafka([("USER", "a"), ("DEFAULT_USER", "")]), Err(EntityError::Malformed(_))));
-        assert!(matches!(Entity::from_kafka([]), Err(EntityError::Malformed(_))));
-        assert!(matches!(Entity::from_kafka([("IP", "10.0.0.1")]), Err(EntityError::UnknownType(_))));
-        assert_eq!(Entity::of(Some(Part::Default), Some(Part::Named("c".into()))).to_string(), "<default user, client c>");
+        assert_eq!(
+            Entity::from_kafka([("user", "<default>")]),
+            Ok(Entity::user("<default>"))
+        );
+        assert_eq!(
+            Entity::from_kafka([("DEFAULT_USER", "<default>")]),
+            Ok(Entity::of(Some(Part::Default), None))
+        );
+        assert_eq!(
+            Entity::from_kafka([("user", "u"), ("client-id", "c")]),
+            Err(EntityError::UnknownType("client-id".into()))
+        );
+        assert_eq!(
+            Entity::from_kafka([("USER", "u"), ("CLIENT_ID", "c")]),
+            Ok(Entity::user_client("u", "c"))
+        );
+        assert_eq!(
+            Entity::from_kafka([("DEFAULT_CLIENT_ID", "<default>")]),
+            Ok(Entity::of(None, Some(Part::Default)))
+        );
+        assert!(matches!(
+            Entity::from_kafka([("USER", "a"), ("DEFAULT_USER", "")]),
+            Err(EntityError::Malformed(_))
+        ));
+        assert!(matches!(
+            Entity::from_kafka([]),
+            Err(EntityError::Malformed(_))
+        ));
+        assert!(matches!(
+            Entity::from_kafka([("IP", "10.0.0.1")]),
+            Err(EntityError::UnknownType(_))
+        ));
+        assert_eq!(
+            Entity::of(Some(Part::Default), Some(Part::Named("c".into()))).to_string(),
+            "<default user, client c>"
+        );
     }
 
     #[test]

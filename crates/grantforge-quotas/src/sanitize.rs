@@ -4,7 +4,10 @@
 /// kept; everything else `%XX`, upper-case hex), then writes `*` as `%2A` and a space as `%20`, as
 /// Kafka's `Sanitizer` does, so that `*`, `,`, `=` and `:` never reach a JMX name.
 pub fn sanitize(name: &str) -> String {
-    if name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_')) {
+    if name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+    {
         return name.to_string();
     }
     let mut out = String::with_capacity(name.len() + 8);
@@ -13,8 +16,16 @@ pub fn sanitize(name: &str) -> String {
             out.push(byte as char);
         } else {
             out.push('%');
-            out.push(char::from_digit(u32::from(byte >> 4), 16).expect("hex digit").to_ascii_uppercase());
-            out.push(char::from_digit(u32::from(byte & 15), 16).expect("hex digit").to_ascii_uppercase());
+            out.push(
+                char::from_digit(u32::from(byte >> 4), 16)
+                    .expect("hex digit")
+                    .to_ascii_uppercase(),
+            );
+            out.push(
+                char::from_digit(u32::from(byte & 15), 16)
+                    .expect("hex digit")
+                    .to_ascii_uppercase(),
+            );
         }
     }
     out

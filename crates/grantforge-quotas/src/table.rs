@@ -33,12 +33,18 @@ impl Rule {
     /// The row of the table, as `explain --quota` shows it.
     pub fn describe(self) -> &'static str {
         match self {
-            Rule::UserClient => "rule 1: <user, client> (a sub-quota reserved for this user's clients of this id)",
+            Rule::UserClient => {
+                "rule 1: <user, client> (a sub-quota reserved for this user's clients of this id)"
+            }
             Rule::UserDefaultClient => "rule 2: <user, default client>",
-            Rule::User => "rule 3: <user> (shared by the user's other clients, less its reserved sub-quotas)",
+            Rule::User => {
+                "rule 3: <user> (shared by the user's other clients, less its reserved sub-quotas)"
+            }
             Rule::DefaultUserClient => "rule 4: <default user, client>",
             Rule::DefaultUserDefaultClient => "rule 5: <default user, default client>",
-            Rule::DefaultUser => "rule 6: <default user> (the user's own share, less its reserved sub-quotas)",
+            Rule::DefaultUser => {
+                "rule 6: <default user> (the user's own share, less its reserved sub-quotas)"
+            }
             Rule::Client => "rule 7: <client> (per user)",
             Rule::DefaultClient => "rule 8: <default client> (per user and client id)",
             Rule::Unlimited => "no quota applies: unthrottled",
@@ -107,9 +113,13 @@ impl TypeTable {
                     self.reserved.insert(u.clone(), clients.values().sum());
                 }
             }
-            (Some(Part::Named(u)), Some(Part::Default)) => put(&mut self.user_default_client, u, value),
+            (Some(Part::Named(u)), Some(Part::Default)) => {
+                put(&mut self.user_default_client, u, value)
+            }
             (Some(Part::Named(u)), None) => put(&mut self.user, u, value),
-            (Some(Part::Default), Some(Part::Named(c))) => put(&mut self.default_user_client, c, value),
+            (Some(Part::Default), Some(Part::Named(c))) => {
+                put(&mut self.default_user_client, c, value)
+            }
             (Some(Part::Default), Some(Part::Default)) => self.default_user_default_client = value,
             (Some(Part::Default), None) => self.default_user = value,
             (None, Some(Part::Named(c))) => put(&mut self.client, c, value),
@@ -121,7 +131,11 @@ impl TypeTable {
     /// The value of an entity, if it has one.
     fn get(&self, entity: &Entity) -> Option<f64> {
         match (&entity.user, &entity.client_id) {
-            (Some(Part::Named(u)), Some(Part::Named(c))) => self.user_client.get(u).and_then(|clients| clients.get(c)).copied(),
+            (Some(Part::Named(u)), Some(Part::Named(c))) => self
+                .user_client
+                .get(u)
+                .and_then(|clients| clients.get(c))
+                .copied(),
             (Some(Part::Named(u)), Some(Part::Default)) => self.user_default_client.get(u).copied(),
             (Some(Part::Named(u)), None) => self.user.get(u).copied(),
             (Some(Part::Default), Some(Part::Named(c))) => self.default_user_client.get(c).copied(),
@@ -135,7 +149,14 @@ impl TypeTable {
 
     /// How many entities have a value.
     fn len(&self) -> usize {
-        let singles = [self.default_user_default_client, self.default_user, self.default_client].iter().flatten().count();
+        let singles = [
+            self.default_user_default_client,
+            self.default_user,
+            self.default_client,
+        ]
+        .iter()
+        .flatten()
+        .count();
         self.user_client.values().map(BTreeMap::len).sum::<usize>()
             + self.user_default_client.len()
             + self.user.len()
@@ -157,14 +178,27 @@ impl TypeTable {
 
     /// The first rule that applies to (user, client id), with its value.
     fn first_rule(&self, user: &str, client_id: &str) -> (Rule, Option<f64>) {
-        if let Some(v) = self.user_client.get(user).and_then(|clients| clients.get(client_id)) {
+        if let Some(v) = self
+            .user_client
+            .get(user)
+            .and_then(|clients| clients.get(client_id))
+        {
             return (Rule::UserClient, Some(*v));
         }
         let found = [
-            (Rule::UserDefaultClient, self.user_default_client.get(user).copied()),
+            (
+                Rule::UserDefaultClient,
+                self.user_default_client.get(user).copied(),
+            ),
             (Rule::User, self.user.get(user).copied()),
-            (Rule::DefaultUserClient, self.default_user_client.get(client_id).copied()),
-            (Rule::DefaultUserDefaultClient, self.default_user_default_client),
+            (
+                Rule::DefaultUserClient,
+                self.default_user_client.get(client_id).copied(),
+            ),
+            (
+                Rule::DefaultUserDefaultClient,
+                self.default_user_default_client,
+            ),
             (Rule::DefaultUser, self.default_user),
             (Rule::Client, self.client.get(client_id).copied()),
             (Rule::DefaultClient, self.default_client),
@@ -203,11 +237,23 @@ impl QuotaTable {
 
     /// The table in one line: entities per quota type, and how many users reserve sub-quotas.
     pub fn summary(&self) -> String {
-        let per_type: Vec<String> = QuotaType::ALL.iter().map(|t| format!("{} {}", self.types[t.index()].len(), t.config_key())).collect();
-        let mut reserving: Vec<&String> = self.types.iter().flat_map(|t| t.user_client.keys()).collect();
+        let per_type: Vec<String> = QuotaType::ALL
+            .iter()
+            .map(|t| format!("{} {}", self.types[t.index()].len(), t.config_key()))
+            .collect();
+        let mut reserving: Vec<&String> = self
+            .types
+            .iter()
+            .flat_map(|t| t.user_client.keys())
+            .collect();
         reserving.sort_unstable();
         reserving.dedup();
-        format!("{} quota entities ({}); users reserving sub-quotas: {}", self.types.iter().map(TypeTable::len).sum::<usize>(), per_type.join(", "), reserving.len())
+        format!(
+            "{} quota entities ({}); users reserving sub-quotas: {}",
+            self.types.iter().map(TypeTable::len).sum::<usize>(),
+            per_type.join(", "),
+            reserving.len()
+        )
     }
 
     /// Whether no entity of `quota_type` is configured (Kafka's `quotaLimit` is then never
@@ -235,12 +281,23 @@ impl QuotaTable {
             Rule::User | Rule::DefaultUser => (sanitize(user), String::new()),
             _ => (sanitize(user), client_id.to_string()),
         };
-        Resolved { user_tag, client_tag, rule, limit, oversubscribed }
+        Resolved {
+            user_tag,
+            client_tag,
+            rule,
+            limit,
+            oversubscribed,
+        }
     }
 
     /// The limit of a group Kafka names by its tags (`quotaLimit(type, tags)`): the group's
     /// limit, whichever connection of it asks. `user_tag` is sanitized, as in the tags.
-    pub fn limit_of_group(&self, quota_type: QuotaType, user_tag: &str, client_tag: &str) -> Option<f64> {
+    pub fn limit_of_group(
+        &self,
+        quota_type: QuotaType,
+        user_tag: &str,
+        client_tag: &str,
+    ) -> Option<f64> {
         // Tags hold the sanitized name; a name that sanitizes to itself is the common case.
         let user = unsanitize(user_tag);
         self.resolve(quota_type, &user, client_tag).limit

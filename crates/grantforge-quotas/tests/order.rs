@@ -22,13 +22,22 @@ fn entity(kind: u8, user: u8, client: u8) -> Entity {
 type Change = (u8, u8, u8, u8, Option<u16>);
 
 fn change() -> impl Strategy<Value = Change> {
-    (0u8..8, 0u8..3, 0u8..3, 0u8..4, proptest::option::of(1u16..20_000))
+    (
+        0u8..8,
+        0u8..3,
+        0u8..3,
+        0u8..4,
+        proptest::option::of(1u16..20_000),
+    )
 }
 
 fn apply(changes: &[Change]) -> QuotaTable {
     let mut table = QuotaTable::new();
     for (kind, user, client, quota_type, value) in changes {
-        let (entity, quota_type) = (entity(*kind, *user, *client), QuotaType::ALL[*quota_type as usize]);
+        let (entity, quota_type) = (
+            entity(*kind, *user, *client),
+            QuotaType::ALL[*quota_type as usize],
+        );
         match value {
             Some(v) => table.update(&entity, quota_type, f64::from(*v)),
             None => table.remove(&entity, quota_type),

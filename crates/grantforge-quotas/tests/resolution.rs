@@ -14,13 +14,26 @@ fn both(table: &mut QuotaTable, entity: Entity, produce: f64, fetch: f64) {
 fn seed_example() -> QuotaTable {
     let mut table = QuotaTable::new();
     both(&mut table, Entity::user("user2"), 4096.0, 8192.0);
-    both(&mut table, Entity::user_client("user2", "clientA"), 10.0, 20.0);
-    both(&mut table, Entity::user_client("user2", "clientB"), 30.0, 40.0);
+    both(
+        &mut table,
+        Entity::user_client("user2", "clientA"),
+        10.0,
+        20.0,
+    );
+    both(
+        &mut table,
+        Entity::user_client("user2", "clientB"),
+        30.0,
+        40.0,
+    );
     table
 }
 
 fn limits(table: &QuotaTable, user: &str, client: &str) -> (Option<f64>, Option<f64>) {
-    (table.resolve(PRODUCE, user, client).limit, table.resolve(FETCH, user, client).limit)
+    (
+        table.resolve(PRODUCE, user, client).limit,
+        table.resolve(FETCH, user, client).limit,
+    )
 }
 
 #[test]
@@ -29,11 +42,27 @@ fn the_seeds_example_reserves_sub_quotas_out_of_the_users_total() {
     assert_eq!(limits(&table, "user2", "clientA"), (Some(10.0), Some(20.0)));
     assert_eq!(limits(&table, "user2", "clientB"), (Some(30.0), Some(40.0)));
     for other in ["clientC", "", "another"] {
-        assert_eq!(limits(&table, "user2", other), (Some(4056.0), Some(8132.0)), "{other}");
-        assert_eq!(table.resolve(PRODUCE, "user2", other).tags(), ("user2", ""), "the shared group");
+        assert_eq!(
+            limits(&table, "user2", other),
+            (Some(4056.0), Some(8132.0)),
+            "{other}"
+        );
+        assert_eq!(
+            table.resolve(PRODUCE, "user2", other).tags(),
+            ("user2", ""),
+            "the shared group"
+        );
     }
-    assert_eq!(table.resolve(PRODUCE, "user2", "clientA").tags(), ("user2", "clientA"), "a reserved group");
-    assert_eq!(table.resolve(PRODUCE, "user3", "clientA").limit, None, "another user is unthrottled");
+    assert_eq!(
+        table.resolve(PRODUCE, "user2", "clientA").tags(),
+        ("user2", "clientA"),
+        "a reserved group"
+    );
+    assert_eq!(
+        table.resolve(PRODUCE, "user3", "clientA").limit,
+        None,
+        "another user is unthrottled"
+    );
     assert_eq!(table.limit_of_group(PRODUCE, "user2", ""), Some(4056.0));
     assert_eq!(table.limit_of_group(FETCH, "user2", "clientB"), Some(40.0));
 }
@@ -46,29 +75,73 @@ fn every_row_of_the_table_in_order() {
     let default = || Some(Part::Default);
     // From the last row up: each added entity takes over.
     let rows: [(Entity, Rule, (&str, &str), f64); 8] = [
-        (Entity::of(None, default()), Rule::DefaultClient, ("u", "c"), 8000.0),
+        (
+            Entity::of(None, default()),
+            Rule::DefaultClient,
+            ("u", "c"),
+            8000.0,
+        ),
         (Entity::of(None, client()), Rule::Client, ("u", "c"), 7000.0),
-        (Entity::of(default(), None), Rule::DefaultUser, ("u", ""), 6000.0),
-        (Entity::of(default(), default()), Rule::DefaultUserDefaultClient, ("u", "c"), 5000.0),
-        (Entity::of(default(), client()), Rule::DefaultUserClient, ("u", "c"), 4000.0),
+        (
+            Entity::of(default(), None),
+            Rule::DefaultUser,
+            ("u", ""),
+            6000.0,
+        ),
+        (
+            Entity::of(default(), default()),
+            Rule::DefaultUserDefaultClient,
+            ("u", "c"),
+            5000.0,
+        ),
+        (
+            Entity::of(default(), client()),
+            Rule::DefaultUserClient,
+            ("u", "c"),
+            4000.0,
+        ),
         (Entity::of(user(), None), Rule::User, ("u", ""), 3000.0),
-        (Entity::of(user(), default()), Rule::UserDefaultClient, ("u", "c"), 2000.0),
-        (Entity::of(user(), client()), Rule::UserClient, ("u", "c"), 1000.0),
+        (
+            Entity::of(user(), default()),
+            Rule::UserDefaultClient,
+            ("u", "c"),
+            2000.0,
+        ),
+        (
+            Entity::of(user(), client()),
+            Rule::UserClient,
+            ("u", "c"),
+            1000.0,
+        ),
     ];
     let mut table = QuotaTable::new();
     let nothing = table.resolve(PRODUCE, "u", "c");
-    assert_eq!((nothing.rule, nothing.limit, nothing.tags()), (Rule::Unlimited, None, ("", "")));
+    assert_eq!(
+        (nothing.rule, nothing.limit, nothing.tags()),
+        (Rule::Unlimited, None, ("", ""))
+    );
     for (entity, rule, tags, value) in &rows {
         table.update(entity, PRODUCE, *value);
         let resolved = table.resolve(PRODUCE, "u", "c");
         // Rules 3 and 6 give the total less u's reserved sub-quotas, which are none until row 1.
-        assert_eq!((resolved.rule, resolved.tags(), resolved.limit), (*rule, *tags, Some(*value)), "{entity}");
+        assert_eq!(
+            (resolved.rule, resolved.tags(), resolved.limit),
+            (*rule, *tags, Some(*value)),
+            "{entity}"
+        );
     }
     // And from the first row down: removing each entity hands the connection to the next row.
     for (at, (entity, _, _, _)) in rows.iter().enumerate().rev() {
         table.remove(entity, PRODUCE);
-        let expected = at.checked_sub(1).map(|next| rows[next].1).unwrap_or(Rule::Unlimited);
-        assert_eq!(table.resolve(PRODUCE, "u", "c").rule, expected, "after removing {entity}");
+        let expected = at
+            .checked_sub(1)
+            .map(|next| rows[next].1)
+            .unwrap_or(Rule::Unlimited);
+        assert_eq!(
+            table.resolve(PRODUCE, "u", "c").rule,
+            expected,
+            "after removing {entity}"
+        );
     }
 }
 
@@ -78,8 +151,15 @@ fn the_default_users_share_is_less_the_users_own_sub_quotas() {
     table.update(&Entity::of(Some(Part::Default), None), PRODUCE, 10_000.0);
     table.update(&Entity::user_client("u", "c"), PRODUCE, 3000.0);
     let shared = table.resolve(PRODUCE, "u", "other");
-    assert_eq!((shared.rule, shared.tags(), shared.limit), (Rule::DefaultUser, ("u", ""), Some(7000.0)));
-    assert_eq!(table.resolve(PRODUCE, "v", "other").limit, Some(10_000.0), "v reserved nothing");
+    assert_eq!(
+        (shared.rule, shared.tags(), shared.limit),
+        (Rule::DefaultUser, ("u", ""), Some(7000.0))
+    );
+    assert_eq!(
+        table.resolve(PRODUCE, "v", "other").limit,
+        Some(10_000.0),
+        "v reserved nothing"
+    );
     assert_eq!(table.resolve(PRODUCE, "u", "c").limit, Some(3000.0));
 }
 
@@ -89,11 +169,21 @@ fn a_client_id_quota_is_per_user_never_shared_across_users() {
     table.update(&Entity::client("clientA"), PRODUCE, 5000.0);
     let of_user2 = table.resolve(PRODUCE, "user2", "clientA");
     let of_user4 = table.resolve(PRODUCE, "user4", "clientA");
-    assert_eq!((of_user2.rule, of_user2.limit), (Rule::Client, Some(5000.0)));
+    assert_eq!(
+        (of_user2.rule, of_user2.limit),
+        (Rule::Client, Some(5000.0))
+    );
     assert_eq!(of_user2.tags(), ("user2", "clientA"));
-    assert_eq!(of_user4.tags(), ("user4", "clientA"), "a group of its own: the same limit, not the same budget");
+    assert_eq!(
+        of_user4.tags(),
+        ("user4", "clientA"),
+        "a group of its own: the same limit, not the same budget"
+    );
     table.update(&Entity::of(None, Some(Part::Default)), PRODUCE, 2000.0);
-    assert_eq!(table.resolve(PRODUCE, "user4", "clientZ").tags(), ("user4", "clientZ"));
+    assert_eq!(
+        table.resolve(PRODUCE, "user4", "clientZ").tags(),
+        ("user4", "clientZ")
+    );
 }
 
 #[test]
@@ -118,12 +208,26 @@ fn quota_types_resolve_independently() {
     let mut table = QuotaTable::new();
     table.update(&Entity::user("u"), PRODUCE, 4096.0);
     table.update(&Entity::user_client("u", "c"), FETCH, 100.0);
-    table.update(&Entity::of(Some(Part::Default), None), QuotaType::ControllerMutation, 5.0);
-    assert_eq!(table.resolve(PRODUCE, "u", "c").limit, Some(4096.0), "the fetch sub-quota reserves nothing of produce");
+    table.update(
+        &Entity::of(Some(Part::Default), None),
+        QuotaType::ControllerMutation,
+        5.0,
+    );
+    assert_eq!(
+        table.resolve(PRODUCE, "u", "c").limit,
+        Some(4096.0),
+        "the fetch sub-quota reserves nothing of produce"
+    );
     assert_eq!(table.resolve(FETCH, "u", "c").rule, Rule::UserClient);
     assert_eq!(table.resolve(FETCH, "u", "d").rule, Rule::Unlimited);
-    assert_eq!(table.resolve(QuotaType::Request, "u", "c").rule, Rule::Unlimited);
-    assert_eq!(table.resolve(QuotaType::ControllerMutation, "u", "c").limit, Some(5.0));
+    assert_eq!(
+        table.resolve(QuotaType::Request, "u", "c").rule,
+        Rule::Unlimited
+    );
+    assert_eq!(
+        table.resolve(QuotaType::ControllerMutation, "u", "c").limit,
+        Some(5.0)
+    );
     assert!(table.is_empty(QuotaType::Request) && !table.is_empty(QuotaType::ControllerMutation));
 }
 
@@ -133,7 +237,10 @@ fn the_user_tag_is_sanitized_and_the_group_limit_reads_it_back() {
     table.update(&Entity::user("CN=alice,O=acme"), PRODUCE, 4096.0);
     let resolved = table.resolve(PRODUCE, "CN=alice,O=acme", "app");
     assert_eq!(resolved.tags(), ("CN%3Dalice%2CO%3Dacme", ""));
-    assert_eq!(table.limit_of_group(PRODUCE, &resolved.user_tag, &resolved.client_tag), Some(4096.0));
+    assert_eq!(
+        table.limit_of_group(PRODUCE, &resolved.user_tag, &resolved.client_tag),
+        Some(4096.0)
+    );
 }
 
 #[test]
@@ -148,7 +255,10 @@ fn a_default_named_entity_is_a_user_named_default() {
 #[test]
 fn values_and_a_one_line_summary_of_the_table() {
     let table = seed_example();
-    assert_eq!(table.value(&Entity::user_client("user2", "clientB"), FETCH), Some(40.0));
+    assert_eq!(
+        table.value(&Entity::user_client("user2", "clientB"), FETCH),
+        Some(40.0)
+    );
     assert_eq!(table.value(&Entity::user("user3"), FETCH), None);
     assert_eq!(
         table.summary(),

@@ -57,8 +57,13 @@ pub(crate) fn normalise_base_path(path: &str) -> Result<String, Error> {
     if trimmed.is_empty() {
         return Ok(String::new());
     }
-    if !trimmed.starts_with('/') || trimmed.contains(['?', '#', ' ']) || trimmed.starts_with("/_test") {
-        return Err(Error(format!("base path {path:?} must start with / and not be /_test")));
+    if !trimmed.starts_with('/')
+        || trimmed.contains(['?', '#', ' '])
+        || trimmed.starts_with("/_test")
+    {
+        return Err(Error(format!(
+            "base path {path:?} must start with / and not be /_test"
+        )));
     }
     Ok(trimmed.to_string())
 }

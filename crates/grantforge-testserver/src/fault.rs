@@ -18,7 +18,12 @@ pub enum Endpoint {
 
 impl Endpoint {
     /// All endpoints.
-    pub const ALL: [Endpoint; 4] = [Endpoint::Heartbeat, Endpoint::Policies, Endpoint::SigningKey, Endpoint::AccessEvents];
+    pub const ALL: [Endpoint; 4] = [
+        Endpoint::Heartbeat,
+        Endpoint::Policies,
+        Endpoint::SigningKey,
+        Endpoint::AccessEvents,
+    ];
 
     /// The name used in fault `endpoints` lists and request counters (`heartbeat`, `policies`, `signing-key`,
     /// `access-events`).
@@ -174,12 +179,18 @@ impl Fault {
 
     /// `status` mode with this status.
     pub fn status(status: u16) -> Self {
-        Fault { status: Some(status), ..Fault::new(FaultMode::Status) }
+        Fault {
+            status: Some(status),
+            ..Fault::new(FaultMode::Status)
+        }
     }
 
     /// `slow` mode with this delay.
     pub fn slow(delay_ms: u64) -> Self {
-        Fault { delay_ms: Some(delay_ms), ..Fault::new(FaultMode::Slow) }
+        Fault {
+            delay_ms: Some(delay_ms),
+            ..Fault::new(FaultMode::Slow)
+        }
     }
 
     /// Restricts the fault to these endpoints.
@@ -196,7 +207,8 @@ impl Fault {
 
     /// Parses the JSON form and validates it.
     pub fn from_json(json: &[u8]) -> Result<Self, String> {
-        let fault: Fault = serde_json::from_slice(json).map_err(|e| format!("invalid fault: {e}"))?;
+        let fault: Fault =
+            serde_json::from_slice(json).map_err(|e| format!("invalid fault: {e}"))?;
         fault.validate()?;
         Ok(fault)
     }
@@ -216,7 +228,9 @@ impl Fault {
         if self.huge_bytes.is_some_and(|b| b > MAX_HUGE_BYTES) {
             return Err(format!("hugeBytes is at most {MAX_HUGE_BYTES}"));
         }
-        if self.other_service.as_deref().is_some_and(str::is_empty) || self.service_type.as_deref().is_some_and(str::is_empty) {
+        if self.other_service.as_deref().is_some_and(str::is_empty)
+            || self.service_type.as_deref().is_some_and(str::is_empty)
+        {
             return Err("otherService and serviceType must not be empty".into());
         }
         if self.times == Some(0) {
@@ -227,7 +241,10 @@ impl Fault {
 
     /// Whether the mode is taken before authentication (the server is "broken", whoever asks).
     pub(crate) fn before_auth(&self) -> bool {
-        matches!(self.mode, FaultMode::Down | FaultMode::Slow | FaultMode::Status)
+        matches!(
+            self.mode,
+            FaultMode::Down | FaultMode::Slow | FaultMode::Status
+        )
     }
 
     /// Whether this fault concerns `endpoint`.
@@ -245,11 +262,19 @@ impl Fault {
             FaultMode::RefreshSeconds => endpoint == Endpoint::Heartbeat,
             FaultMode::OldVersion => {
                 endpoint == Endpoint::Policies
-                    || (endpoint == Endpoint::Heartbeat && self.endpoints.as_ref().is_some_and(|l| l.contains(&endpoint)))
+                    || (endpoint == Endpoint::Heartbeat
+                        && self
+                            .endpoints
+                            .as_ref()
+                            .is_some_and(|l| l.contains(&endpoint)))
             }
             FaultMode::FailEvents400 => endpoint == Endpoint::AccessEvents,
         };
-        natural && self.endpoints.as_ref().is_none_or(|list| list.contains(&endpoint))
+        natural
+            && self
+                .endpoints
+                .as_ref()
+                .is_none_or(|list| list.contains(&endpoint))
     }
 }
 
@@ -259,22 +284,45 @@ mod tests {
 
     #[test]
     fn json_form() {
-        let f = Fault::from_json(br#"{"mode":"fail-events-400","endpoints":["access-events"]}"#).unwrap();
+        let f = Fault::from_json(br#"{"mode":"fail-events-400","endpoints":["access-events"]}"#)
+            .unwrap();
         assert_eq!(f.mode, FaultMode::FailEvents400);
         assert!(f.applies(Endpoint::AccessEvents) && !f.applies(Endpoint::Policies));
         let f = Fault::from_json(br#"{"mode":"other-key","rotateKey":true,"times":1}"#).unwrap();
         assert!(f.rotate_key);
-        assert_eq!(serde_json::to_string(&Fault::status(409)).unwrap(), r#"{"mode":"status","status":409}"#);
-        for bad in [&br#"{"mode":"status"}"#[..], br#"{"mode":"status","status":200}"#, br#"{"mode":"nope"}"#,
-                    br#"{"mode":"down","typo":1}"#, br#"{"mode":"slow","delayMs":-1}"#, br#"{"mode":"down","times":0}"#] {
-            assert!(Fault::from_json(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        assert_eq!(
+            serde_json::to_string(&Fault::status(409)).unwrap(),
+            r#"{"mode":"status","status":409}"#
+        );
+        for bad in [
+            &br#"{"mode":"status"}"#[..],
+            br#"{"mode":"status","status":200}"#,
+            br#"{"mode":"nope"}"#,
+            br#"{"mode":"down","typo":1}"#,
+            br#"{"mode":"slow","delayMs":-1}"#,
+            br#"{"mode":"down","times":0}"#,
+        ] {
+            assert!(
+                Fault::from_json(bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
-        assert!(Fault::status(500).on(&[Endpoint::Policies]).applies(Endpoint::Policies));
-        assert!(!Fault::status(500).on(&[Endpoint::Policies]).applies(Endpoint::Heartbeat));
-        let f = Fault::from_json(br#"{"mode":"refresh-seconds","refreshSeconds":9223372036854775807}"#).unwrap();
+        assert!(Fault::status(500)
+            .on(&[Endpoint::Policies])
+            .applies(Endpoint::Policies));
+        assert!(!Fault::status(500)
+            .on(&[Endpoint::Policies])
+            .applies(Endpoint::Heartbeat));
+        let f =
+            Fault::from_json(br#"{"mode":"refresh-seconds","refreshSeconds":9223372036854775807}"#)
+                .unwrap();
         assert_eq!(f.refresh_seconds, Some(i64::MAX));
         assert!(f.applies(Endpoint::Heartbeat) && !f.applies(Endpoint::Policies));
-        for mode in [&br#"{"mode":"stale-not-modified"}"#[..], br#"{"mode":"wrong-etag"}"#] {
+        for mode in [
+            &br#"{"mode":"stale-not-modified"}"#[..],
+            br#"{"mode":"wrong-etag"}"#,
+        ] {
             let f = Fault::from_json(mode).unwrap();
             assert!(f.applies(Endpoint::Policies) && !f.applies(Endpoint::Heartbeat));
         }

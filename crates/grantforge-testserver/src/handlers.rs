@@ -22,13 +22,24 @@ pub(super) fn json_response(status: u16, value: &impl Serialize) -> Response {
 
 impl Shared {
     pub(super) fn read_json(&self, request: &Request) -> Result<Value, Response> {
-        serde_json::from_slice(&request.body)
-            .map_err(|e| self.problem(request, 400, Some(&format!("Failed to read request: {e}")), None))
+        serde_json::from_slice(&request.body).map_err(|e| {
+            self.problem(
+                request,
+                400,
+                Some(&format!("Failed to read request: {e}")),
+                None,
+            )
+        })
     }
 
     pub(super) fn invalid(&self, request: &Request, invalid: Invalid) -> Response {
         match invalid {
-            Invalid::Unreadable(why) => self.problem(request, 400, Some(&format!("Failed to read request: {why}")), None),
+            Invalid::Unreadable(why) => self.problem(
+                request,
+                400,
+                Some(&format!("Failed to read request: {why}")),
+                None,
+            ),
             Invalid::Fields(errors) => self.problem(request, 400, None, Some(&errors)),
         }
     }

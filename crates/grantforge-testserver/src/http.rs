@@ -24,7 +24,10 @@ pub(crate) struct Request {
 impl Request {
     /// The first value of a header (names compare case-insensitively).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -45,13 +48,20 @@ fn latin1(bytes: &[u8]) -> String {
 
 fn read_line(reader: &mut impl BufRead, budget: &mut u64) -> Result<Vec<u8>, ReadError> {
     let mut line = Vec::new();
-    let n = reader.take(*budget).read_until(b'\n', &mut line).map_err(|_| ReadError::Gone)?;
+    let n = reader
+        .take(*budget)
+        .read_until(b'\n', &mut line)
+        .map_err(|_| ReadError::Gone)?;
     *budget = budget.saturating_sub(n as u64);
     if n == 0 {
         return Err(ReadError::Gone);
     }
     if line.last() != Some(&b'\n') {
-        return Err(if *budget == 0 { ReadError::Bad("request head too large".into()) } else { ReadError::Gone });
+        return Err(if *budget == 0 {
+            ReadError::Bad("request head too large".into())
+        } else {
+            ReadError::Gone
+        });
     }
     line.pop();
     if line.last() == Some(&b'\r') {
@@ -71,10 +81,15 @@ pub(crate) fn read_request(stream: &mut TcpStream, max_body: usize) -> Result<Re
     }
     let line = latin1(&line);
     let mut parts = line.split(' ');
-    let (Some(method), Some(target), Some(version), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
         return Err(ReadError::Bad("malformed request line".into()));
     };
-    if !version.starts_with("HTTP/1.") || method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
+    if !version.starts_with("HTTP/1.")
+        || method.is_empty()
+        || !method.bytes().all(|b| b.is_ascii_alphabetic())
+    {
         return Err(ReadError::Bad("unsupported request line".into()));
     }
     let mut headers = Vec::new();
@@ -90,21 +105,34 @@ pub(crate) fn read_request(stream: &mut TcpStream, max_body: usize) -> Result<Re
         if name.is_empty() || name.contains([' ', '\t']) {
             return Err(ReadError::Bad("malformed header name".into()));
         }
-        headers.push((name.to_string(), value.trim_matches([' ', '\t']).to_string()));
+        headers.push((
+            name.to_string(),
+            value.trim_matches([' ', '\t']).to_string(),
+        ));
         if headers.len() > 200 {
             return Err(ReadError::Bad("too many headers".into()));
         }
     }
     // Absolute-form targets keep only their path.
-    let target = match target.strip_prefix("http://").or_else(|| target.strip_prefix("https://")) {
+    let target = match target
+        .strip_prefix("http://")
+        .or_else(|| target.strip_prefix("https://"))
+    {
         Some(rest) => rest.find('/').map_or("/", |i| &rest[i..]),
         None => target,
     };
     let path = target.split(['?', '#']).next().unwrap_or("").to_string();
-    let mut request = Request { method: method.to_string(), path, headers, body: Vec::new(), peer };
-    let chunked = request
-        .header("transfer-encoding")
-        .is_some_and(|te| te.split(',').any(|t| t.trim().eq_ignore_ascii_case("chunked")));
+    let mut request = Request {
+        method: method.to_string(),
+        path,
+        headers,
+        body: Vec::new(),
+        peer,
+    };
+    let chunked = request.header("transfer-encoding").is_some_and(|te| {
+        te.split(',')
+            .any(|t| t.trim().eq_ignore_ascii_case("chunked"))
+    });
     let lengths: Vec<&str> = request
         .headers
         .iter()
@@ -113,12 +141,16 @@ pub(crate) fn read_request(stream: &mut TcpStream, max_body: usize) -> Result<Re
         .collect();
     let length = match lengths.as_slice() {
         [] => None,
-        [first, rest @ ..] if rest.iter().all(|v| v == first) => {
-            Some(first.parse::<u64>().map_err(|_| ReadError::Bad("malformed Content-Length".into()))?)
-        }
+        [first, rest @ ..] if rest.iter().all(|v| v == first) => Some(
+            first
+                .parse::<u64>()
+                .map_err(|_| ReadError::Bad("malformed Content-Length".into()))?,
+        ),
         _ => return Err(ReadError::Bad("conflicting Content-Length headers".into())),
     };
-    let expects_continue = request.header("expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
+    let expects_continue = request
+        .header("expect")
+        .is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
     if chunked {
         if expects_continue {
             let _ = stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
@@ -144,7 +176,8 @@ fn read_chunked(reader: &mut impl BufRead, max_body: usize) -> Result<Vec<u8>, R
         let mut budget = 4096;
         let line = latin1(&read_line(reader, &mut budget)?);
         let size_text = line.split(';').next().unwrap_or("").trim();
-        let size = usize::from_str_radix(size_text, 16).map_err(|_| ReadError::Bad("malformed chunk size".into()))?;
+        let size = usize::from_str_radix(size_text, 16)
+            .map_err(|_| ReadError::Bad("malformed chunk size".into()))?;
         if size == 0 {
             let mut budget = MAX_HEAD;
             while !read_line(reader, &mut budget)?.is_empty() {}
@@ -155,7 +188,9 @@ fn read_chunked(reader: &mut impl BufRead, max_body: usize) -> Result<Vec<u8>, R
         }
         let start = body.len();
         body.resize(start + size, 0);
-        reader.read_exact(&mut body[start..]).map_err(|_| ReadError::Gone)?;
+        reader
+            .read_exact(&mut body[start..])
+            .map_err(|_| ReadError::Gone)?;
         let mut crlf = [0u8; 2];
         reader.read_exact(&mut crlf).map_err(|_| ReadError::Gone)?;
         if &crlf != b"\r\n" {
@@ -191,7 +226,11 @@ pub(crate) struct Response {
 
 impl Response {
     pub fn new(status: u16) -> Self {
-        Response { status, headers: Vec::new(), body: Body::Owned(Vec::new()) }
+        Response {
+            status,
+            headers: Vec::new(),
+            body: Body::Owned(Vec::new()),
+        }
     }
 
     pub fn header(mut self, name: &str, value: impl Into<String>) -> Self {
@@ -211,7 +250,10 @@ impl Response {
 
     /// The first value of a header.
     pub fn header_value(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -252,8 +294,16 @@ pub(crate) fn reason(status: u16) -> &'static str {
 
 /// Writes a response and closes the connection. With `truncate`, `Content-Length` announces the whole body but
 /// only its first half is written.
-pub(crate) fn write_response(stream: &mut TcpStream, response: &Response, truncate: bool) -> io::Result<()> {
-    let mut head = format!("HTTP/1.1 {} {}\r\n", response.status, reason(response.status));
+pub(crate) fn write_response(
+    stream: &mut TcpStream,
+    response: &Response,
+    truncate: bool,
+) -> io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        response.status,
+        reason(response.status)
+    );
     for (name, value) in &response.headers {
         head.push_str(name);
         head.push_str(": ");
@@ -267,7 +317,11 @@ pub(crate) fn write_response(stream: &mut TcpStream, response: &Response, trunca
     head.push_str("Connection: close\r\n\r\n");
     stream.write_all(head.as_bytes())?;
     if !bodiless {
-        let end = if truncate { response.body.len() / 2 } else { response.body.len() };
+        let end = if truncate {
+            response.body.len() / 2
+        } else {
+            response.body.len()
+        };
         for chunk in response.body[..end].chunks(1 << 20) {
             stream.write_all(chunk)?;
         }

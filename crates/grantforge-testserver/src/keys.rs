@@ -7,7 +7,9 @@ use ring::rand::{SecureRandom, SystemRandom};
 use ring::signature::{Ed25519KeyPair, KeyPair};
 
 /// The fixed DER prefix of an Ed25519 X.509 SubjectPublicKeyInfo; the 32-byte key follows it.
-pub const ED25519_SPKI_PREFIX: [u8; 12] = [0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00];
+pub const ED25519_SPKI_PREFIX: [u8; 12] = [
+    0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
+];
 
 /// Lower-case hex of some bytes.
 pub(crate) fn hex(bytes: &[u8]) -> String {
@@ -48,14 +50,17 @@ pub struct SigningKey {
 
 impl std::fmt::Debug for SigningKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SigningKey").field("key_id", &self.key_id).finish_non_exhaustive()
+        f.debug_struct("SigningKey")
+            .field("key_id", &self.key_id)
+            .finish_non_exhaustive()
     }
 }
 
 impl SigningKey {
     /// Generates a key pair; also returns its PKCS#8 document (to store it).
     pub(crate) fn generate(rng: &SystemRandom) -> Result<(Self, Vec<u8>), String> {
-        let pkcs8 = Ed25519KeyPair::generate_pkcs8(rng).map_err(|_| "cannot generate an Ed25519 key pair".to_string())?;
+        let pkcs8 = Ed25519KeyPair::generate_pkcs8(rng)
+            .map_err(|_| "cannot generate an Ed25519 key pair".to_string())?;
         let der = pkcs8.as_ref().to_vec();
         Ok((Self::from_pkcs8(&der)?, der))
     }
@@ -68,7 +73,12 @@ impl SigningKey {
         spki.extend_from_slice(pair.public_key().as_ref());
         let public_b64 = STANDARD.encode(&spki);
         let key_id = key_id_of_spki(&spki);
-        Ok(Self { pair, spki, public_b64, key_id })
+        Ok(Self {
+            pair,
+            spki,
+            public_b64,
+            key_id,
+        })
     }
 
     /// The key id (16 hex digits).
@@ -95,13 +105,16 @@ impl SigningKey {
 /// A new agent token: `gfa_` + 43 base64url characters of 32 random bytes.
 pub(crate) fn new_token(rng: &SystemRandom) -> Result<String, String> {
     let mut bytes = [0u8; 32];
-    rng.fill(&mut bytes).map_err(|_| "the system random generator failed".to_string())?;
+    rng.fill(&mut bytes)
+        .map_err(|_| "the system random generator failed".to_string())?;
     Ok(format!("gfa_{}", URL_SAFE_NO_PAD.encode(bytes)))
 }
 
 /// Whether the real server would look a token up at all: `gfa_` prefix, at most 128 UTF-16 units.
 pub(crate) fn token_shape_ok(token: &str) -> bool {
-    token.starts_with("gfa_") && token.encode_utf16().count() <= 128 && token.bytes().all(|b| (0x21..=0x7e).contains(&b))
+    token.starts_with("gfa_")
+        && token.encode_utf16().count() <= 128
+        && token.bytes().all(|b| (0x21..=0x7e).contains(&b))
 }
 
 #[cfg(test)]

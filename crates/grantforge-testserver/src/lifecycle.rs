@@ -20,7 +20,10 @@ use crate::fault::Fault;
 use crate::keys::SigningKey;
 use crate::snapshot::{Definition, PolicySet};
 use crate::state::{Shared, Signed, State};
-use crate::store::{file_signature, load_events, load_or_create_key, load_or_create_token, read_persisted_state, write_atomic};
+use crate::store::{
+    file_signature, load_events, load_or_create_key, load_or_create_token, read_persisted_state,
+    write_atomic,
+};
 use crate::{files, Config, Error};
 
 /// Most connections handled at once; more are closed at once.
@@ -34,12 +37,17 @@ impl Server {
     /// threads. Writes `port` last.
     pub fn start(config: Config) -> Result<RunningServer, Error> {
         let dir = config.state_dir.clone();
-        fs::create_dir_all(&dir).map_err(|e| format!("cannot create state directory {}: {e}", dir.display()))?;
+        fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create state directory {}: {e}", dir.display()))?;
         let _ = fs::remove_file(dir.join(files::PORT));
         let rng = SystemRandom::new();
         let token = load_or_create_token(&dir, &rng)?;
         let key = load_or_create_key(&dir, &rng)?;
-        write_atomic(&dir.join(files::PUBLIC_KEY), key.public_key_base64().as_bytes(), false)?;
+        write_atomic(
+            &dir.join(files::PUBLIC_KEY),
+            key.public_key_base64().as_bytes(),
+            false,
+        )?;
         let (other_key, _) = SigningKey::generate(&rng)?;
         let definition = match &config.definition_json {
             Some(json) => Definition::parse(json)?,
@@ -47,8 +55,10 @@ impl Server {
         };
         let (set, file_bytes) = match &config.policies_file {
             Some(path) => {
-                let bytes = fs::read(path).map_err(|e| format!("cannot read policies file {}: {e}", path.display()))?;
-                let set = PolicySet::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+                let bytes = fs::read(path)
+                    .map_err(|e| format!("cannot read policies file {}: {e}", path.display()))?;
+                let set =
+                    PolicySet::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
                 (set, Some(bytes))
             }
             None => match &config.policies_json {
@@ -65,9 +75,16 @@ impl Server {
             .open(dir.join(files::EVENTS))
             .map_err(|e| format!("cannot open {}: {e}", dir.join(files::EVENTS).display()))?;
         let listener = bind(&config.listen)?;
-        let addr = listener.local_addr().map_err(|e| format!("cannot read the bound address: {e}"))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("cannot read the bound address: {e}"))?;
 
-        let placeholder = Arc::new(Signed { body: Arc::new(Vec::new()), etag: String::new(), signature: String::new(), version: 0 });
+        let placeholder = Arc::new(Signed {
+            body: Arc::new(Vec::new()),
+            etag: String::new(),
+            signature: String::new(),
+            version: 0,
+        });
         let shared = Arc::new(Shared {
             service: config.service.clone(),
             refresh_seconds: config.refresh_seconds,
@@ -116,7 +133,11 @@ impl Server {
             st.current = Arc::new(shared.sign_current(&st.set, version));
             shared.persist_version(version, &hash);
         }
-        write_atomic(&dir.join(files::PORT), addr.port().to_string().as_bytes(), false)?;
+        write_atomic(
+            &dir.join(files::PORT),
+            addr.port().to_string().as_bytes(),
+            false,
+        )?;
 
         let accept = {
             let shared = Arc::clone(&shared);
@@ -161,8 +182,10 @@ impl Server {
 }
 
 fn bind(listen: &str) -> Result<TcpListener, Error> {
-    let addrs: Vec<SocketAddr> =
-        listen.to_socket_addrs().map_err(|e| format!("cannot resolve listen address {listen:?}: {e}"))?.collect();
+    let addrs: Vec<SocketAddr> = listen
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve listen address {listen:?}: {e}"))?
+        .collect();
     let mut last = None;
     for addr in addrs {
         match TcpListener::bind(addr) {
@@ -190,16 +213,18 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         }
         shared.active.fetch_add(1, Ordering::SeqCst);
         let worker = Arc::clone(&shared);
-        let spawned = thread::Builder::new().name("testserver-conn".into()).spawn(move || {
-            struct Active(Arc<Shared>);
-            impl Drop for Active {
-                fn drop(&mut self) {
-                    self.0.active.fetch_sub(1, Ordering::SeqCst);
+        let spawned = thread::Builder::new()
+            .name("testserver-conn".into())
+            .spawn(move || {
+                struct Active(Arc<Shared>);
+                impl Drop for Active {
+                    fn drop(&mut self) {
+                        self.0.active.fetch_sub(1, Ordering::SeqCst);
+                    }
                 }
-            }
-            let guard = Active(worker);
-            guard.0.serve(stream);
-        });
+                let guard = Active(worker);
+                guard.0.serve(stream);
+            });
         if spawned.is_err() {
             shared.active.fetch_sub(1, Ordering::SeqCst);
         }

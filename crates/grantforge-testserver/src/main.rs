@@ -103,7 +103,13 @@ fn main() -> ExitCode {
         };
         let takes_value = matches!(
             name.as_str(),
-            "--policies" | "--state-dir" | "--listen" | "--service" | "--refresh-seconds" | "--base-path" | "--definition"
+            "--policies"
+                | "--state-dir"
+                | "--listen"
+                | "--service"
+                | "--refresh-seconds"
+                | "--base-path"
+                | "--definition"
                 | "--retention-days"
         );
         let value = if takes_value {
@@ -122,7 +128,10 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             "-V" | "--version" => {
-                println!("grantforge-testserver {} (test and demo equipment)", env!("CARGO_PKG_VERSION"));
+                println!(
+                    "grantforge-testserver {} (test and demo equipment)",
+                    env!("CARGO_PKG_VERSION")
+                );
                 return ExitCode::SUCCESS;
             }
             "--quiet" => config.quiet = true,
@@ -151,8 +160,12 @@ fn main() -> ExitCode {
             other => return usage_error(&format!("unknown argument {other}")),
         }
     }
-    let Some(policies) = policies else { return usage_error("--policies FILE is required") };
-    let Some(state_dir) = state_dir else { return usage_error("--state-dir DIR is required") };
+    let Some(policies) = policies else {
+        return usage_error("--policies FILE is required");
+    };
+    let Some(state_dir) = state_dir else {
+        return usage_error("--state-dir DIR is required");
+    };
     config.policies_file = Some(policies);
     config.state_dir = state_dir;
     config.poll_interval = Duration::from_millis(200);
@@ -165,7 +178,11 @@ fn main() -> ExitCode {
         }
     };
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "grantforge-testserver listening on {}", server.base_url());
+    let _ = writeln!(
+        out,
+        "grantforge-testserver listening on {}",
+        server.base_url()
+    );
     let _ = out.flush();
     drop(out);
     if !quiet {

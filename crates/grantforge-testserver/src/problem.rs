@@ -10,12 +10,18 @@ use crate::state::Shared;
 use crate::validate::FieldError;
 
 /// The detail GrantForge gives for every 5xx.
-const INTERNAL_DETAIL: &str = "An unexpected error occurred. Quote the request ID when reporting it.";
+const INTERNAL_DETAIL: &str =
+    "An unexpected error occurred. Quote the request ID when reporting it.";
 
 /// Whether an `Accept` header admits `application/problem+json`.
 fn accepts_problem_json(accept: &str) -> bool {
     accept.split(',').any(|range| {
-        let media = range.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        let media = range
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
         media == "*/*" || media == "application/*" || media == "application/problem+json"
     })
 }
@@ -53,7 +59,12 @@ fn error_code(status: u16) -> (&'static str, &'static str) {
 
 impl Shared {
     fn next_request_id(&self) -> String {
-        format!("test-{:08x}", self.request_ids.fetch_add(1, Ordering::SeqCst).wrapping_add(1))
+        format!(
+            "test-{:08x}",
+            self.request_ids
+                .fetch_add(1, Ordering::SeqCst)
+                .wrapping_add(1)
+        )
     }
 
     /// A problem answer for a request that could not even be parsed.
@@ -77,7 +88,13 @@ impl Shared {
     }
 
     /// An RFC 9457 problem answer, rendered as GrantForge's `ProblemDetailsAdvice` renders it.
-    pub(crate) fn problem(&self, request: &Request, status: u16, detail: Option<&str>, errors: Option<&[FieldError]>) -> Response {
+    pub(crate) fn problem(
+        &self,
+        request: &Request,
+        status: u16,
+        detail: Option<&str>,
+        errors: Option<&[FieldError]>,
+    ) -> Response {
         let (code, key) = error_code(status);
         let default_detail = match status {
             400 => "Invalid request content.",
@@ -86,7 +103,11 @@ impl Shared {
             _ if status >= 500 => INTERNAL_DETAIL,
             _ => http::reason(status),
         };
-        let detail = if status >= 500 { INTERNAL_DETAIL } else { detail.unwrap_or(default_detail) };
+        let detail = if status >= 500 {
+            INTERNAL_DETAIL
+        } else {
+            detail.unwrap_or(default_detail)
+        };
         self.problem_with_code(request, status, code, key, detail, errors)
     }
 

@@ -45,7 +45,12 @@ impl Shared {
         let routed = catch_unwind(AssertUnwindSafe(|| self.route(&request)));
         let (outcome, endpoint, fault, authorized) = match routed {
             Ok(result) => result,
-            Err(_) => (Outcome::Respond(self.problem(&request, 500, None, None)), None, None, false),
+            Err(_) => (
+                Outcome::Respond(self.problem(&request, 500, None, None)),
+                None,
+                None,
+                false,
+            ),
         };
         let status = match &outcome {
             Outcome::Respond(r) | Outcome::Truncate(r) => Some(r.status),
@@ -68,15 +73,26 @@ impl Shared {
             request.method,
             request.path,
             status.map_or_else(|| "closed".to_string(), |s| s.to_string()),
-            fault.map_or_else(String::new, |f| format!(" [fault {}]", serde_json::to_string(&f).unwrap_or_default())),
-            if written.is_err() { " [write failed]" } else { "" },
+            fault.map_or_else(String::new, |f| format!(
+                " [fault {}]",
+                serde_json::to_string(&f).unwrap_or_default()
+            )),
+            if written.is_err() {
+                " [write failed]"
+            } else {
+                ""
+            },
             started.elapsed().as_millis()
         ));
     }
 
     fn authorized(&self, request: &Request) -> bool {
-        let Some(header) = request.header("authorization") else { return false };
-        let Some(rest) = header.strip_prefix("Bearer ") else { return false };
+        let Some(header) = request.header("authorization") else {
+            return false;
+        };
+        let Some(rest) = header.strip_prefix("Bearer ") else {
+            return false;
+        };
         let secret = rest.trim_matches(java_whitespace);
         keys::token_shape_ok(secret) && constant_time_eq(secret.as_bytes(), self.token.as_bytes())
     }
@@ -100,21 +116,38 @@ impl Shared {
     #[allow(clippy::type_complexity)]
     fn route(&self, request: &Request) -> (Outcome, Option<Endpoint>, Option<FaultMode>, bool) {
         if request.path == "/_test" || request.path.starts_with("/_test/") {
-            return (Outcome::Respond(self.route_test(request)), None, None, false);
+            return (
+                Outcome::Respond(self.route_test(request)),
+                None,
+                None,
+                false,
+            );
         }
         let relative = if self.base_path.is_empty() {
             Some(request.path.as_str())
         } else {
-            request.path.strip_prefix(self.base_path.as_str()).filter(|rest| rest.starts_with('/'))
+            request
+                .path
+                .strip_prefix(self.base_path.as_str())
+                .filter(|rest| rest.starts_with('/'))
         };
-        let Some(relative) = relative.filter(|p| *p == "/api/v1/agent" || p.starts_with("/api/v1/agent/")) else {
-            let response = self.problem(request, 404, Some(&format!("no endpoint {}", request.path)), None);
+        let Some(relative) =
+            relative.filter(|p| *p == "/api/v1/agent" || p.starts_with("/api/v1/agent/"))
+        else {
+            let response = self.problem(
+                request,
+                404,
+                Some(&format!("no endpoint {}", request.path)),
+                None,
+            );
             return (Outcome::Respond(response), None, None, false);
         };
         let endpoint = Endpoint::from_path(relative);
         {
             let mut st = self.lock();
-            *st.requests.entry(endpoint.map_or("other", Endpoint::name).to_string()).or_insert(0) += 1;
+            *st.requests
+                .entry(endpoint.map_or("other", Endpoint::name).to_string())
+                .or_insert(0) += 1;
         }
         let (outcome, fault, authorized) = self.route_agent(request, endpoint);
         let outcome = match outcome {
@@ -125,13 +158,19 @@ impl Shared {
         (outcome, endpoint, fault, authorized)
     }
 
-    fn route_agent(&self, request: &Request, endpoint: Option<Endpoint>) -> (Outcome, Option<FaultMode>, bool) {
+    fn route_agent(
+        &self,
+        request: &Request,
+        endpoint: Option<Endpoint>,
+    ) -> (Outcome, Option<FaultMode>, bool) {
         let mut applied = None;
         if let Some(fault) = endpoint.and_then(|e| self.take_fault(e, true)) {
             applied = Some(fault.mode);
             match fault.mode {
                 FaultMode::Down => return (Outcome::Close, applied, false),
-                FaultMode::Slow => thread::sleep(Duration::from_millis(fault.delay_ms.unwrap_or(1000))),
+                FaultMode::Slow => {
+                    thread::sleep(Duration::from_millis(fault.delay_ms.unwrap_or(1000)))
+                }
                 FaultMode::Status => {
                     let status = fault.status.unwrap_or(500);
                     let response = if status == 409 {
@@ -154,23 +193,49 @@ impl Shared {
             }
         }
         if !self.authorized(request) {
-            return (Outcome::Respond(self.problem(request, 401, None, None)), applied, false);
+            return (
+                Outcome::Respond(self.problem(request, 401, None, None)),
+                applied,
+                false,
+            );
         }
         let Some(endpoint) = endpoint else {
-            let response = self.problem(request, 404, Some(&format!("no endpoint {}", request.path)), None);
+            let response = self.problem(
+                request,
+                404,
+                Some(&format!("no endpoint {}", request.path)),
+                None,
+            );
             return (Outcome::Respond(response), applied, true);
         };
         if request.method != endpoint.method() {
             let detail = format!("Method '{}' is not supported.", request.method);
-            let response = self.problem(request, 405, Some(&detail), None).header("Allow", endpoint.method());
+            let response = self
+                .problem(request, 405, Some(&detail), None)
+                .header("Allow", endpoint.method());
             return (Outcome::Respond(response), applied, true);
         }
         if endpoint.method() == "POST" {
-            let media = request.header("content-type").map(|ct| ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
-            let json = media.as_deref().is_some_and(|m| m == "application/json" || (m.starts_with("application/") && m.ends_with("+json")));
+            let media = request.header("content-type").map(|ct| {
+                ct.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase()
+            });
+            let json = media.as_deref().is_some_and(|m| {
+                m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+            });
             if !json {
-                let detail = format!("Content-Type '{}' is not supported.", media.as_deref().unwrap_or("application/octet-stream"));
-                return (Outcome::Respond(self.problem(request, 415, Some(&detail), None)), applied, true);
+                let detail = format!(
+                    "Content-Type '{}' is not supported.",
+                    media.as_deref().unwrap_or("application/octet-stream")
+                );
+                return (
+                    Outcome::Respond(self.problem(request, 415, Some(&detail), None)),
+                    applied,
+                    true,
+                );
             }
         }
         let fault = self.take_fault(endpoint, false);
@@ -183,15 +248,27 @@ impl Shared {
             Endpoint::SigningKey => self.signing_key(),
             Endpoint::AccessEvents => self.access_events(request, fault.as_ref()),
         };
-        let truncate = fault.as_ref().is_some_and(|f| f.mode == FaultMode::Truncated);
-        (if truncate { Outcome::Truncate(response) } else { Outcome::Respond(response) }, applied, true)
+        let truncate = fault
+            .as_ref()
+            .is_some_and(|f| f.mode == FaultMode::Truncated);
+        (
+            if truncate {
+                Outcome::Truncate(response)
+            } else {
+                Outcome::Respond(response)
+            },
+            applied,
+            true,
+        )
     }
 }
 
 /// Java's `Character.isWhitespace`, which `String.strip()` uses.
 fn java_whitespace(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | '\u{1C}'..='\u{1F}')
-        || (u32::from(c) > 0xff && c.is_whitespace() && !matches!(c, '\u{2007}' | '\u{202F}'))
+    matches!(
+        c,
+        ' ' | '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | '\u{1C}'..='\u{1F}'
+    ) || (u32::from(c) > 0xff && c.is_whitespace() && !matches!(c, '\u{2007}' | '\u{202F}'))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -206,7 +283,10 @@ fn with_security_headers(response: Response) -> Response {
         .header("X-Frame-Options", "DENY");
     if response.status != 304 && response.header_value("Cache-Control").is_none() {
         response = response
-            .header("Cache-Control", "no-cache, no-store, max-age=0, must-revalidate")
+            .header(
+                "Cache-Control",
+                "no-cache, no-store, max-age=0, must-revalidate",
+            )
             .header("Pragma", "no-cache")
             .header("Expires", "0");
     }

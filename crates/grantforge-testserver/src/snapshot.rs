@@ -84,7 +84,8 @@ impl Definition {
     /// Parses a definition (the format of `docs/kafka-service-type.json`); implied grants are sorted as the
     /// server sorts them.
     pub fn parse(json: &str) -> Result<Self, String> {
-        let mut def: Definition = serde_json::from_str(json).map_err(|e| format!("invalid service type definition: {e}"))?;
+        let mut def: Definition = serde_json::from_str(json)
+            .map_err(|e| format!("invalid service type definition: {e}"))?;
         for access in &mut def.access_types {
             access.implied_grants.sort();
         }
@@ -255,7 +256,8 @@ pub struct PolicySet {
 
 fn normalise_instant(value: &mut Option<String>, what: &str) -> Result<(), String> {
     if let Some(text) = value.as_ref() {
-        let parsed = parse_instant(text).ok_or_else(|| format!("{what} {text:?} is not an ISO-8601 instant"))?;
+        let parsed = parse_instant(text)
+            .ok_or_else(|| format!("{what} {text:?} is not an ISO-8601 instant"))?;
         *value = Some(format_instant(parsed));
     }
     Ok(())
@@ -263,8 +265,12 @@ fn normalise_instant(value: &mut Option<String>, what: &str) -> Result<(), Strin
 
 fn policy_id(value: &Value) -> Result<i64, String> {
     match value {
-        Value::Number(n) => n.as_i64().ok_or_else(|| format!("policy id {n} is not a long")),
-        Value::String(s) => s.parse::<i64>().map_err(|_| format!("policy id {s:?} is not a long")),
+        Value::Number(n) => n
+            .as_i64()
+            .ok_or_else(|| format!("policy id {n} is not a long")),
+        Value::String(s) => s
+            .parse::<i64>()
+            .map_err(|_| format!("policy id {s:?} is not a long")),
         other => Err(format!("policy id {other} is not a long")),
     }
 }
@@ -272,7 +278,13 @@ fn policy_id(value: &Value) -> Result<i64, String> {
 impl PolicySet {
     /// An empty set: no policies, service enabled.
     pub fn empty() -> Self {
-        Self { service: None, service_enabled: true, policies: Vec::new(), roles: BTreeMap::new(), groups: BTreeMap::new() }
+        Self {
+            service: None,
+            service_enabled: true,
+            policies: Vec::new(),
+            roles: BTreeMap::new(),
+            groups: BTreeMap::new(),
+        }
     }
 
     /// Parses a policies file: `{"service"?, "serviceEnabled"?, "policies": [...], "roles"?, "groups"?}`.
@@ -281,7 +293,8 @@ impl PolicySet {
     /// `priority` is `NORMAL`); a policy with `"enabled": false` is left out, as the server leaves out disabled
     /// policies. Unknown fields are ignored, so a whole snapshot file is a valid policies file.
     pub fn parse(json: &[u8]) -> Result<Self, String> {
-        let file: PoliciesFileIn = serde_json::from_slice(json).map_err(|e| format!("invalid policies file: {e}"))?;
+        let file: PoliciesFileIn =
+            serde_json::from_slice(json).map_err(|e| format!("invalid policies file: {e}"))?;
         let mut seen = BTreeSet::new();
         let mut by_id: BTreeMap<i64, Policy> = BTreeMap::new();
         for p in file.policies {
@@ -290,10 +303,16 @@ impl PolicySet {
                 return Err(format!("policy id {id} appears twice"));
             }
             if !matches!(p.kind.as_str(), "ACCESS" | "DATA_MASK" | "ROW_FILTER") {
-                return Err(format!("policy {id}: type {:?} is not ACCESS, DATA_MASK or ROW_FILTER", p.kind));
+                return Err(format!(
+                    "policy {id}: type {:?} is not ACCESS, DATA_MASK or ROW_FILTER",
+                    p.kind
+                ));
             }
             if !matches!(p.priority.as_str(), "NORMAL" | "OVERRIDE") {
-                return Err(format!("policy {id}: priority {:?} is not NORMAL or OVERRIDE", p.priority));
+                return Err(format!(
+                    "policy {id}: priority {:?} is not NORMAL or OVERRIDE",
+                    p.priority
+                ));
             }
             let mut document = p.document;
             for period in &mut document.validity {
@@ -301,7 +320,16 @@ impl PolicySet {
                 normalise_instant(&mut period.until, "validity until")?;
             }
             if p.enabled != Some(false) {
-                by_id.insert(id, Policy { id: id.to_string(), name: p.name, kind: p.kind, priority: p.priority, document });
+                by_id.insert(
+                    id,
+                    Policy {
+                        id: id.to_string(),
+                        name: p.name,
+                        kind: p.kind,
+                        priority: p.priority,
+                        document,
+                    },
+                );
             }
         }
         let policies: Vec<Policy> = by_id.into_values().collect();
@@ -309,9 +337,20 @@ impl PolicySet {
         let mut group_codes = BTreeSet::new();
         for p in &policies {
             let d = &p.document;
-            for item in d.allow.iter().chain(&d.allow_exceptions).chain(&d.deny).chain(&d.deny_exceptions) {
+            for item in d
+                .allow
+                .iter()
+                .chain(&d.allow_exceptions)
+                .chain(&d.deny)
+                .chain(&d.deny_exceptions)
+            {
                 role_codes.extend(item.roles.iter().cloned());
-                group_codes.extend(item.groups.iter().filter(|g| g.as_str() != "public").cloned());
+                group_codes.extend(
+                    item.groups
+                        .iter()
+                        .filter(|g| g.as_str() != "public")
+                        .cloned(),
+                );
             }
         }
         let members = |codes: BTreeSet<String>, given: Option<BTreeMap<String, Vec<String>>>| {
@@ -319,7 +358,12 @@ impl PolicySet {
             codes
                 .into_iter()
                 .map(|code| {
-                    let names: BTreeSet<String> = given.get(&code).cloned().unwrap_or_default().into_iter().collect();
+                    let names: BTreeSet<String> = given
+                        .get(&code)
+                        .cloned()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .collect();
                     (code, names.into_iter().collect::<Vec<_>>())
                 })
                 .collect::<BTreeMap<_, _>>()
@@ -353,7 +397,13 @@ struct SnapshotOut<'a> {
 }
 
 /// Builds the snapshot body (compact JSON, format 1).
-pub fn build(set: &PolicySet, definition: &Definition, service: &str, service_type: &str, policy_version: i64) -> Vec<u8> {
+pub fn build(
+    set: &PolicySet,
+    definition: &Definition,
+    service: &str,
+    service_type: &str,
+    policy_version: i64,
+) -> Vec<u8> {
     let out = SnapshotOut {
         format: 1,
         service,
@@ -389,9 +439,18 @@ mod tests {
         assert!(body.starts_with(r#"{"format":1,"service":"svc","serviceType":"kafka","typeVersion":1,"serviceEnabled":true,"policyVersion":4,"definition":{"resources":[{"name":"topic","parent":null,"matcher":"WILDCARD","caseSensitive":true}"#), "{body}");
         assert!(body.contains(r#""policies":[{"id":"3","name":"a","type":"ACCESS","priority":"OVERRIDE","document":{"resources":{},"allow":[],"allowExceptions":[],"deny":[],"denyExceptions":[],"validity":[]}},{"id":"7""#), "{body}");
         assert!(body.contains(r#""resources":{"group":{"values":["g"],"excludes":false,"recursive":false},"topic""#), "{body}");
-        assert!(body.contains(r#""conditions":[],"maskType":null,"maskValue":null,"rowFilter":null"#), "{body}");
-        assert!(body.contains(r#""validity":[{"from":"2026-01-01T00:00:00Z","until":null}]"#), "{body}");
-        assert!(body.ends_with(r#""roles":{"r1":["amy","zed"],"r2":[]},"groups":{"ops":["carol"]}}"#), "{body}");
+        assert!(
+            body.contains(r#""conditions":[],"maskType":null,"maskValue":null,"rowFilter":null"#),
+            "{body}"
+        );
+        assert!(
+            body.contains(r#""validity":[{"from":"2026-01-01T00:00:00Z","until":null}]"#),
+            "{body}"
+        );
+        assert!(
+            body.ends_with(r#""roles":{"r1":["amy","zed"],"r2":[]},"groups":{"ops":["carol"]}}"#),
+            "{body}"
+        );
         assert!(!body.contains("off"));
     }
 

@@ -121,7 +121,9 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub(crate) fn log(&self, message: &str) {
@@ -135,12 +137,29 @@ impl Shared {
     }
 
     pub(crate) fn content_hash(&self, set: &PolicySet) -> String {
-        sha256_hex(&snapshot::build(set, &self.definition, self.service_name(set), "kafka", 0))
+        sha256_hex(&snapshot::build(
+            set,
+            &self.definition,
+            self.service_name(set),
+            "kafka",
+            0,
+        ))
     }
 
     pub(crate) fn sign_current(&self, set: &PolicySet, version: i64) -> Signed {
-        let body = snapshot::build(set, &self.definition, self.service_name(set), "kafka", version);
-        Signed { etag: etag_of(&body), signature: self.key.sign_base64(&body), body: Arc::new(body), version }
+        let body = snapshot::build(
+            set,
+            &self.definition,
+            self.service_name(set),
+            "kafka",
+            version,
+        );
+        Signed {
+            etag: etag_of(&body),
+            signature: self.key.sign_base64(&body),
+            body: Arc::new(body),
+            version,
+        }
     }
 
     pub(crate) fn persist_version(&self, version: i64, hash: &str) {
@@ -156,7 +175,10 @@ impl Shared {
         st.set = set;
         st.current = Arc::new(self.sign_current(&st.set, st.version));
         self.persist_version(st.version, &hash);
-        self.log(&format!("policies changed: version {}, ETag {}", st.version, st.current.etag));
+        self.log(&format!(
+            "policies changed: version {}, ETag {}",
+            st.version, st.current.etag
+        ));
     }
 
     pub(crate) fn reset(&self) {
@@ -177,16 +199,25 @@ impl Shared {
     }
 
     pub(crate) fn poll_policies_file(&self) {
-        let Some(path) = &self.policies_file else { return };
+        let Some(path) = &self.policies_file else {
+            return;
+        };
         let signature = file_signature(path);
         let mut st = self.lock();
         let small = signature.is_some_and(|(_, len)| len <= 1 << 20);
-        let recheck = small && st.last_content_check.is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
+        let recheck = small
+            && st
+                .last_content_check
+                .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
         if signature == st.watched && !recheck {
             return;
         }
         if signature != st.watched && signature.is_none() {
-            self.log(&format!("policies file {} is gone; keeping version {}", path.display(), st.version));
+            self.log(&format!(
+                "policies file {} is gone; keeping version {}",
+                path.display(),
+                st.version
+            ));
         }
         st.watched = signature;
         st.last_content_check = Some(Clock::now());
@@ -207,21 +238,35 @@ impl Shared {
         st.watched_bytes = Some(bytes);
         match parsed {
             Ok(set) => self.install(&mut st, set),
-            Err(e) => self.log(&format!("{}: {e}; keeping version {}", path.display(), st.version)),
+            Err(e) => self.log(&format!(
+                "{}: {e}; keeping version {}",
+                path.display(),
+                st.version
+            )),
         }
     }
 
-    pub(crate) fn record_request(&self, request: &Request, endpoint: Option<Endpoint>, status: Option<u16>, fault: Option<FaultMode>, authorized: bool) {
+    pub(crate) fn record_request(
+        &self,
+        request: &Request,
+        endpoint: Option<Endpoint>,
+        status: Option<u16>,
+        fault: Option<FaultMode>,
+        authorized: bool,
+    ) {
         let mut headers: BTreeMap<String, String> = BTreeMap::new();
         for (name, value) in &request.headers {
             let name = name.to_ascii_lowercase();
             if name == "authorization" {
                 continue;
             }
-            headers.entry(name).and_modify(|v| {
-                v.push_str(", ");
-                v.push_str(value);
-            }).or_insert_with(|| value.clone());
+            headers
+                .entry(name)
+                .and_modify(|v| {
+                    v.push_str(", ");
+                    v.push_str(value);
+                })
+                .or_insert_with(|| value.clone());
         }
         let record = RequestRecord {
             seq: self.seq.fetch_add(1, Ordering::SeqCst) + 1,

@@ -14,7 +14,10 @@ use crate::keys::{self, SigningKey};
 use crate::{files, Error};
 
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8], private: bool) -> Result<(), Error> {
-    let mut tmp_name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut tmp_name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     tmp_name.push(".tmp");
     let tmp = path.with_file_name(tmp_name);
     let result = (|| -> std::io::Result<()> {
@@ -60,7 +63,8 @@ pub(crate) fn load_or_create_token(dir: &Path, rng: &SystemRandom) -> Result<Str
 pub(crate) fn load_or_create_key(dir: &Path, rng: &SystemRandom) -> Result<SigningKey, Error> {
     let path = dir.join(files::PRIVATE_KEY);
     match fs::read(&path) {
-        Ok(der) => SigningKey::from_pkcs8(&der).map_err(|e| Error(format!("{}: {e}; remove it", path.display()))),
+        Ok(der) => SigningKey::from_pkcs8(&der)
+            .map_err(|e| Error(format!("{}: {e}; remove it", path.display()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let (key, der) = SigningKey::generate(rng)?;
             write_atomic(&path, &der, true)?;
@@ -72,7 +76,10 @@ pub(crate) fn load_or_create_key(dir: &Path, rng: &SystemRandom) -> Result<Signi
 
 pub(crate) fn read_persisted_state(path: &Path) -> Option<(i64, String)> {
     let value: Value = serde_json::from_slice(&fs::read(path).ok()?).ok()?;
-    Some((value.get("policyVersion")?.as_i64()?, value.get("contentSha256")?.as_str()?.to_string()))
+    Some((
+        value.get("policyVersion")?.as_i64()?,
+        value.get("contentSha256")?.as_str()?.to_string(),
+    ))
 }
 
 pub(crate) fn load_events(path: &Path) -> (Vec<Value>, HashSet<String>) {
@@ -93,5 +100,7 @@ pub(crate) fn load_events(path: &Path) -> (Vec<Value>, HashSet<String>) {
 }
 
 pub(crate) fn file_signature(path: &Path) -> Option<(Option<SystemTime>, u64)> {
-    fs::metadata(path).ok().map(|m| (m.modified().ok(), m.len()))
+    fs::metadata(path)
+        .ok()
+        .map(|m| (m.modified().ok(), m.len()))
 }

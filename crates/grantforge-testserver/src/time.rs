@@ -86,7 +86,10 @@ impl Cursor<'_> {
 /// Parses an instant the way `DateTimeFormatter.ISO_INSTANT` does: `yyyy-MM-ddTHH:mm:ss[.fraction]` followed
 /// by `Z` or an offset `+HH:MM[:SS]` (case-insensitive `T`/`Z`). Returns `None` for anything else.
 pub(crate) fn parse_instant(text: &str) -> Option<Instant> {
-    let mut c = Cursor { bytes: text.as_bytes(), pos: 0 };
+    let mut c = Cursor {
+        bytes: text.as_bytes(),
+        pos: 0,
+    };
     let year = i64::from(c.digits(4)?);
     c.byte(b"-")?;
     let month = c.digits(2)?;
@@ -123,7 +126,11 @@ pub(crate) fn parse_instant(text: &str) -> Option<Instant> {
             let oh = c.digits(2)?;
             c.byte(b":")?;
             let om = c.digits(2)?;
-            let os = if c.byte(b":").is_some() { c.digits(2)? } else { 0 };
+            let os = if c.byte(b":").is_some() {
+                c.digits(2)?
+            } else {
+                0
+            };
             if oh > 18 || om > 59 || os > 59 {
                 return None;
             }
@@ -138,10 +145,18 @@ pub(crate) fn parse_instant(text: &str) -> Option<Instant> {
     if c.pos != c.bytes.len() {
         return None;
     }
-    if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) || hour > 23 || minute > 59 || second > 59 {
+    if !(1..=12).contains(&month)
+        || day == 0
+        || day > days_in_month(year, month)
+        || hour > 23
+        || minute > 59
+        || second > 59
+    {
         return None;
     }
-    let secs = days_from_civil(year, month, day) * 86_400 + i64::from(hour * 3600 + minute * 60 + second) - offset;
+    let secs = days_from_civil(year, month, day) * 86_400
+        + i64::from(hour * 3600 + minute * 60 + second)
+        - offset;
     Some((secs, nanos))
 }
 
@@ -150,8 +165,17 @@ pub(crate) fn format_instant((secs, nanos): Instant) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (year, month, day) = civil_from_days(days);
-    let year = if year > 9999 { format!("+{year}") } else { format!("{year:04}") };
-    let mut out = format!("{year}-{month:02}-{day:02}T{:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60);
+    let year = if year > 9999 {
+        format!("+{year}")
+    } else {
+        format!("{year:04}")
+    };
+    let mut out = format!(
+        "{year}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    );
     if nanos > 0 {
         if nanos % 1_000_000 == 0 {
             out.push_str(&format!(".{:03}", nanos / 1_000_000));
@@ -168,7 +192,10 @@ pub(crate) fn format_instant((secs, nanos): Instant) -> String {
 /// The current time.
 pub(crate) fn now() -> Instant {
     match SystemTime::now().duration_since(UNIX_EPOCH) {
-        Ok(d) => (i64::try_from(d.as_secs()).unwrap_or(i64::MAX), d.subsec_nanos()),
+        Ok(d) => (
+            i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+            d.subsec_nanos(),
+        ),
         Err(_) => (0, 0),
     }
 }
@@ -186,15 +213,49 @@ mod tests {
     #[test]
     fn round_trips() {
         assert_eq!(parse_instant("1970-01-01T00:00:00Z"), Some((0, 0)));
-        assert_eq!(parse_instant("2026-01-01T00:00:00Z").map(format_instant).as_deref(), Some("2026-01-01T00:00:00Z"));
-        assert_eq!(parse_instant("2024-02-29T12:30:15.5Z").map(format_instant).as_deref(), Some("2024-02-29T12:30:15.500Z"));
-        assert_eq!(parse_instant("2024-02-29T12:30:15.000001Z").map(format_instant).as_deref(), Some("2024-02-29T12:30:15.000001Z"));
-        assert_eq!(parse_instant("2024-01-01T01:00:00+01:00"), parse_instant("2024-01-01T00:00:00Z"));
-        assert_eq!(parse_instant("2024-01-01t00:00:00z"), parse_instant("2024-01-01T00:00:00Z"));
+        assert_eq!(
+            parse_instant("2026-01-01T00:00:00Z")
+                .map(format_instant)
+                .as_deref(),
+            Some("2026-01-01T00:00:00Z")
+        );
+        assert_eq!(
+            parse_instant("2024-02-29T12:30:15.5Z")
+                .map(format_instant)
+                .as_deref(),
+            Some("2024-02-29T12:30:15.500Z")
+        );
+        assert_eq!(
+            parse_instant("2024-02-29T12:30:15.000001Z")
+                .map(format_instant)
+                .as_deref(),
+            Some("2024-02-29T12:30:15.000001Z")
+        );
+        assert_eq!(
+            parse_instant("2024-01-01T01:00:00+01:00"),
+            parse_instant("2024-01-01T00:00:00Z")
+        );
+        assert_eq!(
+            parse_instant("2024-01-01t00:00:00z"),
+            parse_instant("2024-01-01T00:00:00Z")
+        );
         // As `Instant.parse` (JDK 17): a point with no digits after it is accepted.
-        assert_eq!(parse_instant("2024-01-01T00:00:00.Z"), parse_instant("2024-01-01T00:00:00Z"));
-        for bad in ["2023-02-29T00:00:00Z", "2024-01-01T00:00Z", "2024-01-01 00:00:00Z", "2024-01-01T00:00:00", "x", "",
-            "2024-13-01T00:00:00Z", "2024-01-01T24:00:00Z", "2024-01-01T00:00:00.1234567890Z", "2024-01-01T00:00:00Zjunk"] {
+        assert_eq!(
+            parse_instant("2024-01-01T00:00:00.Z"),
+            parse_instant("2024-01-01T00:00:00Z")
+        );
+        for bad in [
+            "2023-02-29T00:00:00Z",
+            "2024-01-01T00:00Z",
+            "2024-01-01 00:00:00Z",
+            "2024-01-01T00:00:00",
+            "x",
+            "",
+            "2024-13-01T00:00:00Z",
+            "2024-01-01T24:00:00Z",
+            "2024-01-01T00:00:00.1234567890Z",
+            "2024-01-01T00:00:00Zjunk",
+        ] {
             assert_eq!(parse_instant(bad), None, "{bad}");
         }
         for days in [-800_000, -1, 0, 1, 19_000, 2_900_000] {

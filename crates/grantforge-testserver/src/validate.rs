@@ -44,7 +44,10 @@ struct Checker {
 
 impl Checker {
     fn add(&mut self, field: &str, message: String) {
-        self.errors.push(FieldError { field: field.to_string(), message });
+        self.errors.push(FieldError {
+            field: field.to_string(),
+            message,
+        });
     }
 
     fn not_blank(&mut self, field: &str, value: Option<&str>) {
@@ -67,7 +70,9 @@ impl Checker {
 }
 
 fn object<'a>(value: &'a Value, what: &str) -> Result<&'a Map<String, Value>, Invalid> {
-    value.as_object().ok_or_else(|| Invalid::Unreadable(format!("{what} is not a JSON object")))
+    value
+        .as_object()
+        .ok_or_else(|| Invalid::Unreadable(format!("{what} is not a JSON object")))
 }
 
 /// A `String` property: Jackson coerces numbers and booleans to their text and refuses objects and arrays.
@@ -77,7 +82,9 @@ fn text(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<String
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(Value::Number(n)) => Ok(Some(n.to_string())),
         Some(Value::Bool(b)) => Ok(Some(b.to_string())),
-        Some(_) => Err(Invalid::Unreadable(format!("{path}{key}: a string is expected"))),
+        Some(_) => Err(Invalid::Unreadable(format!(
+            "{path}{key}: a string is expected"
+        ))),
     }
 }
 
@@ -107,11 +114,19 @@ fn long(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<i64>, 
 }
 
 /// An enum property: exactly one of the constants, or null.
-fn constant(obj: &Map<String, Value>, key: &str, path: &str, allowed: &[&str]) -> Result<Option<String>, Invalid> {
+fn constant(
+    obj: &Map<String, Value>,
+    key: &str,
+    path: &str,
+    allowed: &[&str],
+) -> Result<Option<String>, Invalid> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if allowed.contains(&s.as_str()) => Ok(Some(s.clone())),
-        Some(other) => Err(Invalid::Unreadable(format!("{path}{key}: {other} is not one of {}", allowed.join(", ")))),
+        Some(other) => Err(Invalid::Unreadable(format!(
+            "{path}{key}: {other} is not one of {}",
+            allowed.join(", ")
+        ))),
     }
 }
 
@@ -160,10 +175,15 @@ pub(crate) fn heartbeat(body: &Value) -> Result<Heartbeat, Invalid> {
     c.size("host", host.as_deref(), 255);
     c.size("agentVersion", agent_version.as_deref(), 64);
     if applied.is_some_and(|v| v < 0) {
-        c.add("appliedPolicyVersion", "must be greater than or equal to 0".into());
+        c.add(
+            "appliedPolicyVersion",
+            "must be greater than or equal to 0".into(),
+        );
     }
     if c.errors.is_empty() {
-        Ok(Heartbeat { instance: instance.unwrap_or_default() })
+        Ok(Heartbeat {
+            instance: instance.unwrap_or_default(),
+        })
     } else {
         Err(Invalid::Fields(c.errors))
     }
@@ -235,7 +255,10 @@ pub(crate) fn batch(body: &Value) -> Result<Batch, Invalid> {
         c.size(&f("accessType"), access_type.as_deref(), 64);
         c.size(&f("action"), action.as_deref(), 128);
         c.not_null(&f("outcome"), &outcome);
-        read.push(Read { event_id, occurred_at });
+        read.push(Read {
+            event_id,
+            occurred_at,
+        });
     }
     if !c.errors.is_empty() {
         return Err(Invalid::Fields(c.errors));
@@ -250,7 +273,10 @@ pub(crate) fn batch(body: &Value) -> Result<Batch, Invalid> {
         })
         .collect();
     // AgentController strips the instance name before storing it.
-    Ok(Batch { instance: instance.unwrap_or_default().trim().to_string(), events })
+    Ok(Batch {
+        instance: instance.unwrap_or_default().trim().to_string(),
+        events,
+    })
 }
 
 #[cfg(test)]
@@ -265,14 +291,30 @@ mod tests {
 
     #[test]
     fn heartbeats() {
-        assert!(heartbeat(&json!({"instance":"broker-1:9092","appliedPolicyVersion":null,"health":{}})).is_ok());
+        assert!(heartbeat(
+            &json!({"instance":"broker-1:9092","appliedPolicyVersion":null,"health":{}})
+        )
+        .is_ok());
         assert!(heartbeat(&json!({"instance":"b","appliedPolicyVersion":"3"})).is_ok());
-        for bad in [json!({}), json!({"instance":"has space"}), json!({"instance":"é"}), json!({"instance":"x".repeat(129)}),
-                    json!({"instance":"a","appliedPolicyVersion":-1}), json!({"instance":"a","host":"h".repeat(256)})] {
+        for bad in [
+            json!({}),
+            json!({"instance":"has space"}),
+            json!({"instance":"é"}),
+            json!({"instance":"x".repeat(129)}),
+            json!({"instance":"a","appliedPolicyVersion":-1}),
+            json!({"instance":"a","host":"h".repeat(256)}),
+        ] {
             assert!(matches!(heartbeat(&bad), Err(Invalid::Fields(_))), "{bad}");
         }
-        for bad in [json!([]), json!({"instance":{}}), json!({"instance":"a","appliedPolicyVersion":"x"})] {
-            assert!(matches!(heartbeat(&bad), Err(Invalid::Unreadable(_))), "{bad}");
+        for bad in [
+            json!([]),
+            json!({"instance":{}}),
+            json!({"instance":"a","appliedPolicyVersion":"x"}),
+        ] {
+            assert!(
+                matches!(heartbeat(&bad), Err(Invalid::Unreadable(_))),
+                "{bad}"
+            );
         }
     }
 
@@ -287,21 +329,46 @@ mod tests {
             e[key] = value;
             batch(&json!({"instance":"i","events":[event(), e]}))
         };
-        for (key, value) in [("eventId", json!("x".repeat(65))), ("user", json!("  ")), ("clientIp", json!("1".repeat(46))),
-                             ("resource", json!("r".repeat(1001))), ("accessType", Value::Null), ("occurredAt", Value::Null),
-                             ("outcome", Value::Null), ("resourceType", json!("t".repeat(65))), ("action", json!("a".repeat(129)))] {
-            assert!(matches!(with(key, value.clone()), Err(Invalid::Fields(_))), "{key} {value}");
+        for (key, value) in [
+            ("eventId", json!("x".repeat(65))),
+            ("user", json!("  ")),
+            ("clientIp", json!("1".repeat(46))),
+            ("resource", json!("r".repeat(1001))),
+            ("accessType", Value::Null),
+            ("occurredAt", Value::Null),
+            ("outcome", Value::Null),
+            ("resourceType", json!("t".repeat(65))),
+            ("action", json!("a".repeat(129))),
+        ] {
+            assert!(
+                matches!(with(key, value.clone()), Err(Invalid::Fields(_))),
+                "{key} {value}"
+            );
         }
-        for (key, value) in [("outcome", json!("MAYBE")), ("enforcer", json!("x")), ("occurredAt", json!("yesterday")),
-                             ("policyId", json!("p")), ("user", json!(["a"]))] {
-            assert!(matches!(with(key, value.clone()), Err(Invalid::Unreadable(_))), "{key} {value}");
+        for (key, value) in [
+            ("outcome", json!("MAYBE")),
+            ("enforcer", json!("x")),
+            ("occurredAt", json!("yesterday")),
+            ("policyId", json!("p")),
+            ("user", json!(["a"])),
+        ] {
+            assert!(
+                matches!(with(key, value.clone()), Err(Invalid::Unreadable(_))),
+                "{key} {value}"
+            );
         }
         // UTF-16 units: 32 characters outside the BMP are 64 units.
         assert!(with("eventId", json!("😀".repeat(32))).is_ok());
         assert!(with("eventId", json!("😀".repeat(33))).is_err());
         assert!(with("request", json!("q".repeat(5000))).is_ok());
         let many: Vec<Value> = (0..1001).map(|_| event()).collect();
-        assert!(matches!(batch(&json!({"instance":"i","events":many})), Err(Invalid::Fields(_))));
-        assert!(matches!(batch(&json!({"instance":"","events":[]})), Err(Invalid::Fields(_))));
+        assert!(matches!(
+            batch(&json!({"instance":"i","events":many})),
+            Err(Invalid::Fields(_))
+        ));
+        assert!(matches!(
+            batch(&json!({"instance":"","events":[]})),
+            Err(Invalid::Fields(_))
+        ));
     }
 }

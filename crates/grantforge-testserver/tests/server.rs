@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use grantforge_testserver::{etag_of, key_id_of_spki, Config, Endpoint, Fault, FaultMode, RunningServer, Server, ED25519_SPKI_PREFIX};
+use grantforge_testserver::{
+    etag_of, key_id_of_spki, Config, Endpoint, Fault, FaultMode, RunningServer, Server,
+    ED25519_SPKI_PREFIX,
+};
 use ring::signature::{UnparsedPublicKey, ED25519};
 use serde_json::{json, Value};
 
@@ -28,17 +31,23 @@ struct Reply {
 
 impl Reply {
     fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 
     fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
     }
 }
 
 fn raw(addr: SocketAddr, request: &[u8]) -> Reply {
     let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
     stream.write_all(request).unwrap();
     let mut data = Vec::new();
     let _ = stream.read_to_end(&mut data);
@@ -47,11 +56,23 @@ fn raw(addr: SocketAddr, request: &[u8]) -> Reply {
 
 fn parse_reply(data: &[u8]) -> Reply {
     let Some(split) = data.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return Reply { status: 0, headers: Vec::new(), body: data.to_vec(), complete: false };
+        return Reply {
+            status: 0,
+            headers: Vec::new(),
+            body: data.to_vec(),
+            complete: false,
+        };
     };
     let head = String::from_utf8_lossy(&data[..split]).to_string();
     let mut lines = head.split("\r\n");
-    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
     let headers: Vec<(String, String)> = lines
         .map(|l| {
             let (n, v) = l.split_once(':').unwrap();
@@ -59,12 +80,26 @@ fn parse_reply(data: &[u8]) -> Reply {
         })
         .collect();
     let body = data[split + 4..].to_vec();
-    let announced = headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-length")).map(|(_, v)| v.parse::<usize>().unwrap());
+    let announced = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .map(|(_, v)| v.parse::<usize>().unwrap());
     let complete = announced.is_none_or(|n| n == body.len());
-    Reply { status, headers, body, complete }
+    Reply {
+        status,
+        headers,
+        body,
+        complete,
+    }
 }
 
-fn call(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&[u8]>) -> Reply {
+fn call(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&[u8]>,
+) -> Reply {
     let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     for (n, v) in headers {
         request.push_str(&format!("{n}: {v}\r\n"));
@@ -86,19 +121,35 @@ struct Client<'a> {
 
 impl<'a> Client<'a> {
     fn new(server: &'a RunningServer) -> Self {
-        Client { server, auth: format!("Bearer {}", server.token()) }
+        Client {
+            server,
+            auth: format!("Bearer {}", server.token()),
+        }
     }
 
     fn get(&self, path: &str, extra: &[(&str, &str)]) -> Reply {
-        let mut headers = vec![("Authorization", self.auth.as_str()), ("Accept", "application/json")];
+        let mut headers = vec![
+            ("Authorization", self.auth.as_str()),
+            ("Accept", "application/json"),
+        ];
         headers.extend_from_slice(extra);
         call(self.server.addr(), "GET", path, &headers, None)
     }
 
     fn post(&self, path: &str, body: &Value) -> Reply {
         let text = body.to_string();
-        let headers = [("Authorization", self.auth.as_str()), ("Accept", "application/json"), ("Content-Type", "application/json")];
-        call(self.server.addr(), "POST", path, &headers, Some(text.as_bytes()))
+        let headers = [
+            ("Authorization", self.auth.as_str()),
+            ("Accept", "application/json"),
+            ("Content-Type", "application/json"),
+        ];
+        call(
+            self.server.addr(),
+            "POST",
+            path,
+            &headers,
+            Some(text.as_bytes()),
+        )
     }
 
     fn heartbeat(&self) -> Reply {
@@ -110,12 +161,21 @@ impl<'a> Client<'a> {
     }
 
     fn events(&self, events: Vec<Value>) -> Reply {
-        self.post("/api/v1/agent/access-events", &json!({"instance":"broker-1","events":events}))
+        self.post(
+            "/api/v1/agent/access-events",
+            &json!({"instance":"broker-1","events":events}),
+        )
     }
 
     fn test_post(&self, path: &str, body: &Value) -> Reply {
         let text = body.to_string();
-        call(self.server.addr(), "POST", path, &[("Content-Type", "application/json")], Some(text.as_bytes()))
+        call(
+            self.server.addr(),
+            "POST",
+            path,
+            &[("Content-Type", "application/json")],
+            Some(text.as_bytes()),
+        )
     }
 
     fn test_get(&self, path: &str) -> Value {
@@ -126,7 +186,12 @@ impl<'a> Client<'a> {
 
     fn fault(&self, fault: Value) {
         let reply = self.test_post("/_test/fault", &fault);
-        assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.body));
+        assert_eq!(
+            reply.status,
+            200,
+            "{}",
+            String::from_utf8_lossy(&reply.body)
+        );
     }
 }
 
@@ -176,7 +241,9 @@ fn verify(public_key_b64: &str, body: &[u8], signature_b64: &str) -> bool {
     let spki = STANDARD.decode(public_key_b64).unwrap();
     assert_eq!(&spki[..12], &ED25519_SPKI_PREFIX);
     let signature = STANDARD.decode(signature_b64).unwrap();
-    UnparsedPublicKey::new(&ED25519, &spki[12..]).verify(body, &signature).is_ok()
+    UnparsedPublicKey::new(&ED25519, &spki[12..])
+        .verify(body, &signature)
+        .is_ok()
 }
 
 fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
@@ -188,11 +255,21 @@ fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
 }
 
 fn assert_problem(reply: &Reply, status: u16, code: &str) -> Value {
-    assert_eq!(reply.status, status, "{}", String::from_utf8_lossy(&reply.body));
+    assert_eq!(
+        reply.status,
+        status,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
     let problem = reply.json();
     assert_eq!(problem["status"], status);
     assert_eq!(problem["code"], code, "{problem}");
-    assert!(problem["type"].is_string() && problem["title"].is_string() && problem["detail"].is_string(), "{problem}");
+    assert!(
+        problem["type"].is_string()
+            && problem["title"].is_string()
+            && problem["detail"].is_string(),
+        "{problem}"
+    );
     problem
 }
 
@@ -203,7 +280,11 @@ fn assert_problem(reply: &Reply, status: u16, code: &str) -> Value {
 fn token_is_required() {
     let server = start("auth");
     let addr = server.addr();
-    for path in ["/api/v1/agent/policies", "/api/v1/agent/signing-key", "/api/v1/agent/unknown"] {
+    for path in [
+        "/api/v1/agent/policies",
+        "/api/v1/agent/signing-key",
+        "/api/v1/agent/unknown",
+    ] {
         let none = call(addr, "GET", path, &[("Accept", "application/json")], None);
         let problem = assert_problem(&none, 401, "GF-COMMON-401");
         assert_eq!(none.header("Content-Type"), Some("application/json"));
@@ -214,21 +295,57 @@ fn token_is_required() {
     let lower = format!("bearer {}", server.token());
     let no_space = format!("Bearer{}", server.token());
     let basic = format!("Basic {}", server.token());
-    for auth in [wrong.as_str(), lower.as_str(), no_space.as_str(), basic.as_str(), "Bearer ", server.token()] {
-        let reply = call(addr, "GET", "/api/v1/agent/policies", &[("Authorization", auth)], None);
+    for auth in [
+        wrong.as_str(),
+        lower.as_str(),
+        no_space.as_str(),
+        basic.as_str(),
+        "Bearer ",
+        server.token(),
+    ] {
+        let reply = call(
+            addr,
+            "GET",
+            "/api/v1/agent/policies",
+            &[("Authorization", auth)],
+            None,
+        );
         assert_problem(&reply, 401, "GF-COMMON-401");
         // Without an Accept header Spring answers application/problem+json.
-        assert_eq!(reply.header("Content-Type"), Some("application/problem+json"));
+        assert_eq!(
+            reply.header("Content-Type"),
+            Some("application/problem+json")
+        );
     }
-    let heartbeat = call(addr, "POST", "/api/v1/agent/heartbeat", &[("Content-Type", "application/json")], Some(b"{\"instance\":\"x\"}"));
+    let heartbeat = call(
+        addr,
+        "POST",
+        "/api/v1/agent/heartbeat",
+        &[("Content-Type", "application/json")],
+        Some(b"{\"instance\":\"x\"}"),
+    );
     assert_problem(&heartbeat, 401, "GF-COMMON-401");
     // The real filter strips what follows "Bearer ": surrounding whitespace is tolerated.
     let padded = format!("Bearer  {}\t", server.token());
-    assert_eq!(call(addr, "GET", "/api/v1/agent/signing-key", &[("Authorization", padded.as_str())], None).status, 200);
+    assert_eq!(
+        call(
+            addr,
+            "GET",
+            "/api/v1/agent/signing-key",
+            &[("Authorization", padded.as_str())],
+            None
+        )
+        .status,
+        200
+    );
     // The right token works; an unknown agent path with the right token is 404.
     let client = Client::new(&server);
     assert_eq!(client.get("/api/v1/agent/signing-key", &[]).status, 200);
-    assert_problem(&client.get("/api/v1/agent/unknown", &[]), 404, "GF-COMMON-404");
+    assert_problem(
+        &client.get("/api/v1/agent/unknown", &[]),
+        404,
+        "GF-COMMON-404",
+    );
     assert_eq!(server.request_count(Endpoint::Policies), 6 + 1);
     let state = client.test_get("/_test/state");
     assert_eq!(state["requests"]["policies"], 7);
@@ -246,8 +363,14 @@ fn heartbeat_answers_and_records() {
     let reply = client.post("/api/v1/agent/heartbeat", &body);
     assert_eq!(reply.status, 200);
     assert_eq!(reply.header("Content-Type"), Some("application/json"));
-    assert_eq!(String::from_utf8(reply.body.clone()).unwrap(), r#"{"policyVersion":1,"refreshSeconds":30}"#);
-    client.post("/api/v1/agent/heartbeat", &json!({"instance":"broker-1:9092","appliedPolicyVersion":1}));
+    assert_eq!(
+        String::from_utf8(reply.body.clone()).unwrap(),
+        r#"{"policyVersion":1,"refreshSeconds":30}"#
+    );
+    client.post(
+        "/api/v1/agent/heartbeat",
+        &json!({"instance":"broker-1:9092","appliedPolicyVersion":1}),
+    );
     let beats = server.heartbeats();
     assert_eq!(beats.len(), 1);
     assert_eq!(beats[0].count, 2);
@@ -256,25 +379,69 @@ fn heartbeat_answers_and_records() {
     assert_eq!(listed[0]["instance"], "broker-1:9092");
     // The health extension is kept.
     client.post("/api/v1/agent/heartbeat", &body);
-    assert_eq!(client.test_get("/_test/heartbeats")[0]["body"]["health"]["snapshotAgeSeconds"], 3);
+    assert_eq!(
+        client.test_get("/_test/heartbeats")[0]["body"]["health"]["snapshotAgeSeconds"],
+        3
+    );
 
-    for bad in [json!({"instance":"has space"}), json!({"instance":""}), json!({}), json!({"instance":"é"}),
-                json!({"instance":"x".repeat(129)}), json!({"instance":"a","appliedPolicyVersion":-1})] {
+    for bad in [
+        json!({"instance":"has space"}),
+        json!({"instance":""}),
+        json!({}),
+        json!({"instance":"é"}),
+        json!({"instance":"x".repeat(129)}),
+        json!({"instance":"a","appliedPolicyVersion":-1}),
+    ] {
         let reply = client.post("/api/v1/agent/heartbeat", &bad);
         let problem = assert_problem(&reply, 400, "GF-COMMON-400");
-        assert!(problem["errors"].as_array().is_some_and(|e| !e.is_empty()), "{problem}");
+        assert!(
+            problem["errors"].as_array().is_some_and(|e| !e.is_empty()),
+            "{problem}"
+        );
     }
-    assert_eq!(client.post("/api/v1/agent/heartbeat", &json!({"instance":"x".repeat(128)})).status, 200);
+    assert_eq!(
+        client
+            .post(
+                "/api/v1/agent/heartbeat",
+                &json!({"instance":"x".repeat(128)})
+            )
+            .status,
+        200
+    );
     // Malformed JSON, wrong content type, wrong method.
     let auth = format!("Bearer {}", server.token());
-    let malformed = call(server.addr(), "POST", "/api/v1/agent/heartbeat",
-                         &[("Authorization", auth.as_str()), ("Content-Type", "application/json")], Some(b"{\"instance\":"));
+    let malformed = call(
+        server.addr(),
+        "POST",
+        "/api/v1/agent/heartbeat",
+        &[
+            ("Authorization", auth.as_str()),
+            ("Content-Type", "application/json"),
+        ],
+        Some(b"{\"instance\":"),
+    );
     assert_problem(&malformed, 400, "GF-COMMON-400");
-    let text = call(server.addr(), "POST", "/api/v1/agent/heartbeat",
-                    &[("Authorization", auth.as_str()), ("Content-Type", "text/plain")], Some(b"{\"instance\":\"a\"}"));
+    let text = call(
+        server.addr(),
+        "POST",
+        "/api/v1/agent/heartbeat",
+        &[
+            ("Authorization", auth.as_str()),
+            ("Content-Type", "text/plain"),
+        ],
+        Some(b"{\"instance\":\"a\"}"),
+    );
     assert_problem(&text, 415, "GF-COMMON-415");
-    let charset = call(server.addr(), "POST", "/api/v1/agent/heartbeat",
-                       &[("Authorization", auth.as_str()), ("Content-Type", "application/json; charset=UTF-8")], Some(b"{\"instance\":\"a\"}"));
+    let charset = call(
+        server.addr(),
+        "POST",
+        "/api/v1/agent/heartbeat",
+        &[
+            ("Authorization", auth.as_str()),
+            ("Content-Type", "application/json; charset=UTF-8"),
+        ],
+        Some(b"{\"instance\":\"a\"}"),
+    );
     assert_eq!(charset.status, 200);
     let get = client.get("/api/v1/agent/heartbeat", &[]);
     assert_problem(&get, 405, "GF-COMMON-405");
@@ -299,7 +466,10 @@ fn policies_are_signed_and_cached_by_etag() {
     assert_eq!(spki.len(), 44);
     assert_eq!(key["keyId"], key_id_of_spki(&spki));
     assert_eq!(public_key, server.public_key_base64());
-    assert_eq!(std::fs::read_to_string(server.state_dir().join("signing-key.pub")).unwrap(), public_key);
+    assert_eq!(
+        std::fs::read_to_string(server.state_dir().join("signing-key.pub")).unwrap(),
+        public_key
+    );
 
     let reply = client.policies();
     assert_eq!(reply.status, 200);
@@ -307,13 +477,25 @@ fn policies_are_signed_and_cached_by_etag() {
     let etag = reply.header("ETag").unwrap().to_string();
     assert_eq!(etag, etag_of(&reply.body));
     assert_eq!(etag.len(), 34);
-    assert!(etag.starts_with('"') && etag.ends_with('"') && etag[1..33].bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+    assert!(
+        etag.starts_with('"')
+            && etag.ends_with('"')
+            && etag[1..33]
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    );
     assert_eq!(reply.header("X-GrantForge-Policy-Version"), Some("1"));
-    assert_eq!(reply.header("X-GrantForge-Signing-Key"), key["keyId"].as_str());
+    assert_eq!(
+        reply.header("X-GrantForge-Signing-Key"),
+        key["keyId"].as_str()
+    );
     let signature = reply.header("X-GrantForge-Signature").unwrap();
     assert!(verify(public_key, &reply.body, signature));
     // The exact bytes of the fixture (same content, same version): the serialisation is the server's.
-    assert_eq!(String::from_utf8(reply.body.clone()).unwrap(), E2E.trim_end());
+    assert_eq!(
+        String::from_utf8(reply.body.clone()).unwrap(),
+        E2E.trim_end()
+    );
     assert!(reply.body.starts_with(br#"{"format":1,"service":"kafka-demo","serviceType":"kafka","typeVersion":1,"serviceEnabled":true,"policyVersion":1,"definition":"#));
 
     // Same content, same bytes.
@@ -326,12 +508,27 @@ fn policies_are_signed_and_cached_by_etag() {
     assert_eq!(not_modified.status, 304);
     assert!(not_modified.body.is_empty());
     assert_eq!(not_modified.header("ETag"), Some(etag.as_str()));
-    assert_eq!(not_modified.header("X-GrantForge-Policy-Version"), Some("1"));
+    assert_eq!(
+        not_modified.header("X-GrantForge-Policy-Version"),
+        Some("1")
+    );
     assert!(not_modified.header("X-GrantForge-Signature").is_none());
     assert!(not_modified.header("X-GrantForge-Signing-Key").is_none());
     // A weak validator, a list or another ETag never matches.
-    for other in [format!("W/{etag}"), format!("{etag}, \"x\""), "\"0123\"".to_string(), "*".to_string(), etag[1..33].to_string()] {
-        assert_eq!(client.get("/api/v1/agent/policies", &[("If-None-Match", &other)]).status, 200, "{other}");
+    for other in [
+        format!("W/{etag}"),
+        format!("{etag}, \"x\""),
+        "\"0123\"".to_string(),
+        "*".to_string(),
+        etag[1..33].to_string(),
+    ] {
+        assert_eq!(
+            client
+                .get("/api/v1/agent/policies", &[("If-None-Match", &other)])
+                .status,
+            200,
+            "{other}"
+        );
     }
     let state = client.test_get("/_test/state");
     assert_eq!(state["etag"], etag.as_str());
@@ -355,10 +552,19 @@ fn policy_file_edits_bump_the_version() {
     assert_eq!(second.header("X-GrantForge-Policy-Version"), Some("2"));
     assert_ne!(second.header("ETag").unwrap(), etag1);
     assert!(String::from_utf8_lossy(&second.body).contains(r#""policyVersion":2"#));
-    assert!(verify(server.public_key_base64(), &second.body, second.header("X-GrantForge-Signature").unwrap()));
+    assert!(verify(
+        server.public_key_base64(),
+        &second.body,
+        second.header("X-GrantForge-Signature").unwrap()
+    ));
     assert_eq!(client.heartbeat().json()["policyVersion"], 2);
     // The old ETag no longer gives 304.
-    assert_eq!(client.get("/api/v1/agent/policies", &[("If-None-Match", &etag1)]).status, 200);
+    assert_eq!(
+        client
+            .get("/api/v1/agent/policies", &[("If-None-Match", &etag1)])
+            .status,
+        200
+    );
 
     // A file that does not parse keeps the last good snapshot.
     std::fs::write(&file, "{\"policies\": [").unwrap();
@@ -370,7 +576,10 @@ fn policy_file_edits_bump_the_version() {
     wait_until("version 3", || server.policy_version() == 3);
 
     // POST /_test/policies replaces the policies too.
-    let reply = client.test_post("/_test/policies", &json!({"service":"renamed","serviceEnabled":false,"policies":[]}));
+    let reply = client.test_post(
+        "/_test/policies",
+        &json!({"service":"renamed","serviceEnabled":false,"policies":[]}),
+    );
     assert_eq!(reply.status, 200);
     assert_eq!(reply.json()["policyVersion"], 4);
     let snapshot: Value = client.policies().json();
@@ -378,7 +587,11 @@ fn policy_file_edits_bump_the_version() {
     assert_eq!(snapshot["serviceEnabled"], false);
     assert_eq!(snapshot["policies"], json!([]));
     assert_eq!(snapshot["roles"], json!({}));
-    assert_problem(&client.test_post("/_test/policies", &json!({"policies": "no"})), 400, "GF-COMMON-400");
+    assert_problem(
+        &client.test_post("/_test/policies", &json!({"policies": "no"})),
+        400,
+        "GF-COMMON-400",
+    );
     assert_eq!(server.policy_version(), 4);
 }
 
@@ -389,11 +602,23 @@ fn state_dir_is_reused_across_restarts() {
     config.policies_json = Some(e2e_policies().to_string());
     config.quiet = true;
     let first = Server::start(config.clone()).unwrap();
-    let (token, key, port) = (first.token().to_string(), first.public_key_base64().to_string(), first.port());
+    let (token, key, port) = (
+        first.token().to_string(),
+        first.public_key_base64().to_string(),
+        first.port(),
+    );
     assert!(token.starts_with("gfa_") && token.len() == 47);
-    assert!(token[4..].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
-    assert_eq!(std::fs::read_to_string(dir.join("state/token")).unwrap(), token);
-    assert_eq!(std::fs::read_to_string(dir.join("state/port")).unwrap(), port.to_string());
+    assert!(token[4..]
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("state/token")).unwrap(),
+        token
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("state/port")).unwrap(),
+        port.to_string()
+    );
     let client = Client::new(&first);
     assert_eq!(client.events(vec![event("a")]).json()["accepted"], 1);
     first.set_policies_json(br#"{"policies":[]}"#).unwrap();
@@ -405,7 +630,10 @@ fn state_dir_is_reused_across_restarts() {
     assert_eq!(second.public_key_base64(), key);
     assert_eq!(second.policy_version(), 2);
     assert_eq!(second.events().len(), 1);
-    assert_eq!(Client::new(&second).events(vec![event("a")]).json()["duplicates"], 1);
+    assert_eq!(
+        Client::new(&second).events(vec![event("a")]).json()["duplicates"],
+        1
+    );
     second.stop();
     // Other content: one more version, never back to 1.
     config.policies_json = Some(e2e_policies().to_string());
@@ -423,23 +651,49 @@ fn access_events_are_recorded_once() {
     let batch = vec![event("e1"), event("e2"), event("e3")];
     let reply = client.events(batch.clone());
     assert_eq!(reply.status, 200);
-    assert_eq!(String::from_utf8(reply.body.clone()).unwrap(), r#"{"accepted":3,"duplicates":0,"expired":0}"#);
-    assert_eq!(client.events(batch).json(), json!({"accepted":0,"duplicates":3,"expired":0}));
+    assert_eq!(
+        String::from_utf8(reply.body.clone()).unwrap(),
+        r#"{"accepted":3,"duplicates":0,"expired":0}"#
+    );
+    assert_eq!(
+        client.events(batch).json(),
+        json!({"accepted":0,"duplicates":3,"expired":0})
+    );
     // Within a batch the first of an id wins; expired ones are counted apart.
     let mut old = event("old");
     old["occurredAt"] = json!("2001-01-01T00:00:00Z");
-    let reply = client.events(vec![event("e4"), event("e4"), event("e1"), old, Value::Null]);
-    assert_eq!(reply.json(), json!({"accepted":1,"duplicates":2,"expired":1}));
+    let reply = client.events(vec![
+        event("e4"),
+        event("e4"),
+        event("e1"),
+        old,
+        Value::Null,
+    ]);
+    assert_eq!(
+        reply.json(),
+        json!({"accepted":1,"duplicates":2,"expired":1})
+    );
     let recorded = server.events();
     assert_eq!(recorded.len(), 4);
     assert_eq!(recorded[0], event("e1")); // as sent, extension fields included
-    assert_eq!(client.test_get("/_test/events").as_array().unwrap().len(), 4);
+    assert_eq!(
+        client.test_get("/_test/events").as_array().unwrap().len(),
+        4
+    );
     let lines = std::fs::read_to_string(server.state_dir().join("events.jsonl")).unwrap();
     assert_eq!(lines.lines().count(), 4);
-    assert_eq!(serde_json::from_str::<Value>(lines.lines().nth(3).unwrap()).unwrap()["eventId"], "e4");
+    assert_eq!(
+        serde_json::from_str::<Value>(lines.lines().nth(3).unwrap()).unwrap()["eventId"],
+        "e4"
+    );
     // Empty and missing lists are fine.
     assert_eq!(client.events(vec![]).json()["accepted"], 0);
-    assert_eq!(client.post("/api/v1/agent/access-events", &json!({"instance":"i"})).status, 200);
+    assert_eq!(
+        client
+            .post("/api/v1/agent/access-events", &json!({"instance":"i"}))
+            .status,
+        200
+    );
     // At the limits exactly: accepted.
     let mut edge = event(&"x".repeat(64));
     edge["user"] = json!("u".repeat(128));
@@ -481,7 +735,12 @@ fn one_invalid_event_refuses_the_batch() {
         let reply = client.events(vec![event("good-1"), bad, event("good-2")]);
         let problem = assert_problem(&reply, 400, "GF-COMMON-400");
         if let Some(errors) = problem["errors"].as_array() {
-            assert!(errors.iter().any(|e| e["field"] == format!("events[1].{field}")), "{field}: {problem}");
+            assert!(
+                errors
+                    .iter()
+                    .any(|e| e["field"] == format!("events[1].{field}")),
+                "{field}: {problem}"
+            );
         }
     }
     // A 1001-character request is not a violation (the server cuts it).
@@ -489,10 +748,27 @@ fn one_invalid_event_refuses_the_batch() {
     long["request"] = json!("q".repeat(1001));
     let too_many: Vec<Value> = (0..1001).map(|i| event(&format!("m-{i}"))).collect();
     assert_problem(&client.events(too_many), 400, "GF-COMMON-400");
-    assert_problem(&client.post("/api/v1/agent/access-events", &json!({"instance":" ","events":[]})), 400, "GF-COMMON-400");
-    assert_problem(&client.post("/api/v1/agent/access-events", &json!({"instance":"i","events":{}})), 400, "GF-COMMON-400");
+    assert_problem(
+        &client.post(
+            "/api/v1/agent/access-events",
+            &json!({"instance":" ","events":[]}),
+        ),
+        400,
+        "GF-COMMON-400",
+    );
+    assert_problem(
+        &client.post(
+            "/api/v1/agent/access-events",
+            &json!({"instance":"i","events":{}}),
+        ),
+        400,
+        "GF-COMMON-400",
+    );
     assert!(server.events().is_empty());
-    assert_eq!(std::fs::read_to_string(server.state_dir().join("events.jsonl")).unwrap(), "");
+    assert_eq!(
+        std::fs::read_to_string(server.state_dir().join("events.jsonl")).unwrap(),
+        ""
+    );
     assert_eq!(client.events(vec![long]).json()["accepted"], 1);
 }
 
@@ -510,7 +786,10 @@ fn fault_down_slow_status() {
     assert!(reply.body.is_empty());
     assert_eq!(client.policies().status, 0);
     // Unauthenticated requests get no answer either: the server is down.
-    assert_eq!(call(server.addr(), "GET", "/api/v1/agent/policies", &[], None).status, 0);
+    assert_eq!(
+        call(server.addr(), "GET", "/api/v1/agent/policies", &[], None).status,
+        0
+    );
     // /_test/ keeps working.
     assert_eq!(client.test_get("/_test/fault")["mode"], "down");
 
@@ -519,13 +798,27 @@ fn fault_down_slow_status() {
     assert_eq!(client.heartbeat().status, 200);
     assert!(started.elapsed() >= Duration::from_millis(400));
 
-    for (status, code) in [(500, "GF-COMMON-500"), (503, "GF-COMMON-500"), (401, "GF-COMMON-401"), (404, "GF-COMMON-404"),
-                           (409, "GF-SERVICE-002"), (400, "GF-COMMON-400")] {
+    for (status, code) in [
+        (500, "GF-COMMON-500"),
+        (503, "GF-COMMON-500"),
+        (401, "GF-COMMON-401"),
+        (404, "GF-COMMON-404"),
+        (409, "GF-SERVICE-002"),
+        (400, "GF-COMMON-400"),
+    ] {
         client.fault(json!({"mode":"status","status":status}));
-        for reply in [client.heartbeat(), client.policies(), client.get("/api/v1/agent/signing-key", &[]), client.events(vec![event("s")])] {
+        for reply in [
+            client.heartbeat(),
+            client.policies(),
+            client.get("/api/v1/agent/signing-key", &[]),
+            client.events(vec![event("s")]),
+        ] {
             let problem = assert_problem(&reply, status, code);
             if status >= 500 {
-                assert_eq!(problem["detail"], "An unexpected error occurred. Quote the request ID when reporting it.");
+                assert_eq!(
+                    problem["detail"],
+                    "An unexpected error occurred. Quote the request ID when reporting it."
+                );
             }
         }
     }
@@ -542,12 +835,29 @@ fn fault_down_slow_status() {
     client.fault(json!({"mode":"none"}));
     assert_eq!(client.heartbeat().status, 200);
     // Bad fault requests.
-    for bad in [json!({"mode":"status"}), json!({"mode":"bogus"}), json!({"mode":"down","endpoints":["nope"]}), json!({"mode":"down","x":1})] {
-        assert_problem(&client.test_post("/_test/fault", &bad), 400, "GF-COMMON-400");
+    for bad in [
+        json!({"mode":"status"}),
+        json!({"mode":"bogus"}),
+        json!({"mode":"down","endpoints":["nope"]}),
+        json!({"mode":"down","x":1}),
+    ] {
+        assert_problem(
+            &client.test_post("/_test/fault", &bad),
+            400,
+            "GF-COMMON-400",
+        );
     }
     let records = client.test_get("/_test/requests");
-    assert!(records.as_array().unwrap().iter().any(|r| r["fault"] == "down" && r["status"].is_null()));
-    assert!(records.as_array().unwrap().iter().all(|r| r["headers"].get("authorization").is_none()));
+    assert!(records
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["fault"] == "down" && r["status"].is_null()));
+    assert!(records
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["headers"].get("authorization").is_none()));
 }
 
 #[test]
@@ -560,7 +870,10 @@ fn fault_signatures_and_keys() {
     let reply = client.policies();
     assert_eq!(reply.status, 200);
     assert_eq!(reply.body, normal.body);
-    assert_eq!(reply.header("X-GrantForge-Signing-Key"), Some(server.key_id()));
+    assert_eq!(
+        reply.header("X-GrantForge-Signing-Key"),
+        Some(server.key_id())
+    );
     let signature = reply.header("X-GrantForge-Signature").unwrap();
     assert_eq!(STANDARD.decode(signature).unwrap().len(), 64);
     assert!(!verify(server.public_key_base64(), &reply.body, signature));
@@ -568,33 +881,58 @@ fn fault_signatures_and_keys() {
 
     client.fault(json!({"mode":"other-key"}));
     let reply = client.policies();
-    assert_eq!(reply.header("X-GrantForge-Signing-Key"), Some(server.other_key_id()));
+    assert_eq!(
+        reply.header("X-GrantForge-Signing-Key"),
+        Some(server.other_key_id())
+    );
     assert_ne!(server.other_key_id(), server.key_id());
     let signature = reply.header("X-GrantForge-Signature").unwrap();
     assert!(!verify(server.public_key_base64(), &reply.body, signature));
-    assert!(verify(server.other_public_key_base64(), &reply.body, signature));
-    assert_eq!(client.get("/api/v1/agent/signing-key", &[]).json()["keyId"], server.key_id());
+    assert!(verify(
+        server.other_public_key_base64(),
+        &reply.body,
+        signature
+    ));
+    assert_eq!(
+        client.get("/api/v1/agent/signing-key", &[]).json()["keyId"],
+        server.key_id()
+    );
 
     client.fault(json!({"mode":"other-key","rotateKey":true,"endpoints":["policies"]}));
     let key = client.get("/api/v1/agent/signing-key", &[]).json();
     assert_eq!(key["keyId"], server.other_key_id());
     assert_eq!(key["publicKey"], server.other_public_key_base64());
     let reply = client.policies();
-    assert!(verify(key["publicKey"].as_str().unwrap(), &reply.body, reply.header("X-GrantForge-Signature").unwrap()));
-    assert_eq!(client.test_get("/_test/state")["otherKeyId"], server.other_key_id());
+    assert!(verify(
+        key["publicKey"].as_str().unwrap(),
+        &reply.body,
+        reply.header("X-GrantForge-Signature").unwrap()
+    ));
+    assert_eq!(
+        client.test_get("/_test/state")["otherKeyId"],
+        server.other_key_id()
+    );
 }
 
 #[test]
 fn fault_snapshot_contents() {
     let server = start("faults-content");
     let client = Client::new(&server);
-    server.set_policies_json(e2e_policies().to_string().as_bytes()).unwrap();
-    server.set_policies_json(e2e_policies().to_string().as_bytes()).unwrap();
+    server
+        .set_policies_json(e2e_policies().to_string().as_bytes())
+        .unwrap();
+    server
+        .set_policies_json(e2e_policies().to_string().as_bytes())
+        .unwrap();
     assert_eq!(server.policy_version(), 3);
     let check_signed = |reply: &Reply| {
         assert_eq!(reply.status, 200);
         assert_eq!(reply.header("ETag").unwrap(), etag_of(&reply.body));
-        assert!(verify(server.public_key_base64(), &reply.body, reply.header("X-GrantForge-Signature").unwrap()));
+        assert!(verify(
+            server.public_key_base64(),
+            &reply.body,
+            reply.header("X-GrantForge-Signature").unwrap()
+        ));
         reply.json()
     };
 
@@ -602,7 +940,11 @@ fn fault_snapshot_contents() {
     let reply = client.policies();
     assert_eq!(reply.header("X-GrantForge-Policy-Version"), Some("2"));
     assert_eq!(check_signed(&reply)["policyVersion"], 2);
-    assert_eq!(client.heartbeat().json()["policyVersion"], 3, "the heartbeat still tells agents to download");
+    assert_eq!(
+        client.heartbeat().json()["policyVersion"],
+        3,
+        "the heartbeat still tells agents to download"
+    );
     client.fault(json!({"mode":"old-version","policyVersion":1,"endpoints":["policies"]}));
     assert_eq!(check_signed(&client.policies())["policyVersion"], 1);
     assert_eq!(client.heartbeat().json()["policyVersion"], 3);
@@ -649,7 +991,11 @@ fn fault_truncated_huge_and_refused_events() {
     assert_eq!(reply.body.len(), 64 * 1024 * 1024 + 1);
     assert_eq!(reply.header("Content-Length"), Some("67108865"));
     assert_eq!(reply.header("ETag").unwrap(), etag_of(&reply.body));
-    assert!(verify(server.public_key_base64(), &reply.body, reply.header("X-GrantForge-Signature").unwrap()));
+    assert!(verify(
+        server.public_key_base64(),
+        &reply.body,
+        reply.header("X-GrantForge-Signature").unwrap()
+    ));
     let parsed: Value = serde_json::from_slice(&reply.body).unwrap();
     assert_eq!(parsed["service"], "kafka-demo");
     drop(reply);
@@ -664,7 +1010,9 @@ fn fault_truncated_huge_and_refused_events() {
     assert_eq!(client.events(vec![event("refused")]).json()["accepted"], 1);
 
     // The lib API sets faults too.
-    server.set_fault(Fault::status(404).on(&[Endpoint::Heartbeat])).unwrap();
+    server
+        .set_fault(Fault::status(404).on(&[Endpoint::Heartbeat]))
+        .unwrap();
     assert_problem(&client.heartbeat(), 404, "GF-COMMON-404");
     assert!(server.set_fault(Fault::status(200)).is_err());
     client.test_post("/_test/reset", &json!({}));
@@ -681,9 +1029,18 @@ fn bad_requests_get_answers() {
     let server = start("robust");
     let addr = server.addr();
     assert_eq!(raw(addr, b"garbage\r\n\r\n").status, 400);
-    assert_eq!(raw(addr, b"GET /x HTTP/1.1\r\nbad header\r\n\r\n").status, 400);
-    assert_eq!(raw(addr, b"GET / HTTP/1.1\r\nContent-Length: x\r\n\r\n").status, 400);
-    let too_large = raw(addr, b"POST /api/v1/agent/heartbeat HTTP/1.1\r\nContent-Length: 999999999999\r\n\r\n");
+    assert_eq!(
+        raw(addr, b"GET /x HTTP/1.1\r\nbad header\r\n\r\n").status,
+        400
+    );
+    assert_eq!(
+        raw(addr, b"GET / HTTP/1.1\r\nContent-Length: x\r\n\r\n").status,
+        400
+    );
+    let too_large = raw(
+        addr,
+        b"POST /api/v1/agent/heartbeat HTTP/1.1\r\nContent-Length: 999999999999\r\n\r\n",
+    );
     assert_eq!(too_large.status, 413);
     assert_eq!(call(addr, "GET", "/", &[], None).status, 404);
     assert_eq!(call(addr, "GET", "/_test/nothing", &[], None).status, 404);
@@ -697,14 +1054,30 @@ fn bad_requests_get_answers() {
     // Binary junk and deep nesting as JSON bodies: 400, no panic.
     let client = Client::new(&server);
     let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
-    for body in [&b"\xff\xfe\x00"[..], deep.as_bytes(), b"null", b"[]", b"\"x\""] {
-        let reply = call(addr, "POST", "/api/v1/agent/access-events", &[("Authorization", auth.as_str()), ("Content-Type", "application/json")], Some(body));
+    for body in [
+        &b"\xff\xfe\x00"[..],
+        deep.as_bytes(),
+        b"null",
+        b"[]",
+        b"\"x\"",
+    ] {
+        let reply = call(
+            addr,
+            "POST",
+            "/api/v1/agent/access-events",
+            &[
+                ("Authorization", auth.as_str()),
+                ("Content-Type", "application/json"),
+            ],
+            Some(body),
+        );
         assert_eq!(reply.status, 400);
     }
     // A client that connects and goes away does not hurt.
     drop(TcpStream::connect(addr).unwrap());
     let mut half = TcpStream::connect(addr).unwrap();
-    half.write_all(b"POST /api/v1/agent/heartbeat HTTP/1.1\r\nContent-Length: 100\r\n\r\n{").unwrap();
+    half.write_all(b"POST /api/v1/agent/heartbeat HTTP/1.1\r\nContent-Length: 100\r\n\r\n{")
+        .unwrap();
     drop(half);
     assert_eq!(client.heartbeat().status, 200);
 }
@@ -718,7 +1091,15 @@ fn concurrent_agents() {
             scope.spawn(move || {
                 let client = Client::new(server);
                 for i in 0..10 {
-                    assert_eq!(client.post("/api/v1/agent/heartbeat", &json!({"instance": format!("b-{t}")})).status, 200);
+                    assert_eq!(
+                        client
+                            .post(
+                                "/api/v1/agent/heartbeat",
+                                &json!({"instance": format!("b-{t}")})
+                            )
+                            .status,
+                        200
+                    );
                     assert_eq!(client.policies().status, 200);
                     let reply = client.events(vec![event(&format!("{t}-{i}")), event("shared")]);
                     assert_eq!(reply.status, 200);
@@ -740,7 +1121,12 @@ fn base_path_prefixes_the_agent_api() {
     let server = Server::start(config).unwrap();
     assert!(server.base_url().ends_with("/grantforge"));
     let client = Client::new(&server);
-    assert_eq!(client.get("/grantforge/api/v1/agent/signing-key", &[]).status, 200);
+    assert_eq!(
+        client
+            .get("/grantforge/api/v1/agent/signing-key", &[])
+            .status,
+        200
+    );
     assert_eq!(client.get("/api/v1/agent/signing-key", &[]).status, 404);
     let snapshot = client.get("/grantforge/api/v1/agent/policies", &[]).json();
     assert_eq!(snapshot["policies"], json!([]));
@@ -758,18 +1144,41 @@ fn wait_for_file(path: &Path) -> String {
 #[test]
 fn binary_prints_the_url_and_writes_the_state_dir() {
     let exe = env!("CARGO_BIN_EXE_grantforge-testserver");
-    let help = std::process::Command::new(exe).arg("--help").output().unwrap();
+    let help = std::process::Command::new(exe)
+        .arg("--help")
+        .output()
+        .unwrap();
     assert!(help.status.success());
     let text = String::from_utf8(help.stdout).unwrap();
-    assert!(text.contains("FOR TESTS AND DEMOS ONLY") && text.contains("/_test/fault") && text.contains("fail-events-400"));
-    assert_eq!(std::process::Command::new(exe).arg("--bogus").output().unwrap().status.code(), Some(2));
+    assert!(
+        text.contains("FOR TESTS AND DEMOS ONLY")
+            && text.contains("/_test/fault")
+            && text.contains("fail-events-400")
+    );
+    assert_eq!(
+        std::process::Command::new(exe)
+            .arg("--bogus")
+            .output()
+            .unwrap()
+            .status
+            .code(),
+        Some(2)
+    );
 
     let dir = temp_dir("binary");
     let policies = dir.join("policies.json");
     std::fs::write(&policies, e2e_policies().to_string()).unwrap();
     let state = dir.join("state");
     let mut child = std::process::Command::new(exe)
-        .args(["--policies", policies.to_str().unwrap(), "--state-dir", state.to_str().unwrap(), "--refresh-seconds", "7", "--quiet"])
+        .args([
+            "--policies",
+            policies.to_str().unwrap(),
+            "--state-dir",
+            state.to_str().unwrap(),
+            "--refresh-seconds",
+            "7",
+            "--quiet",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -782,15 +1191,33 @@ fn binary_prints_the_url_and_writes_the_state_dir() {
     }
     let line = String::from_utf8(line).unwrap();
     let port = wait_for_file(&state.join("port"));
-    assert_eq!(line, format!("grantforge-testserver listening on http://127.0.0.1:{port}"));
+    assert_eq!(
+        line,
+        format!("grantforge-testserver listening on http://127.0.0.1:{port}")
+    );
     let token = wait_for_file(&state.join("token"));
     let public_key = wait_for_file(&state.join("signing-key.pub"));
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let auth = format!("Bearer {token}");
-    let key = call(addr, "GET", "/api/v1/agent/signing-key", &[("Authorization", auth.as_str())], None).json();
+    let key = call(
+        addr,
+        "GET",
+        "/api/v1/agent/signing-key",
+        &[("Authorization", auth.as_str())],
+        None,
+    )
+    .json();
     assert_eq!(key["publicKey"], public_key);
-    let beat = call(addr, "POST", "/api/v1/agent/heartbeat", &[("Authorization", auth.as_str()), ("Content-Type", "application/json")],
-                    Some(b"{\"instance\":\"cli\"}"));
+    let beat = call(
+        addr,
+        "POST",
+        "/api/v1/agent/heartbeat",
+        &[
+            ("Authorization", auth.as_str()),
+            ("Content-Type", "application/json"),
+        ],
+        Some(b"{\"instance\":\"cli\"}"),
+    );
     assert_eq!(beat.json(), json!({"policyVersion":1,"refreshSeconds":7}));
     // Editing the file bumps the version.
     std::fs::write(&policies, json!({"policies":[]}).to_string()).unwrap();

@@ -37,10 +37,25 @@ pub struct Shipper {
 struct Later;
 
 impl Shipper {
-    pub fn new(instance: &str, batch_size: usize, spool_dir: PathBuf, spool_limit: u64, stats: std::sync::Arc<DeliveryStats>) -> Shipper {
-        let spool = Spool { dir: spool_dir, limit: spool_limit, seq: 0 };
+    pub fn new(
+        instance: &str,
+        batch_size: usize,
+        spool_dir: PathBuf,
+        spool_limit: u64,
+        stats: std::sync::Arc<DeliveryStats>,
+    ) -> Shipper {
+        let spool = Spool {
+            dir: spool_dir,
+            limit: spool_limit,
+            seq: 0,
+        };
         stats.spooled_bytes.store(spool.bytes(), Ordering::Relaxed);
-        Shipper { instance: instance.to_string(), batch_size, spool, stats }
+        Shipper {
+            instance: instance.to_string(),
+            batch_size,
+            spool,
+            stats,
+        }
     }
 
     /// Delivers `events` (or spools them when the server is known to be away), after the spool.
@@ -53,7 +68,9 @@ impl Shipper {
             deliverable = false;
             self.spool_batch(batch);
         }
-        self.stats.spooled_bytes.store(self.spool.bytes(), Ordering::Relaxed);
+        self.stats
+            .spooled_bytes
+            .store(self.spool.bytes(), Ordering::Relaxed);
     }
 
     /// Spools `events` without trying to deliver them: what a delivery interrupted by a panic does
@@ -63,7 +80,9 @@ impl Shipper {
         for batch in events.chunks(self.batch_size) {
             self.spool_batch(batch);
         }
-        self.stats.spooled_bytes.store(self.spool.bytes(), Ordering::Relaxed);
+        self.stats
+            .spooled_bytes
+            .store(self.spool.bytes(), Ordering::Relaxed);
     }
 
     /// Sends spooled batches oldest first; false when one could not be delivered.
@@ -83,10 +102,15 @@ impl Shipper {
         }
         match client.send_events(&json!({"instance": self.instance, "events": batch})) {
             Ok(_) => {
-                self.stats.sent.fetch_add(batch.len() as u64, Ordering::Relaxed);
+                self.stats
+                    .sent
+                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
                 Ok(())
             }
-            Err(CallError::Status { status: 400, detail }) if batch.len() == 1 => {
+            Err(CallError::Status {
+                status: 400,
+                detail,
+            }) if batch.len() == 1 => {
                 self.stats.dropped.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(
                     "GrantForge refused access event {} ({detail}); it is dropped, the others are delivered",
@@ -114,8 +138,14 @@ impl Shipper {
             }
             Ok(_) => {}
             Err(e) => {
-                self.stats.dropped.fetch_add(batch.len() as u64, Ordering::Relaxed);
-                tracing::warn!("cannot spool {} access events in {}: {e}; they are dropped", batch.len(), self.spool.dir.display());
+                self.stats
+                    .dropped
+                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                tracing::warn!(
+                    "cannot spool {} access events in {}: {e}; they are dropped",
+                    batch.len(),
+                    self.spool.dir.display()
+                );
             }
         }
     }
@@ -130,7 +160,9 @@ struct Spool {
 
 impl Spool {
     fn files(&self) -> Vec<(PathBuf, u64, u64)> {
-        let Ok(entries) = fs::read_dir(&self.dir) else { return Vec::new() };
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
         let mut files: Vec<(PathBuf, u64, u64)> = entries
             .filter_map(Result::ok)
             .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
@@ -164,9 +196,16 @@ impl Spool {
             used -= size;
             dropped += events;
         }
-        let millis = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+        let millis = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
         self.seq += 1;
-        let name = format!("{millis:019}-{:06}-{}.json", self.seq % 1_000_000, batch.len());
+        let name = format!(
+            "{millis:019}-{:06}-{}.json",
+            self.seq % 1_000_000,
+            batch.len()
+        );
         let tmp = self.dir.join(format!("{name}.tmp"));
         fs::write(&tmp, &bytes)?;
         fs::rename(tmp, self.dir.join(name))?;
@@ -176,10 +215,16 @@ impl Spool {
     /// The oldest readable batch; unreadable files are deleted (and said so).
     fn oldest(&self) -> Option<(PathBuf, Vec<Value>)> {
         for (path, _, _) in self.files() {
-            match fs::read(&path).ok().and_then(|bytes| serde_json::from_slice::<Vec<Value>>(&bytes).ok()) {
+            match fs::read(&path)
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<Vec<Value>>(&bytes).ok())
+            {
                 Some(batch) => return Some((path, batch)),
                 None => {
-                    tracing::warn!("the spooled audit batch {} is unreadable and was deleted", path.display());
+                    tracing::warn!(
+                        "the spooled audit batch {} is unreadable and was deleted",
+                        path.display()
+                    );
                     let _ = fs::remove_file(&path);
                 }
             }
@@ -201,30 +246,56 @@ mod tests {
     use super::*;
 
     fn dir(name: &str) -> PathBuf {
-        std::env::temp_dir().join(format!("gf-spool-{name}-{}-{:?}", std::process::id(), std::time::Instant::now()))
+        std::env::temp_dir().join(format!(
+            "gf-spool-{name}-{}-{:?}",
+            std::process::id(),
+            std::time::Instant::now()
+        ))
     }
 
     fn batch(n: usize, tag: &str) -> Vec<Value> {
-        (0..n).map(|i| json!({"eventId": format!("{tag}-{i}"), "pad": "x".repeat(100)})).collect()
+        (0..n)
+            .map(|i| json!({"eventId": format!("{tag}-{i}"), "pad": "x".repeat(100)}))
+            .collect()
     }
 
     #[test]
     fn a_full_spool_drops_the_oldest_batches_and_counts_their_events() {
-        let mut spool = Spool { dir: dir("full"), limit: 3000, seq: 0 };
+        let mut spool = Spool {
+            dir: dir("full"),
+            limit: 3000,
+            seq: 0,
+        };
         assert_eq!(spool.write(&batch(10, "a")).unwrap(), 0);
         assert_eq!(spool.write(&batch(10, "b")).unwrap(), 0);
-        assert_eq!(spool.write(&batch(10, "c")).unwrap(), 10, "a's 10 events make room for c");
+        assert_eq!(
+            spool.write(&batch(10, "c")).unwrap(),
+            10,
+            "a's 10 events make room for c"
+        );
         let (_, oldest) = spool.oldest().unwrap();
         assert_eq!(oldest[0]["eventId"], "b-0");
-        assert_eq!(spool.write(&batch(100, "huge")).unwrap(), 100, "a batch larger than the whole limit is dropped");
+        assert_eq!(
+            spool.write(&batch(100, "huge")).unwrap(),
+            100,
+            "a batch larger than the whole limit is dropped"
+        );
         fs::remove_dir_all(&spool.dir).unwrap();
     }
 
     #[test]
     fn unreadable_batches_are_deleted_not_retried_forever() {
-        let mut spool = Spool { dir: dir("bad"), limit: 100_000, seq: 0 };
+        let mut spool = Spool {
+            dir: dir("bad"),
+            limit: 100_000,
+            seq: 0,
+        };
         spool.write(&batch(1, "good")).unwrap();
-        fs::write(spool.dir.join("0000000000000000000-000000-1.json"), b"not json").unwrap();
+        fs::write(
+            spool.dir.join("0000000000000000000-000000-1.json"),
+            b"not json",
+        )
+        .unwrap();
         let (_, oldest) = spool.oldest().unwrap();
         assert_eq!(oldest[0]["eventId"], "good-0");
         assert_eq!(spool.files().len(), 1);

@@ -70,11 +70,18 @@ impl AccessEvent {
             "{} v{}, client id {}, listener {}",
             api_name(self.request_type),
             self.request_version,
-            if self.client_id.is_empty() { "-" } else { &self.client_id },
+            if self.client_id.is_empty() {
+                "-"
+            } else {
+                &self.client_id
+            },
             self.listener
         );
         if self.count > 1 {
-            text.push_str(&format!(", {} identical accesses, last at {}", self.count, self.last));
+            text.push_str(&format!(
+                ", {} identical accesses, last at {}",
+                self.count, self.last
+            ));
         }
         text
     }
@@ -83,7 +90,11 @@ impl AccessEvent {
     /// (one invalid event makes the server refuse the whole batch). `count` and `lastOccurredAt`
     /// are extensions.
     pub fn to_json(&self) -> Value {
-        let resource = if self.resource.is_empty() { "(empty)".to_string() } else { self.resource.clone() };
+        let resource = if self.resource.is_empty() {
+            "(empty)".to_string()
+        } else {
+            self.resource.clone()
+        };
         let user = self.user();
         json!({
             "eventId": clamp(&self.event_id, limits::EVENT_ID),
@@ -107,11 +118,18 @@ impl AccessEvent {
     /// One line for the log `grantforge.audit`, in the style of Kafka's authorizer log.
     pub fn log_line(&self) -> String {
         let host = self.client.map_or("unknown".to_string(), |a| a.to_string());
-        let basis = self.policy_id.map_or("no policy (refused: nothing reason)".to_string(), |id| format!("policy {id}"));
+        let basis = self
+            .policy_id
+            .map_or("no policy (refused: nothing reason)".to_string(), |id| {
+                format!("policy {id}")
+            });
         let times = if self.count == 1 {
             format!("at {}", self.first)
         } else {
-            format!("{} identical accesses, first at {}, last at {}", self.count, self.first, self.last)
+            format!(
+                "{} identical accesses, first at {}, last at {}",
+                self.count, self.first, self.last
+            )
         };
         format!(
             "Principal = {}:{} is {} operation = {} from host = {host} on resource = {}:{} for request = {} based on {basis} of policy version {}; {times} (request version {}, listener {}, client id {})",
@@ -142,11 +160,18 @@ impl EventIds {
         let mut boot = [0u8; 6];
         let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut boot);
         let boot: String = boot.iter().map(|b| format!("{b:02x}")).collect();
-        EventIds { prefix: format!("{}-{boot}", clamp(instance, 32)), next: AtomicU64::new(0) }
+        EventIds {
+            prefix: format!("{}-{boot}", clamp(instance, 32)),
+            next: AtomicU64::new(0),
+        }
     }
 
     pub fn next(&self) -> String {
-        format!("{}-{}", self.prefix, self.next.fetch_add(1, Ordering::Relaxed))
+        format!(
+            "{}-{}",
+            self.prefix,
+            self.next.fetch_add(1, Ordering::Relaxed)
+        )
     }
 }
 
@@ -187,26 +212,99 @@ pub(crate) fn clamp(text: &str, limit: usize) -> &str {
 /// Kafka's name of a request type (`ApiKeys`), for audit; newer keys by number.
 pub fn api_name(key: i16) -> String {
     const NAMES: [&str; 88] = [
-        "PRODUCE", "FETCH", "LIST_OFFSETS", "METADATA", "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA",
-        "CONTROLLED_SHUTDOWN", "OFFSET_COMMIT", "OFFSET_FETCH", "FIND_COORDINATOR", "JOIN_GROUP", "HEARTBEAT",
-        "LEAVE_GROUP", "SYNC_GROUP", "DESCRIBE_GROUPS", "LIST_GROUPS", "SASL_HANDSHAKE", "API_VERSIONS",
-        "CREATE_TOPICS", "DELETE_TOPICS", "DELETE_RECORDS", "INIT_PRODUCER_ID", "OFFSET_FOR_LEADER_EPOCH",
-        "ADD_PARTITIONS_TO_TXN", "ADD_OFFSETS_TO_TXN", "END_TXN", "WRITE_TXN_MARKERS", "TXN_OFFSET_COMMIT",
-        "DESCRIBE_ACLS", "CREATE_ACLS", "DELETE_ACLS", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "ALTER_REPLICA_LOG_DIRS",
-        "DESCRIBE_LOG_DIRS", "SASL_AUTHENTICATE", "CREATE_PARTITIONS", "CREATE_DELEGATION_TOKEN",
-        "RENEW_DELEGATION_TOKEN", "EXPIRE_DELEGATION_TOKEN", "DESCRIBE_DELEGATION_TOKEN", "DELETE_GROUPS",
-        "ELECT_LEADERS", "INCREMENTAL_ALTER_CONFIGS", "ALTER_PARTITION_REASSIGNMENTS", "LIST_PARTITION_REASSIGNMENTS",
-        "OFFSET_DELETE", "DESCRIBE_CLIENT_QUOTAS", "ALTER_CLIENT_QUOTAS", "DESCRIBE_USER_SCRAM_CREDENTIALS",
-        "ALTER_USER_SCRAM_CREDENTIALS", "VOTE", "BEGIN_QUORUM_EPOCH", "END_QUORUM_EPOCH", "DESCRIBE_QUORUM",
-        "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "FETCH_SNAPSHOT", "DESCRIBE_CLUSTER", "DESCRIBE_PRODUCERS",
-        "BROKER_REGISTRATION", "BROKER_HEARTBEAT", "UNREGISTER_BROKER", "DESCRIBE_TRANSACTIONS", "LIST_TRANSACTIONS",
-        "ALLOCATE_PRODUCER_IDS", "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE", "CONTROLLER_REGISTRATION",
-        "GET_TELEMETRY_SUBSCRIPTIONS", "PUSH_TELEMETRY", "ASSIGN_REPLICAS_TO_DIRS", "LIST_CLIENT_METRICS_RESOURCES",
-        "DESCRIBE_TOPIC_PARTITIONS", "SHARE_GROUP_HEARTBEAT", "SHARE_GROUP_DESCRIBE", "SHARE_FETCH",
-        "SHARE_ACKNOWLEDGE", "ADD_RAFT_VOTER", "REMOVE_RAFT_VOTER", "UPDATE_RAFT_VOTER", "INITIALIZE_SHARE_GROUP_STATE",
-        "READ_SHARE_GROUP_STATE", "WRITE_SHARE_GROUP_STATE", "DELETE_SHARE_GROUP_STATE", "READ_SHARE_GROUP_STATE_SUMMARY",
+        "PRODUCE",
+        "FETCH",
+        "LIST_OFFSETS",
+        "METADATA",
+        "LEADER_AND_ISR",
+        "STOP_REPLICA",
+        "UPDATE_METADATA",
+        "CONTROLLED_SHUTDOWN",
+        "OFFSET_COMMIT",
+        "OFFSET_FETCH",
+        "FIND_COORDINATOR",
+        "JOIN_GROUP",
+        "HEARTBEAT",
+        "LEAVE_GROUP",
+        "SYNC_GROUP",
+        "DESCRIBE_GROUPS",
+        "LIST_GROUPS",
+        "SASL_HANDSHAKE",
+        "API_VERSIONS",
+        "CREATE_TOPICS",
+        "DELETE_TOPICS",
+        "DELETE_RECORDS",
+        "INIT_PRODUCER_ID",
+        "OFFSET_FOR_LEADER_EPOCH",
+        "ADD_PARTITIONS_TO_TXN",
+        "ADD_OFFSETS_TO_TXN",
+        "END_TXN",
+        "WRITE_TXN_MARKERS",
+        "TXN_OFFSET_COMMIT",
+        "DESCRIBE_ACLS",
+        "CREATE_ACLS",
+        "DELETE_ACLS",
+        "DESCRIBE_CONFIGS",
+        "ALTER_CONFIGS",
+        "ALTER_REPLICA_LOG_DIRS",
+        "DESCRIBE_LOG_DIRS",
+        "SASL_AUTHENTICATE",
+        "CREATE_PARTITIONS",
+        "CREATE_DELEGATION_TOKEN",
+        "RENEW_DELEGATION_TOKEN",
+        "EXPIRE_DELEGATION_TOKEN",
+        "DESCRIBE_DELEGATION_TOKEN",
+        "DELETE_GROUPS",
+        "ELECT_LEADERS",
+        "INCREMENTAL_ALTER_CONFIGS",
+        "ALTER_PARTITION_REASSIGNMENTS",
+        "LIST_PARTITION_REASSIGNMENTS",
+        "OFFSET_DELETE",
+        "DESCRIBE_CLIENT_QUOTAS",
+        "ALTER_CLIENT_QUOTAS",
+        "DESCRIBE_USER_SCRAM_CREDENTIALS",
+        "ALTER_USER_SCRAM_CREDENTIALS",
+        "VOTE",
+        "BEGIN_QUORUM_EPOCH",
+        "END_QUORUM_EPOCH",
+        "DESCRIBE_QUORUM",
+        "ALTER_PARTITION",
+        "UPDATE_FEATURES",
+        "ENVELOPE",
+        "FETCH_SNAPSHOT",
+        "DESCRIBE_CLUSTER",
+        "DESCRIBE_PRODUCERS",
+        "BROKER_REGISTRATION",
+        "BROKER_HEARTBEAT",
+        "UNREGISTER_BROKER",
+        "DESCRIBE_TRANSACTIONS",
+        "LIST_TRANSACTIONS",
+        "ALLOCATE_PRODUCER_IDS",
+        "CONSUMER_GROUP_HEARTBEAT",
+        "CONSUMER_GROUP_DESCRIBE",
+        "CONTROLLER_REGISTRATION",
+        "GET_TELEMETRY_SUBSCRIPTIONS",
+        "PUSH_TELEMETRY",
+        "ASSIGN_REPLICAS_TO_DIRS",
+        "LIST_CLIENT_METRICS_RESOURCES",
+        "DESCRIBE_TOPIC_PARTITIONS",
+        "SHARE_GROUP_HEARTBEAT",
+        "SHARE_GROUP_DESCRIBE",
+        "SHARE_FETCH",
+        "SHARE_ACKNOWLEDGE",
+        "ADD_RAFT_VOTER",
+        "REMOVE_RAFT_VOTER",
+        "UPDATE_RAFT_VOTER",
+        "INITIALIZE_SHARE_GROUP_STATE",
+        "READ_SHARE_GROUP_STATE",
+        "WRITE_SHARE_GROUP_STATE",
+        "DELETE_SHARE_GROUP_STATE",
+        "READ_SHARE_GROUP_STATE_SUMMARY",
     ];
-    usize::try_from(key).ok().and_then(|k| NAMES.get(k)).map_or_else(|| format!("API_KEY_{key}"), |n| n.to_string())
+    usize::try_from(key)
+        .ok()
+        .and_then(|k| NAMES.get(k))
+        .map_or_else(|| format!("API_KEY_{key}"), |n| n.to_string())
 }
 
 #[cfg(test)]
@@ -263,7 +361,11 @@ mod tests {
         let (a, b) = (ids.next(), ids.next());
         assert_ne!(a, b);
         assert!(a.len() <= 64, "{a}");
-        assert_ne!(EventIds::new("x").next(), EventIds::new("x").next(), "boot ids differ");
+        assert_ne!(
+            EventIds::new("x").next(),
+            EventIds::new("x").next(),
+            "boot ids differ"
+        );
     }
 
     #[test]

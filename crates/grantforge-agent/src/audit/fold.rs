@@ -13,7 +13,7 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use grantforge_engine::Instant;
-use grantforge_kafka::{Action, Reason, Operation, RequestContext, ResourceType};
+use grantforge_kafka::{Action, Operation, Reason, RequestContext, ResourceType};
 use parking_lot::Mutex;
 
 use crate::audit::events::{clamp, limits, AccessEvent};
@@ -76,7 +76,13 @@ impl<'a> KeptNames<'a> {
 
 impl Group {
     /// The group an access starts; the listener, client id and request version are the first access's.
-    pub(crate) fn first_access(context: &RequestContext, action: &Action<'_>, reason: &Reason, version: i64, now: Instant) -> Group {
+    pub(crate) fn first_access(
+        context: &RequestContext,
+        action: &Action<'_>,
+        reason: &Reason,
+        version: i64,
+        now: Instant,
+    ) -> Group {
         let names = KeptNames::of(context, action);
         let key = FoldKey {
             principal_type: names.principal_type.to_string(),
@@ -110,7 +116,11 @@ impl Group {
 
     /// Adds the accesses of `other`, a group with the same key folded elsewhere (a request thread's lane).
     fn absorb(&mut self, other: &Group) {
-        self.first = if self.count == 0 { other.first } else { self.first.min(other.first) };
+        self.first = if self.count == 0 {
+            other.first
+        } else {
+            self.first.min(other.first)
+        };
         self.last = self.last.max(other.last);
         self.count += other.count;
     }
@@ -119,7 +129,11 @@ impl Group {
 /// Whether Kafka asked to report this access (`logIfAllowed` / `logIfDenied`); a disabled service
 /// is never audited.
 pub(crate) fn is_audited(action: &Action<'_>, reason: &Reason) -> bool {
-    let wanted = if reason.allowed() { action.log_if_allowed } else { action.log_if_denied };
+    let wanted = if reason.allowed() {
+        action.log_if_allowed
+    } else {
+        action.log_if_denied
+    };
     wanted && reason.checked()
 }
 
@@ -138,8 +152,12 @@ fn pack(
 ) {
     let mut w = KeyWriter(packed);
     w.str(principal_type).str(principal_name).address(client);
-    w.byte(resource_type.map_or(0, |t| t.code())).str(resource).byte(operation.map_or(0, |o| o.code()));
-    w.i64(i64::from(request_type)).byte(u8::from(policy_id.is_some())).i64(policy_id.unwrap_or(0));
+    w.byte(resource_type.map_or(0, |t| t.code()))
+        .str(resource)
+        .byte(operation.map_or(0, |o| o.code()));
+    w.i64(i64::from(request_type))
+        .byte(u8::from(policy_id.is_some()))
+        .i64(policy_id.unwrap_or(0));
 }
 
 /// Groups of one shard, by packed fold key (see `keys`): looking a group up allocates nothing.
@@ -151,7 +169,11 @@ struct Table {
 
 impl Table {
     fn new() -> Table {
-        Table { shards: (0..SHARDS).map(|_| Mutex::new(HashMap::default())).collect() }
+        Table {
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(HashMap::default()))
+                .collect(),
+        }
     }
 
     fn shard(&self, packed: &[u8]) -> &Shard {
@@ -182,29 +204,67 @@ impl Auditor {
 
     /// Records one reason action, if Kafka asked to report it. A disabled service is never
     /// audited; super users never reach this.
-    pub fn record(&self, context: &RequestContext, action: &Action<'_>, reason: &Reason, version: i64, now: Instant) {
+    pub fn record(
+        &self,
+        context: &RequestContext,
+        action: &Action<'_>,
+        reason: &Reason,
+        version: i64,
+        now: Instant,
+    ) {
         if !is_audited(action, reason) {
             return;
         }
-        let table = if reason.allowed() { &self.allowed } else { &self.denied };
+        let table = if reason.allowed() {
+            &self.allowed
+        } else {
+            &self.denied
+        };
         with_key_buffer(|packed| {
             let names = KeptNames::of(context, action);
-            pack(packed, names.principal_type, names.principal_name, context.conditions.client_address, action.resource_type, names.resource, action.operation, context.request_type, reason.policy_id());
+            pack(
+                packed,
+                names.principal_type,
+                names.principal_name,
+                context.conditions.client_address,
+                action.resource_type,
+                names.resource,
+                action.operation,
+                context.request_type,
+                reason.policy_id(),
+            );
             let mut shard = table.shard(packed).lock();
             if let Some(group) = shard.get_mut(packed.as_slice()) {
                 group.add(now);
             } else if self.admit(1) {
-                shard.insert(packed.as_slice().into(), Group::first_access(context, action, reason, version, now));
+                shard.insert(
+                    packed.as_slice().into(),
+                    Group::first_access(context, action, reason, version, now),
+                );
             }
         })
     }
 
     /// Adds a group folded on a request thread (see `lane`) to the tables.
     pub(crate) fn merge(&self, group: Group) {
-        let table = if group.allowed { &self.allowed } else { &self.denied };
+        let table = if group.allowed {
+            &self.allowed
+        } else {
+            &self.denied
+        };
         with_key_buffer(|packed| {
             let k = &group.key;
-            pack(packed, &k.principal_type, &k.principal_name, k.client, k.resource_type, &k.resource, k.operation, k.request_type, k.policy_id);
+            pack(
+                packed,
+                &k.principal_type,
+                &k.principal_name,
+                k.client,
+                k.resource_type,
+                &k.resource,
+                k.operation,
+                k.request_type,
+                k.policy_id,
+            );
             let mut shard = table.shard(packed).lock();
             if let Some(existing) = shard.get_mut(packed.as_slice()) {
                 existing.absorb(&group);
@@ -242,7 +302,12 @@ impl Auditor {
 
     /// The events due now: every new refusal, folded repeats of refusals whose quiet second has
     /// passed, and — when `fold_window_over` (or at the end) — every folded allowed group.
-    pub(crate) fn take_events(&self, now: Instant, fold_window_over: bool, mut make: impl FnMut(&FoldKey, EventParts) -> AccessEvent) -> Vec<AccessEvent> {
+    pub(crate) fn take_events(
+        &self,
+        now: Instant,
+        fold_window_over: bool,
+        mut make: impl FnMut(&FoldKey, EventParts) -> AccessEvent,
+    ) -> Vec<AccessEvent> {
         let mut events = Vec::new();
         for shard in &self.denied.shards {
             let mut shard = shard.lock();
@@ -257,18 +322,26 @@ impl Auditor {
                 }
                 let quiet = now.unix_millis() - group.last.unix_millis() >= DENIAL_QUIET_MILLIS;
                 if (quiet || fold_window_over) && group.count > 0 {
-                    events.push(make(key, group.parts(false, group.count, group.first, group.last)));
+                    events.push(make(
+                        key,
+                        group.parts(false, group.count, group.first, group.last),
+                    ));
                     group.count = 0;
                 }
                 !(quiet || fold_window_over)
             });
-            self.groups.fetch_sub(before - shard.len(), Ordering::AcqRel);
+            self.groups
+                .fetch_sub(before - shard.len(), Ordering::AcqRel);
         }
         if fold_window_over {
             for shard in &self.allowed.shards {
                 let groups = std::mem::take(&mut *shard.lock());
                 self.groups.fetch_sub(groups.len(), Ordering::AcqRel);
-                events.extend(groups.values().map(|g| make(&g.key, g.parts(true, g.count, g.first, g.last))));
+                events.extend(
+                    groups
+                        .values()
+                        .map(|g| make(&g.key, g.parts(true, g.count, g.first, g.last))),
+                );
             }
         }
         events
@@ -308,12 +381,20 @@ mod tests {
     use crate::audit::events::EventIds;
     use crate::test_support::{context, write};
 
-    const ALLOWED: Reason = Reason::Policy { id: 1, allowed: true };
-    const DENIED: Reason = Reason::Policy { id: 5, allowed: false };
+    const ALLOWED: Reason = Reason::Policy {
+        id: 1,
+        allowed: true,
+    };
+    const DENIED: Reason = Reason::Policy {
+        id: 5,
+        allowed: false,
+    };
 
     fn take(auditor: &Auditor, now: Instant, window_over: bool) -> Vec<AccessEvent> {
         let ids = EventIds::new("test");
-        auditor.take_events(now, window_over, |key, parts| AccessEvent::new(ids.next(), key, parts))
+        auditor.take_events(now, window_over, |key, parts| {
+            AccessEvent::new(ids.next(), key, parts)
+        })
     }
 
     #[test]
@@ -326,7 +407,10 @@ mod tests {
         auditor.record(&context("alice"), &write("payments"), &ALLOWED, 1, now);
         auditor.record(&context("bob"), &write("orders"), &ALLOWED, 1, now);
         assert_eq!((auditor.queued(), auditor.take_dropped()), (2, 1));
-        assert!(take(&auditor, now, false).is_empty(), "allowed groups wait for the window");
+        assert!(
+            take(&auditor, now, false).is_empty(),
+            "allowed groups wait for the window"
+        );
         let events = take(&auditor, now, true);
         assert_eq!(events.iter().map(|e| e.count).sum::<u64>(), 1001);
         assert_eq!(events.len(), 2);
@@ -338,12 +422,21 @@ mod tests {
         let auditor = Auditor::new(100);
         let t0 = Instant::from_unix_millis(1_000_000);
         for i in 0..50 {
-            auditor.record(&context("bob"), &write("orders"), &DENIED, 1, t0.plus_millis(i));
+            auditor.record(
+                &context("bob"),
+                &write("orders"),
+                &DENIED,
+                1,
+                t0.plus_millis(i),
+            );
         }
         let first = take(&auditor, t0.plus_millis(50), false);
         assert_eq!(first.len(), 1);
         assert_eq!((first[0].count, first[0].allowed), (1, false));
-        assert!(take(&auditor, t0.plus_millis(500), false).is_empty(), "repeats wait for a quiet second");
+        assert!(
+            take(&auditor, t0.plus_millis(500), false).is_empty(),
+            "repeats wait for a quiet second"
+        );
         let repeats = take(&auditor, t0.plus_millis(1100), false);
         assert_eq!(repeats.len(), 1);
         assert_eq!(repeats[0].count, 49, "every refusal is counted: 1 + 49");
@@ -374,12 +467,21 @@ mod tests {
             auditor.record(&long, &write(&name), &DENIED, 1, now);
         }
         let group = Group::first_access(&long, &write(&"g".repeat(1 << 20)), &DENIED, 1, now);
-        assert_eq!((group.key.principal_name.len(), group.key.resource.len(), group.client_id.len()), (limits::USER, limits::RESOURCE, limits::REQUEST_PART));
+        assert_eq!(
+            (
+                group.key.principal_name.len(),
+                group.key.resource.len(),
+                group.client_id.len()
+            ),
+            (limits::USER, limits::RESOURCE, limits::REQUEST_PART)
+        );
         auditor.merge(group);
         assert_eq!(auditor.queued(), 1);
         let events = take(&auditor, now.plus_seconds(5), true);
         assert_eq!(events.iter().map(|e| e.count).sum::<u64>(), 4);
-        assert!(events.iter().all(|e| e.resource.len() == limits::RESOURCE && e.log_line().len() < 4 * 1024));
+        assert!(events
+            .iter()
+            .all(|e| e.resource.len() == limits::RESOURCE && e.log_line().len() < 4 * 1024));
     }
 
     #[test]
@@ -389,7 +491,13 @@ mod tests {
         quiet.log_if_allowed = false;
         auditor.record(&context("alice"), &quiet, &ALLOWED, 1, Instant::now());
         let unchecked = Reason::ServiceDisabled;
-        auditor.record(&context("alice"), &write("orders"), &unchecked, 1, Instant::now());
+        auditor.record(
+            &context("alice"),
+            &write("orders"),
+            &unchecked,
+            1,
+            Instant::now(),
+        );
         assert_eq!(auditor.queued(), 0);
     }
 }

@@ -9,7 +9,11 @@ fn main() {
         let _ = std::io::stdin().read_to_string(&mut stdin);
     }
     let (code, output) = grantforge_agent::explain::run(&args, &stdin);
-    let written = if code == 0 { std::io::stdout().write_all(output.as_bytes()) } else { std::io::stderr().write_all(output.as_bytes()) };
+    let written = if code == 0 {
+        std::io::stdout().write_all(output.as_bytes())
+    } else {
+        std::io::stderr().write_all(output.as_bytes())
+    };
     if written.is_err() {
         std::process::exit(1);
     }

@@ -26,7 +26,10 @@ mod coarse {
     use grantforge_engine::Instant;
 
     fn read(clock: libc::clockid_t) -> libc::timespec {
-        let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         // SAFETY: `now` is a valid, writable timespec; the coarse clocks exist on every Linux
         // since 2.6.32, and a failure leaves the zeroed value (an old time: entries expire).
         unsafe { libc::clock_gettime(clock, &mut now) };
@@ -54,7 +57,10 @@ mod coarse {
 
     pub fn monotonic_millis() -> u64 {
         static ORIGIN: OnceLock<std::time::Instant> = OnceLock::new();
-        ORIGIN.get_or_init(std::time::Instant::now).elapsed().as_millis() as u64
+        ORIGIN
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_millis() as u64
     }
 
     pub fn wall_now() -> Instant {
@@ -70,7 +76,10 @@ mod tests {
     fn the_coarse_clocks_follow_the_precise_ones() {
         let before = Instant::now().unix_millis();
         let coarse = wall_now().unix_millis();
-        assert!((coarse - before).abs() < 100, "coarse wall clock {coarse} vs {before}");
+        assert!(
+            (coarse - before).abs() < 100,
+            "coarse wall clock {coarse} vs {before}"
+        );
         let start = monotonic_millis();
         std::thread::sleep(std::time::Duration::from_millis(30));
         let elapsed = monotonic_millis() - start;

@@ -57,10 +57,23 @@ impl DecisionCache {
     /// A cache of `max_entries` kept for `ttl`; either 0 turns caching off.
     pub fn new(max_entries: u64, ttl: Duration, reads: ConditionReads) -> DecisionCache {
         let enabled = max_entries > 0 && !ttl.is_zero();
-        let shards = enabled.then(|| (0..SHARDS).map(|_| RwLock::new(HashMap::default())).collect());
-        let shard_capacity = usize::try_from(max_entries).unwrap_or(usize::MAX).div_ceil(SHARDS).max(1);
+        let shards = enabled.then(|| {
+            (0..SHARDS)
+                .map(|_| RwLock::new(HashMap::default()))
+                .collect()
+        });
+        let shard_capacity = usize::try_from(max_entries)
+            .unwrap_or(usize::MAX)
+            .div_ceil(SHARDS)
+            .max(1);
         let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
-        DecisionCache { shards, shard_capacity, ttl_ms, reads, next_sweep_ms: AtomicU64::new(0) }
+        DecisionCache {
+            shards,
+            shard_capacity,
+            ttl_ms,
+            reads,
+            next_sweep_ms: AtomicU64::new(0),
+        }
     }
 
     /// Whether decisions are kept at all.
@@ -70,11 +83,30 @@ impl DecisionCache {
 
     /// The kept decision (and `true`), or `decide()`'s (and `false`), kept when it may be.
     /// A decision that is not kept comes with an expiry in the past.
-    pub fn get_or_decide(&self, context: &RequestContext, action: &Action<'_>, decide: impl FnOnce() -> Reason) -> (Kept, bool) {
-        let Some(shards) = &self.shards else { return (Kept { reason: decide(), expires_ms: 0 }, false) };
+    pub fn get_or_decide(
+        &self,
+        context: &RequestContext,
+        action: &Action<'_>,
+        decide: impl FnOnce() -> Reason,
+    ) -> (Kept, bool) {
+        let Some(shards) = &self.shards else {
+            return (
+                Kept {
+                    reason: decide(),
+                    expires_ms: 0,
+                },
+                false,
+            );
+        };
         with_key_buffer(|key| {
             if !self.pack(context, action, key, false) {
-                return (Kept { reason: decide(), expires_ms: 0 }, false);
+                return (
+                    Kept {
+                        reason: decide(),
+                        expires_ms: 0,
+                    },
+                    false,
+                );
             }
             let shard = &shards[hash_of(key) as usize % SHARDS];
             let now = monotonic_millis();
@@ -85,9 +117,18 @@ impl DecisionCache {
             }
             let reason = decide();
             if !reason.cacheable() {
-                return (Kept { reason, expires_ms: 0 }, false);
+                return (
+                    Kept {
+                        reason,
+                        expires_ms: 0,
+                    },
+                    false,
+                );
             }
-            let kept = Kept { reason, expires_ms: now.saturating_add(self.ttl_ms) };
+            let kept = Kept {
+                reason,
+                expires_ms: now.saturating_add(self.ttl_ms),
+            };
             let mut entries = shard.write();
             if entries.len() >= self.shard_capacity {
                 self.make_room(&mut entries, now);
@@ -117,7 +158,8 @@ impl DecisionCache {
         if now < self.next_sweep_ms.load(Ordering::Relaxed) {
             return;
         }
-        self.next_sweep_ms.store(now.saturating_add(self.ttl_ms.max(1000)), Ordering::Relaxed);
+        self.next_sweep_ms
+            .store(now.saturating_add(self.ttl_ms.max(1000)), Ordering::Relaxed);
         for shard in shards.iter() {
             shard.write().retain(|_, kept| now < kept.expires_ms);
         }
@@ -125,7 +167,9 @@ impl DecisionCache {
 
     /// Decisions kept now (expired ones included until they are dropped).
     pub fn size(&self) -> u64 {
-        self.shards.as_ref().map_or(0, |shards| shards.iter().map(|s| s.read().len() as u64).sum())
+        self.shards.as_ref().map_or(0, |shards| {
+            shards.iter().map(|s| s.read().len() as u64).sum()
+        })
     }
 
     /// Packs the key of a question: everything a decision can read (the principal, the resource,
@@ -135,20 +179,40 @@ impl DecisionCache {
     ///
     /// Returns false, packing nothing, when the key would exceed [`MAX_KEY_BYTES`]: such a
     /// question is not kept.
-    pub(crate) fn pack(&self, context: &RequestContext, action: &Action<'_>, key: &mut Vec<u8>, with_audit: bool) -> bool {
+    pub(crate) fn pack(
+        &self,
+        context: &RequestContext,
+        action: &Action<'_>,
+        key: &mut Vec<u8>,
+        with_audit: bool,
+    ) -> bool {
         let conditions = &context.conditions;
         let principal = &context.principal;
         let mut names = principal.principal_type.len() + principal.name.len() + action.name.len();
-        names += if self.reads.listener { conditions.listener.len() } else { 0 };
-        names += if self.reads.client_id { conditions.client_id.len() } else { 0 };
+        names += if self.reads.listener {
+            conditions.listener.len()
+        } else {
+            0
+        };
+        names += if self.reads.client_id {
+            conditions.client_id.len()
+        } else {
+            0
+        };
         if names > MAX_KEY_BYTES - KEY_FRAME_BYTES {
             return false;
         }
         let mut w = KeyWriter(key);
-        w.str(&context.principal.principal_type).str(&context.principal.name);
-        w.byte(action.resource_type.map_or(0, |t| t.code())).byte(action.operation.map_or(0, |o| o.code()));
+        w.str(&context.principal.principal_type)
+            .str(&context.principal.name);
+        w.byte(action.resource_type.map_or(0, |t| t.code()))
+            .byte(action.operation.map_or(0, |o| o.code()));
         w.byte(u8::from(action.literal)).str(action.name);
-        w.address(conditions.client_address.filter(|_| with_audit || self.reads.client_address));
+        w.address(
+            conditions
+                .client_address
+                .filter(|_| with_audit || self.reads.client_address),
+        );
         if self.reads.listener {
             w.str(&conditions.listener);
         }
@@ -170,18 +234,35 @@ mod tests {
 
     fn context(address: &str, client_id: &str) -> RequestContext {
         RequestContext {
-            principal: Principal { principal_type: "User".into(), name: "alice".into() },
-            conditions: KafkaContext { client_address: Some(address.parse().unwrap()), listener: "L".into(), client_id: client_id.into() },
+            principal: Principal {
+                principal_type: "User".into(),
+                name: "alice".into(),
+            },
+            conditions: KafkaContext {
+                client_address: Some(address.parse().unwrap()),
+                listener: "L".into(),
+                client_id: client_id.into(),
+            },
             request_type: 0,
             request_version: 0,
         }
     }
 
     fn read(topic: &str) -> Action<'_> {
-        Action { operation: Some(Operation::Read), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: true, log_if_denied: true }
+        Action {
+            operation: Some(Operation::Read),
+            resource_type: Some(ResourceType::Topic),
+            literal: true,
+            name: topic,
+            log_if_allowed: true,
+            log_if_denied: true,
+        }
     }
 
-    const SETTLED: Reason = Reason::Policy { id: 1, allowed: true };
+    const SETTLED: Reason = Reason::Policy {
+        id: 1,
+        allowed: true,
+    };
     const ERROR: Reason = Reason::Unplaced;
 
     #[test]
@@ -189,11 +270,17 @@ mod tests {
         let cache = DecisionCache::new(100, Duration::from_secs(60), ConditionReads::default());
         let asked = Cell::new(0);
         for _ in 0..3 {
-            cache.get_or_decide(&context("10.0.0.1", "a"), &read("orders"), || { asked.set(asked.get() + 1); SETTLED });
+            cache.get_or_decide(&context("10.0.0.1", "a"), &read("orders"), || {
+                asked.set(asked.get() + 1);
+                SETTLED
+            });
         }
         assert_eq!(asked.get(), 1);
         for _ in 0..3 {
-            cache.get_or_decide(&context("10.0.0.1", "a"), &read("bad"), || { asked.set(asked.get() + 1); ERROR });
+            cache.get_or_decide(&context("10.0.0.1", "a"), &read("bad"), || {
+                asked.set(asked.get() + 1);
+                ERROR
+            });
         }
         assert_eq!(asked.get(), 4, "errors are reason every time");
         assert_eq!(cache.size(), 1);
@@ -204,8 +291,19 @@ mod tests {
         let blind = DecisionCache::new(100, Duration::from_secs(60), ConditionReads::default());
         blind.get_or_decide(&context("10.0.0.1", "a"), &read("orders"), || SETTLED);
         blind.get_or_decide(&context("10.0.0.2", "b"), &read("orders"), || SETTLED);
-        assert_eq!(blind.size(), 1, "no condition reads the address: one entry serves every client");
-        let by_address = DecisionCache::new(100, Duration::from_secs(60), ConditionReads { client_address: true, ..Default::default() });
+        assert_eq!(
+            blind.size(),
+            1,
+            "no condition reads the address: one entry serves every client"
+        );
+        let by_address = DecisionCache::new(
+            100,
+            Duration::from_secs(60),
+            ConditionReads {
+                client_address: true,
+                ..Default::default()
+            },
+        );
         by_address.get_or_decide(&context("10.0.0.1", "a"), &read("orders"), || SETTLED);
         by_address.get_or_decide(&context("10.0.0.2", "a"), &read("orders"), || SETTLED);
         by_address.get_or_decide(&context("10.0.0.2", "b"), &read("orders"), || SETTLED);
@@ -216,10 +314,16 @@ mod tests {
     fn entries_expire_and_capacity_is_bounded() {
         let short = DecisionCache::new(100, Duration::from_millis(30), ConditionReads::default());
         let asked = Cell::new(0);
-        let ask = || { asked.set(asked.get() + 1); SETTLED };
+        let ask = || {
+            asked.set(asked.get() + 1);
+            SETTLED
+        };
         short.get_or_decide(&context("10.0.0.1", "a"), &read("orders"), ask);
         std::thread::sleep(Duration::from_millis(50));
-        short.get_or_decide(&context("10.0.0.1", "a"), &read("orders"), || { asked.set(asked.get() + 1); SETTLED });
+        short.get_or_decide(&context("10.0.0.1", "a"), &read("orders"), || {
+            asked.set(asked.get() + 1);
+            SETTLED
+        });
         assert_eq!(asked.get(), 2, "an expired decision is reason again");
         let small = DecisionCache::new(16, Duration::from_secs(60), ConditionReads::default());
         let names: Vec<String> = (0..1000).map(|i| format!("t{i}")).collect();
@@ -235,25 +339,50 @@ mod tests {
         let asked = Cell::new(0);
         let long = "g".repeat(MAX_KEY_BYTES);
         for _ in 0..3 {
-            let (kept, hit) = cache.get_or_decide(&context("10.0.0.1", "a"), &read(&long), || { asked.set(asked.get() + 1); SETTLED });
+            let (kept, hit) = cache.get_or_decide(&context("10.0.0.1", "a"), &read(&long), || {
+                asked.set(asked.get() + 1);
+                SETTLED
+            });
             assert!(kept.reason.allowed() && !hit);
         }
         assert_eq!((asked.get(), cache.size()), (3, 0));
         let mut key = Vec::new();
         assert!(!cache.pack(&context("10.0.0.1", "a"), &read(&long), &mut key, true));
-        assert!(key.is_empty(), "nothing is packed for a question that is not kept");
+        assert!(
+            key.is_empty(),
+            "nothing is packed for a question that is not kept"
+        );
         // The client id counts only when a condition reads it.
-        let by_client = DecisionCache::new(100, Duration::from_secs(60), ConditionReads { client_id: true, ..Default::default() });
+        let by_client = DecisionCache::new(
+            100,
+            Duration::from_secs(60),
+            ConditionReads {
+                client_id: true,
+                ..Default::default()
+            },
+        );
         let long_id = "c".repeat(MAX_KEY_BYTES);
-        assert!(cache.pack(&context("10.0.0.1", &long_id), &read("orders"), &mut key, false));
-        assert!(!by_client.pack(&context("10.0.0.1", &long_id), &read("orders"), &mut key, false));
+        assert!(cache.pack(
+            &context("10.0.0.1", &long_id),
+            &read("orders"),
+            &mut key,
+            false
+        ));
+        assert!(!by_client.pack(
+            &context("10.0.0.1", &long_id),
+            &read("orders"),
+            &mut key,
+            false
+        ));
     }
 
     #[test]
     fn expired_entries_are_dropped_without_their_shard_filling() {
         let cache = DecisionCache::new(1000, Duration::from_millis(20), ConditionReads::default());
         for i in 0..50 {
-            cache.get_or_decide(&context("10.0.0.1", "a"), &read(&format!("t{i}")), || SETTLED);
+            cache.get_or_decide(&context("10.0.0.1", "a"), &read(&format!("t{i}")), || {
+                SETTLED
+            });
         }
         assert_eq!(cache.size(), 50);
         std::thread::sleep(Duration::from_millis(40));
@@ -264,7 +393,8 @@ mod tests {
     #[test]
     fn a_full_shard_makes_room_for_an_eighth_in_one_pass() {
         let capacity = 16 * 64; // 64 per shard
-        let cache = DecisionCache::new(capacity, Duration::from_secs(60), ConditionReads::default());
+        let cache =
+            DecisionCache::new(capacity, Duration::from_secs(60), ConditionReads::default());
         let names: Vec<String> = (0..20_000).map(|i| format!("t{i}")).collect();
         let mut sizes = Vec::new();
         for name in &names {
@@ -273,10 +403,18 @@ mod tests {
         }
         assert!(sizes.iter().all(|s| *s <= capacity));
         // A pass empties a shard to 56 of 64: the cache stays between 7/8 full and full.
-        assert!(sizes[10_000..].iter().all(|s| *s >= capacity * 7 / 8 - 16), "{:?}", &sizes[10_000..10_010]);
+        assert!(
+            sizes[10_000..].iter().all(|s| *s >= capacity * 7 / 8 - 16),
+            "{:?}",
+            &sizes[10_000..10_010]
+        );
         // Passes are rare: the total shrinks (a pass ran) about once per 8 inserts into a shard.
         let passes = sizes.windows(2).filter(|w| w[1] < w[0]).count();
-        assert!(passes > 0 && passes < names.len() / 6, "{passes} passes for {} inserts", names.len());
+        assert!(
+            passes > 0 && passes < names.len() / 6,
+            "{passes} passes for {} inserts",
+            names.len()
+        );
     }
 
     #[test]
@@ -284,7 +422,10 @@ mod tests {
         let off = DecisionCache::new(0, Duration::from_secs(60), ConditionReads::default());
         let asked = Cell::new(0);
         for _ in 0..2 {
-            off.get_or_decide(&context("10.0.0.1", "a"), &read("orders"), || { asked.set(asked.get() + 1); SETTLED });
+            off.get_or_decide(&context("10.0.0.1", "a"), &read("orders"), || {
+                asked.set(asked.get() + 1);
+                SETTLED
+            });
         }
         assert_eq!(asked.get(), 2);
     }

@@ -5,9 +5,9 @@
 //! multiplicative hash; an owned copy is made only when an entry is inserted.
 
 use std::cell::RefCell;
-use std::sync::OnceLock;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 use std::net::IpAddr;
+use std::sync::OnceLock;
 
 /// A folded-multiply hash (the construction of wyhash and foldhash) over 16 bytes a step: a packed
 /// key is 30 to 80 bytes, and FxHash's one multiplication per 8 bytes, each waiting for the last,
@@ -24,7 +24,10 @@ pub struct KeyHasher {
 impl Default for KeyHasher {
     #[inline]
     fn default() -> KeyHasher {
-        KeyHasher { hash: 0, seeds: seeds() }
+        KeyHasher {
+            hash: 0,
+            seeds: seeds(),
+        }
     }
 }
 
@@ -57,11 +60,18 @@ fn word(bytes: &[u8]) -> u64 {
 #[inline]
 fn tail(rest: &[u8]) -> (u64, u64) {
     let n = rest.len();
-    let u32_at = |at: usize| u64::from(u32::from_le_bytes(rest[at..at + 4].try_into().expect("4 bytes")));
+    let u32_at = |at: usize| {
+        u64::from(u32::from_le_bytes(
+            rest[at..at + 4].try_into().expect("4 bytes"),
+        ))
+    };
     match n {
         8.. => (word(&rest[..8]), word(&rest[n - 8..])),
         4.. => (u32_at(0), u32_at(n - 4)),
-        1.. => (u64::from(rest[0]) | u64::from(rest[n / 2]) << 8 | u64::from(rest[n - 1]) << 16, 0),
+        1.. => (
+            u64::from(rest[0]) | u64::from(rest[n / 2]) << 8 | u64::from(rest[n - 1]) << 16,
+            0,
+        ),
         0 => (0, 0),
     }
 }
@@ -207,17 +217,35 @@ mod tests {
     fn hashes_are_seeded_per_process() {
         let hash_in_a_new_process = || {
             let out = std::process::Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", "request::keys::tests::print_hash_for_the_seed_test", "--nocapture", "--test-threads=1"])
+                .args([
+                    "--exact",
+                    "request::keys::tests::print_hash_for_the_seed_test",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
                 .env("GF_PRINT_KEY_HASH", "1")
                 .output()
                 .unwrap();
             let text = String::from_utf8_lossy(&out.stdout).to_string();
-            let at = text.find("key-hash=").unwrap_or_else(|| panic!("no hash in {text}")) + "key-hash=".len();
-            text[at..].chars().take_while(char::is_ascii_digit).collect::<String>()
+            let at = text
+                .find("key-hash=")
+                .unwrap_or_else(|| panic!("no hash in {text}"))
+                + "key-hash=".len();
+            text[at..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
         };
         let (a, b) = (hash_in_a_new_process(), hash_in_a_new_process());
-        assert_ne!(a, b, "two processes hash the same key alike: a client could aim its names at one shard");
-        assert_eq!(hash_of(b"group-id"), hash_of(b"group-id"), "stable within a process");
+        assert_ne!(
+            a, b,
+            "two processes hash the same key alike: a client could aim its names at one shard"
+        );
+        assert_eq!(
+            hash_of(b"group-id"),
+            hash_of(b"group-id"),
+            "stable within a process"
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use grantforge_engine::Instant;
-use grantforge_kafka::{Action, Reason, KafkaPolicies, RequestContext};
+use grantforge_kafka::{Action, KafkaPolicies, Reason, RequestContext};
 use parking_lot::Mutex;
 
 use crate::audit::fold::{is_audited, Auditor, Group};
@@ -101,13 +101,21 @@ impl Lane {
         let version = applied.policies.policy_version;
         let decide = || applied.policies.decide(context, action, Instant::now());
         self.key.clear();
-        if !applied.decisions.enabled() || !applied.decisions.pack(context, action, &mut self.key, true) {
+        if !applied.decisions.enabled()
+            || !applied.decisions.pack(context, action, &mut self.key, true)
+        {
             // Not kept (caching off, or a key beyond the byte bound): reason, and audited through
             // the shared tables, which keep names clamped.
             let reason = decide();
             self.count(&reason, false);
             if is_audited(action, &reason) {
-                auditor.record(context, action, &reason, version, *now.get_or_insert_with(clock::wall_now));
+                auditor.record(
+                    context,
+                    action,
+                    &reason,
+                    version,
+                    *now.get_or_insert_with(clock::wall_now),
+                );
             }
             return reason.allowed();
         }
@@ -119,7 +127,9 @@ impl Lane {
                     match &mut front.audit {
                         Some(group) => group.add(now),
                         None => {
-                            front.audit = Some(Box::new(Group::first_access(context, action, &reason, version, now)));
+                            front.audit = Some(Box::new(Group::first_access(
+                                context, action, &reason, version, now,
+                            )));
                             self.folded += 1;
                         }
                     }
@@ -131,7 +141,8 @@ impl Lane {
         let (kept, hit) = applied.decisions.get_or_decide(context, action, decide);
         let reason = kept.reason;
         self.count(&reason, hit);
-        let accessed_at = is_audited(action, &reason).then(|| *now.get_or_insert_with(clock::wall_now));
+        let accessed_at =
+            is_audited(action, &reason).then(|| *now.get_or_insert_with(clock::wall_now));
         if !reason.cacheable() {
             // Not kept, so no front to fold into: straight to the shared tables.
             if let Some(at) = accessed_at {
@@ -139,13 +150,17 @@ impl Lane {
             }
             return reason.allowed();
         }
-        let audit = accessed_at.map(|at| Box::new(Group::first_access(context, action, &reason, version, at)));
+        let audit = accessed_at
+            .map(|at| Box::new(Group::first_access(context, action, &reason, version, at)));
         if self.front.len() >= FRONT_ENTRIES {
             self.start_afresh(auditor);
         }
         self.folded += usize::from(audit.is_some());
         // A front entry replaced here (expired) hands its folded accesses on first.
-        if let Some(old) = self.front.insert(self.key.as_slice().into(), Front { kept, audit }) {
+        if let Some(old) = self
+            .front
+            .insert(self.key.as_slice().into(), Front { kept, audit })
+        {
             if let Some(group) = old.audit {
                 self.folded -= 1;
                 auditor.merge(*group);
@@ -157,17 +172,38 @@ impl Lane {
     /// Refuses one action while no snapshot may decide (`reason`: none yet, or one of another
     /// service type): counted as denied and audited like any refusal, with no policy and policy
     /// version [`NO_SNAPSHOT_VERSION`].
-    pub(crate) fn refuse_undecided(&mut self, reason: Reason, context: &RequestContext, action: &Action<'_>, auditor: &Auditor, now: &mut Option<Instant>) {
+    pub(crate) fn refuse_undecided(
+        &mut self,
+        reason: Reason,
+        context: &RequestContext,
+        action: &Action<'_>,
+        auditor: &Auditor,
+        now: &mut Option<Instant>,
+    ) {
         self.counts.denied += 1;
         if is_audited(action, &reason) {
-            auditor.record(context, action, &reason, NO_SNAPSHOT_VERSION, *now.get_or_insert_with(clock::wall_now));
+            auditor.record(
+                context,
+                action,
+                &reason,
+                NO_SNAPSHOT_VERSION,
+                *now.get_or_insert_with(clock::wall_now),
+            );
         }
     }
 
     fn count(&mut self, reason: &Reason, hit: bool) {
         let counts = &mut self.counts;
-        *(if reason.allowed() { &mut counts.allowed } else { &mut counts.denied }) += 1;
-        *(if hit { &mut counts.cache_hits } else { &mut counts.cache_misses }) += 1;
+        *(if reason.allowed() {
+            &mut counts.allowed
+        } else {
+            &mut counts.denied
+        }) += 1;
+        *(if hit {
+            &mut counts.cache_hits
+        } else {
+            &mut counts.cache_misses
+        }) += 1;
     }
 
     /// Hands every folded access to the auditor.
@@ -179,7 +215,12 @@ impl Lane {
 
     fn take_folded(&mut self, into: &mut Vec<Group>) {
         if self.folded > 0 {
-            into.extend(self.front.values_mut().filter_map(|front| front.audit.take()).map(|group| *group));
+            into.extend(
+                self.front
+                    .values_mut()
+                    .filter_map(|front| front.audit.take())
+                    .map(|group| *group),
+            );
             self.folded = 0;
         }
     }
@@ -230,7 +271,11 @@ pub(crate) struct Lanes {
 
 impl Lanes {
     pub(crate) fn new() -> Lanes {
-        Lanes { id: unique_id(), all: Mutex::new(Vec::new()), retired: Mutex::new(Counts::default()) }
+        Lanes {
+            id: unique_id(),
+            all: Mutex::new(Vec::new()),
+            retired: Mutex::new(Counts::default()),
+        }
     }
 
     /// Runs `f` with this thread's lane (made and registered on first use) and the snapshot the
@@ -252,11 +297,16 @@ impl Lanes {
                     mine.retain(|m| Arc::strong_count(&m.lane) > 1);
                     let lane = Arc::new(LaneLock::default());
                     self.all.lock().push(Arc::clone(&lane));
-                    mine.push(Mine { lanes_id: self.id, lane });
+                    mine.push(Mine {
+                        lanes_id: self.id,
+                        lane,
+                    });
                     mine.len() - 1
                 }
             };
-            mine[at].lane.with(|state| f(&mut state.lane, &mut state.held))
+            mine[at]
+                .lane
+                .with(|state| f(&mut state.lane, &mut state.held))
         })
     }
 
@@ -311,7 +361,9 @@ mod tests {
     fn take_counts(auditor: &Auditor) -> Vec<(bool, u64)> {
         let ids = crate::audit::events::EventIds::new("t");
         let mut events: Vec<(bool, u64)> = auditor
-            .take_events(Instant::now().plus_seconds(5), true, |key, parts| crate::audit::events::AccessEvent::new(ids.next(), key, parts))
+            .take_events(Instant::now().plus_seconds(5), true, |key, parts| {
+                crate::audit::events::AccessEvent::new(ids.next(), key, parts)
+            })
             .iter()
             .map(|e| (e.allowed, e.count))
             .collect();
@@ -323,11 +375,24 @@ mod tests {
     fn applied(entries: u64) -> Arc<SnapshotInForce> {
         let policies = KafkaPolicies::load(SNAPSHOT.as_bytes(), Instant::now()).unwrap();
         let decisions = DecisionCache::new(entries, Duration::from_secs(60), policies.reads);
-        Arc::new(SnapshotInForce { id: unique_id(), policies: Arc::new(policies), decisions, at: std::time::Instant::now() })
+        Arc::new(SnapshotInForce {
+            id: unique_id(),
+            policies: Arc::new(policies),
+            decisions,
+            at: std::time::Instant::now(),
+        })
     }
 
-    fn decide(lanes: &Lanes, applied: &SnapshotInForce, user: &str, topic: &str, auditor: &Auditor) -> bool {
-        lanes.with_mine(|lane, _| lane.decide(applied, &context(user), &write(topic), auditor, &mut None))
+    fn decide(
+        lanes: &Lanes,
+        applied: &SnapshotInForce,
+        user: &str,
+        topic: &str,
+        auditor: &Auditor,
+    ) -> bool {
+        lanes.with_mine(|lane, _| {
+            lane.decide(applied, &context(user), &write(topic), auditor, &mut None)
+        })
     }
 
     #[test]
@@ -338,10 +403,26 @@ mod tests {
             assert!(!decide(&lanes, &applied, "bob", "orders", &auditor));
         }
         let counts = lanes.counts();
-        assert_eq!((counts.allowed, counts.denied, counts.cache_misses, counts.cache_hits), (1000, 1000, 2, 1998));
-        assert_eq!(auditor.queued(), 0, "the folded accesses wait in the lane for the tick");
+        assert_eq!(
+            (
+                counts.allowed,
+                counts.denied,
+                counts.cache_misses,
+                counts.cache_hits
+            ),
+            (1000, 1000, 2, 1998)
+        );
+        assert_eq!(
+            auditor.queued(),
+            0,
+            "the folded accesses wait in the lane for the tick"
+        );
         lanes.hand_on(&auditor, 0);
-        assert_eq!(take_counts(&auditor), vec![(false, 1), (false, 999), (true, 1000)], "the first refusal alone, then the repeats");
+        assert_eq!(
+            take_counts(&auditor),
+            vec![(false, 1), (false, 999), (true, 1000)],
+            "the first refusal alone, then the repeats"
+        );
     }
 
     #[test]
@@ -349,13 +430,22 @@ mod tests {
         let (lanes, auditor) = (Lanes::new(), Auditor::new(100));
         let first = applied(100);
         // The same policies and cache under another snapshot id: only the front starts afresh.
-        let second = SnapshotInForce { id: unique_id(), policies: first.policies.clone(), decisions: DecisionCache::new(100, Duration::from_secs(60), first.policies.reads), at: first.at };
+        let second = SnapshotInForce {
+            id: unique_id(),
+            policies: first.policies.clone(),
+            decisions: DecisionCache::new(100, Duration::from_secs(60), first.policies.reads),
+            at: first.at,
+        };
         for snapshot in [&*first, &second] {
             decide(&lanes, snapshot, "alice", "orders", &auditor);
             decide(&lanes, snapshot, "alice", "orders", &auditor);
         }
         let counts = lanes.counts();
-        assert_eq!((counts.cache_misses, counts.cache_hits), (2, 2), "each snapshot decides once, then the front serves it");
+        assert_eq!(
+            (counts.cache_misses, counts.cache_hits),
+            (2, 2),
+            "each snapshot decides once, then the front serves it"
+        );
         lanes.hand_on(&auditor, 0);
         assert_eq!(take_counts(&auditor), vec![(true, 4)]);
     }
@@ -367,7 +457,11 @@ mod tests {
         let threads: Vec<_> = (0..3)
             .map(|_| {
                 let (applied, lanes, auditor) = (applied.clone(), lanes.clone(), auditor.clone());
-                std::thread::spawn(move || (0..100).for_each(|_| assert!(decide(&lanes, &applied, "alice", "orders", &auditor))))
+                std::thread::spawn(move || {
+                    (0..100).for_each(|_| {
+                        assert!(decide(&lanes, &applied, "alice", "orders", &auditor))
+                    })
+                })
             })
             .collect();
         threads.into_iter().for_each(|t| t.join().unwrap());
@@ -386,7 +480,11 @@ mod tests {
         }
         lanes.with_mine(|lane, _| assert!(lane.front.len() <= FRONT_ENTRIES));
         lanes.hand_on(&auditor, 0);
-        assert_eq!(auditor.queued(), names.len(), "every refusal reached the auditor");
+        assert_eq!(
+            auditor.queued(),
+            names.len(),
+            "every refusal reached the auditor"
+        );
     }
 
     #[test]
@@ -400,7 +498,11 @@ mod tests {
         assert_eq!(applied.decisions.size(), 0);
         let counts = lanes.counts();
         assert_eq!((counts.denied, counts.cache_misses), (3, 3));
-        assert_eq!(take_counts(&auditor), vec![(false, 1), (false, 2)], "audited straight through the shared tables");
+        assert_eq!(
+            take_counts(&auditor),
+            vec![(false, 1), (false, 2)],
+            "audited straight through the shared tables"
+        );
     }
 
     #[test]
@@ -410,7 +512,11 @@ mod tests {
         lanes.hand_on(&auditor, 7);
         assert_eq!(Arc::strong_count(&applied), 2, "still in force: kept");
         lanes.hand_on(&auditor, 8);
-        assert_eq!(Arc::strong_count(&applied), 1, "a newer snapshot was applied: let go");
+        assert_eq!(
+            Arc::strong_count(&applied),
+            1,
+            "a newer snapshot was applied: let go"
+        );
         lanes.with_mine(|_, held| assert!(held.is_none()));
     }
 }

@@ -13,9 +13,9 @@ use ureq::http::Response;
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 use ureq::Body;
 
-use crate::source::disk_cache::Download;
 use crate::config::{ConfigError, ServerSettings};
 use crate::settings;
+use crate::source::disk_cache::Download;
 
 /// Sent as `User-Agent`.
 pub const USER_AGENT: &str = concat!("grantforge-agent-kafka/", env!("CARGO_PKG_VERSION"));
@@ -35,7 +35,11 @@ impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CallError::Unreachable(e) => write!(f, "the server cannot be reached: {e}"),
-            CallError::Status { status, detail } => write!(f, "the server answered {status}{}: {detail}", status_hint(*status)),
+            CallError::Status { status, detail } => write!(
+                f,
+                "the server answered {status}{}: {detail}",
+                status_hint(*status)
+            ),
             CallError::Invalid(e) => write!(f, "the server's answer is unusable: {e}"),
         }
     }
@@ -43,9 +47,13 @@ impl fmt::Display for CallError {
 
 fn status_hint(status: u16) -> String {
     match status {
-        401 => format!(" (the token in {} is missing, wrong, revoked or expired; issue a new one)", settings::TOKEN_FILE.key),
+        401 => format!(
+            " (the token in {} is missing, wrong, revoked or expired; issue a new one)",
+            settings::TOKEN_FILE.key
+        ),
         404 => " (the token's service was deleted in GrantForge)".to_string(),
-        409 => " (GrantForge has no plugin for the service's type; install the kafka service type)".to_string(),
+        409 => " (GrantForge has no plugin for the service's type; install the kafka service type)"
+            .to_string(),
         _ => String::new(),
     }
 }
@@ -73,8 +81,15 @@ pub struct ServerClient {
 }
 
 impl ServerClient {
-    pub fn new(settings: &ServerSettings, connect: Duration, read: Duration, max_body: u64) -> Result<ServerClient, ConfigError> {
-        let tls = TlsConfig::builder().root_certs(root_certs(settings.ca_pem.as_deref())?).build();
+    pub fn new(
+        settings: &ServerSettings,
+        connect: Duration,
+        read: Duration,
+        max_body: u64,
+    ) -> Result<ServerClient, ConfigError> {
+        let tls = TlsConfig::builder()
+            .root_certs(root_certs(settings.ca_pem.as_deref())?)
+            .build();
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
@@ -101,7 +116,10 @@ impl ServerClient {
 
     /// A GET with the headers every call carries.
     fn get(&self, path: &str) -> ureq::RequestBuilder<ureq::typestate::WithoutBody> {
-        self.http.get(self.url(path)).header("Authorization", &self.authorization).header("Accept", "application/json")
+        self.http
+            .get(self.url(path))
+            .header("Authorization", &self.authorization)
+            .header("Accept", "application/json")
     }
 
     /// A JSON POST with the headers every call carries; the answer must be a JSON object.
@@ -120,10 +138,13 @@ impl ServerClient {
     pub fn heartbeat(&self, body: &Value) -> Result<Heartbeat, CallError> {
         testing::maybe_panic(&self.base, testing::Call::Heartbeat);
         let answer = self.post_json("api/v1/agent/heartbeat", body)?;
-        let policy_version = answer["policyVersion"]
-            .as_i64()
-            .ok_or_else(|| CallError::Invalid("the heartbeat answer has no numeric policyVersion".to_string()))?;
-        Ok(Heartbeat { policy_version, refresh_seconds: answer["refreshSeconds"].as_i64() })
+        let policy_version = answer["policyVersion"].as_i64().ok_or_else(|| {
+            CallError::Invalid("the heartbeat answer has no numeric policyVersion".to_string())
+        })?;
+        Ok(Heartbeat {
+            policy_version,
+            refresh_seconds: answer["refreshSeconds"].as_i64(),
+        })
     }
 
     /// `GET /policies`, conditional on the ETag held. The answer's `ETag` header is not used: the
@@ -144,21 +165,35 @@ impl ServerClient {
                 .get(name)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string)
-                .ok_or_else(|| CallError::Invalid(format!("the snapshot came without the {name} header")))
+                .ok_or_else(|| {
+                    CallError::Invalid(format!("the snapshot came without the {name} header"))
+                })
         };
-        let (key_id, signature) = (header("X-GrantForge-Signing-Key")?, header("X-GrantForge-Signature")?);
+        let (key_id, signature) = (
+            header("X-GrantForge-Signing-Key")?,
+            header("X-GrantForge-Signature")?,
+        );
         let body = read_limited(&mut response, self.max_body)?;
-        Ok(PolicyAnswer::Download(Download { body, key_id, signature }))
+        Ok(PolicyAnswer::Download(Download {
+            body,
+            key_id,
+            signature,
+        }))
     }
 
     /// The server's signing key, Base64 SPKI.
     pub fn signing_key(&self) -> Result<String, CallError> {
-        let response = self.get("api/v1/agent/signing-key").call().map_err(unreachable)?;
+        let response = self
+            .get("api/v1/agent/signing-key")
+            .call()
+            .map_err(unreachable)?;
         let answer = self.json(expect_ok(response)?)?;
         answer["publicKey"]
             .as_str()
             .map(str::to_string)
-            .ok_or_else(|| CallError::Invalid("the signing-key answer has no publicKey".to_string()))
+            .ok_or_else(|| {
+                CallError::Invalid("the signing-key answer has no publicKey".to_string())
+            })
     }
 
     /// `POST /access-events`; the answer `{accepted, duplicates, expired}`.
@@ -169,11 +204,14 @@ impl ServerClient {
 
     fn json(&self, mut response: Response<Body>) -> Result<Value, CallError> {
         let bytes = read_limited(&mut response, 1 << 20)?;
-        let value: Value = serde_json::from_slice(&bytes).map_err(|e| CallError::Invalid(format!("not JSON: {e}")))?;
+        let value: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| CallError::Invalid(format!("not JSON: {e}")))?;
         if value.is_object() {
             Ok(value)
         } else {
-            Err(CallError::Invalid("the answer is not a JSON object".to_string()))
+            Err(CallError::Invalid(
+                "the answer is not a JSON object".to_string(),
+            ))
         }
     }
 }
@@ -193,7 +231,10 @@ fn expect_ok(mut response: Response<Body>) -> Result<Response<Body>, CallError> 
     let detail = match serde_json::from_slice::<Value>(&body) {
         Ok(problem) if problem.is_object() => {
             let code = problem["code"].as_str().unwrap_or("");
-            let text = problem["detail"].as_str().or(problem["title"].as_str()).unwrap_or("");
+            let text = problem["detail"]
+                .as_str()
+                .or(problem["title"].as_str())
+                .unwrap_or("");
             format!("{code} {text}").trim().to_string()
         }
         _ => String::from_utf8_lossy(&body).chars().take(300).collect(),
@@ -213,9 +254,13 @@ fn read_limited(response: &mut Response<Body>, limit: u64) -> Result<Vec<u8>, Ca
 
 /// Mozilla's roots, plus the private CAs of `grantforge.ssl.ca.file` when given.
 fn root_certs(ca_pem: Option<&[u8]>) -> Result<RootCerts, ConfigError> {
-    let Some(pem) = ca_pem else { return Ok(RootCerts::WebPki) };
-    let mut certs: Vec<Certificate<'static>> =
-        webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().map(|der| Certificate::from_der(der.as_ref())).collect();
+    let Some(pem) = ca_pem else {
+        return Ok(RootCerts::WebPki);
+    };
+    let mut certs: Vec<Certificate<'static>> = webpki_root_certs::TLS_SERVER_ROOT_CERTS
+        .iter()
+        .map(|der| Certificate::from_der(der.as_ref()))
+        .collect();
     let mut extra = 0;
     for item in ureq::tls::parse_pem(pem) {
         match item {
@@ -224,11 +269,19 @@ fn root_certs(ca_pem: Option<&[u8]>) -> Result<RootCerts, ConfigError> {
                 extra += 1;
             }
             Ok(_) => {}
-            Err(e) => return Err(ConfigError::new(settings::SSL_CA_FILE.key, format!("is not a PEM file of certificates: {e}"))),
+            Err(e) => {
+                return Err(ConfigError::new(
+                    settings::SSL_CA_FILE.key,
+                    format!("is not a PEM file of certificates: {e}"),
+                ))
+            }
         }
     }
     if extra == 0 {
-        return Err(ConfigError::new(settings::SSL_CA_FILE.key, "holds no PEM certificate; give the CA certificate(s) of the GrantForge server"));
+        return Err(ConfigError::new(
+            settings::SSL_CA_FILE.key,
+            "holds no PEM certificate; give the CA certificate(s) of the GrantForge server",
+        ));
     }
     Ok(RootCerts::Specific(Arc::new(certs)))
 }
@@ -261,7 +314,10 @@ pub mod testing {
     pub(super) fn maybe_panic(base: &str, call: Call) {
         let fire = {
             let mut armed = ARMED.lock();
-            match armed.iter_mut().find(|(url, c, left)| *c == call && *left > 0 && same_server(url, base)) {
+            match armed
+                .iter_mut()
+                .find(|(url, c, left)| *c == call && *left > 0 && same_server(url, base))
+            {
                 Some(entry) => {
                     entry.2 -= 1;
                     true
@@ -270,7 +326,10 @@ pub mod testing {
             }
         };
         if fire {
-            panic!("injected panic in the {call:?} call to {}", base.trim_end_matches('/'));
+            panic!(
+                "injected panic in the {call:?} call to {}",
+                base.trim_end_matches('/')
+            );
         }
     }
 }

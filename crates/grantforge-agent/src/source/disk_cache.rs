@@ -43,18 +43,36 @@ impl SnapshotCache {
     pub fn open(dir: &Path) -> Result<SnapshotCache, ConfigError> {
         let key = crate::settings::CACHE_DIR.key;
         fs::create_dir_all(dir).map_err(|e| {
-            ConfigError::new(key, format!("cannot create {}: {e}; make it a directory Kafka's account can write", dir.display()))
+            ConfigError::new(
+                key,
+                format!(
+                    "cannot create {}: {e}; make it a directory Kafka's account can write",
+                    dir.display()
+                ),
+            )
         })?;
         let probe = dir.join(format!(".write-probe-{}", std::process::id()));
-        fs::write(&probe, b"probe").and_then(|_| fs::remove_file(&probe)).map_err(|e| {
-            ConfigError::new(key, format!("cannot write in {}: {e}; make it writable by Kafka's account", dir.display()))
-        })?;
-        Ok(SnapshotCache { dir: dir.to_path_buf() })
+        fs::write(&probe, b"probe")
+            .and_then(|_| fs::remove_file(&probe))
+            .map_err(|e| {
+                ConfigError::new(
+                    key,
+                    format!(
+                        "cannot write in {}: {e}; make it writable by Kafka's account",
+                        dir.display()
+                    ),
+                )
+            })?;
+        Ok(SnapshotCache {
+            dir: dir.to_path_buf(),
+        })
     }
 
     /// A cache directory to read only (for `explain`): no creation, no write check.
     pub fn at(dir: &Path) -> SnapshotCache {
-        SnapshotCache { dir: dir.to_path_buf() }
+        SnapshotCache {
+            dir: dir.to_path_buf(),
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -79,19 +97,33 @@ impl SnapshotCache {
         if !snapshot.exists() && !metadata.exists() {
             return Ok(None);
         }
-        let body = fs::read(&snapshot).map_err(|e| format!("cannot read {}: {e}", snapshot.display()))?;
+        let body =
+            fs::read(&snapshot).map_err(|e| format!("cannot read {}: {e}", snapshot.display()))?;
         let meta: Value = fs::read(&metadata)
             .map_err(|e| format!("cannot read {}: {e}", metadata.display()))
-            .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| format!("{} is not JSON: {e}", metadata.display())))?;
+            .and_then(|bytes| {
+                serde_json::from_slice(&bytes)
+                    .map_err(|e| format!("{} is not JSON: {e}", metadata.display()))
+            })?;
         let field = |name: &str| {
-            meta[name].as_str().map(str::to_string).ok_or_else(|| format!("{} lacks `{name}`", metadata.display()))
+            meta[name]
+                .as_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("{} lacks `{name}`", metadata.display()))
         };
-        Ok(Some(Download { body, key_id: field("keyId")?, signature: field("signature")? }))
+        Ok(Some(Download {
+            body,
+            key_id: field("keyId")?,
+            signature: field("signature")?,
+        }))
     }
 
     /// Moves an unusable cache aside (kept for inspection, never trusted again); returns where.
     pub fn move_aside(&self) -> io::Result<PathBuf> {
-        let stamp = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+        let stamp = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
         let aside = self.dir.join(format!("rejected-{stamp}"));
         fs::create_dir_all(&aside)?;
         for name in [SNAPSHOT, METADATA] {
@@ -152,7 +184,11 @@ impl SnapshotCache {
 fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
     {
-        let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(&tmp)?;
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
     }
@@ -168,7 +204,14 @@ mod tests {
     use super::*;
 
     fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("gf-cache-{name}-{}-{}", std::process::id(), SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos()));
+        let dir = std::env::temp_dir().join(format!(
+            "gf-cache-{name}-{}-{}",
+            std::process::id(),
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
         fs::create_dir_all(&dir).unwrap();
         dir
     }
@@ -178,13 +221,21 @@ mod tests {
         let dir = temp_dir("roundtrip");
         let cache = SnapshotCache::open(&dir).unwrap();
         assert_eq!(cache.load().unwrap(), None);
-        let download = Download { body: b"{}".to_vec(), key_id: "k".into(), signature: "s".into() };
+        let download = Download {
+            body: b"{}".to_vec(),
+            key_id: "k".into(),
+            signature: "s".into(),
+        };
         cache.save(&download, "svc", 3).unwrap();
         assert_eq!(cache.load().unwrap(), Some(download));
         let aside = cache.move_aside().unwrap();
         assert!(aside.join(SNAPSHOT).exists());
         assert_eq!(cache.load().unwrap(), None);
-        let leftovers: Vec<_> = fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains("tmp")).collect();
+        let leftovers: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains("tmp"))
+            .collect();
         assert!(leftovers.is_empty());
         fs::remove_dir_all(dir).unwrap();
     }
@@ -214,12 +265,27 @@ mod tests {
     fn the_etag_of_the_metadata_file_is_never_read() {
         let dir = temp_dir("etag");
         let cache = SnapshotCache::open(&dir).unwrap();
-        let download = Download { body: b"{}".to_vec(), key_id: "k".into(), signature: "s".into() };
+        let download = Download {
+            body: b"{}".to_vec(),
+            key_id: "k".into(),
+            signature: "s".into(),
+        };
         cache.save(&download, "svc", 3).unwrap();
         let meta: Value = serde_json::from_slice(&fs::read(dir.join(METADATA)).unwrap()).unwrap();
-        assert!(meta.get("etag").is_none(), "no ETag is written: it is derived from the body");
-        fs::write(dir.join(METADATA), br#"{"etag":"\"tampered\"","keyId":"k","signature":"s"}"#).unwrap();
-        assert_eq!(cache.load().unwrap(), Some(download), "an ETag written by someone else changes nothing");
+        assert!(
+            meta.get("etag").is_none(),
+            "no ETag is written: it is derived from the body"
+        );
+        fs::write(
+            dir.join(METADATA),
+            br#"{"etag":"\"tampered\"","keyId":"k","signature":"s"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            cache.load().unwrap(),
+            Some(download),
+            "an ETag written by someone else changes nothing"
+        );
         fs::remove_dir_all(dir).unwrap();
     }
 
@@ -229,9 +295,16 @@ mod tests {
         let cache = SnapshotCache::open(&dir).unwrap();
         assert_eq!(cache.refused_service_type().unwrap(), None);
         cache.save_refusal("hive").unwrap();
-        assert_eq!(cache.refused_service_type().unwrap().as_deref(), Some("hive"));
+        assert_eq!(
+            cache.refused_service_type().unwrap().as_deref(),
+            Some("hive")
+        );
         cache.move_aside().unwrap();
-        assert_eq!(cache.refused_service_type().unwrap().as_deref(), Some("hive"), "moving a snapshot aside keeps the refusal");
+        assert_eq!(
+            cache.refused_service_type().unwrap().as_deref(),
+            Some("hive"),
+            "moving a snapshot aside keeps the refusal"
+        );
         cache.clear_refusal().unwrap();
         cache.clear_refusal().unwrap();
         assert_eq!(cache.refused_service_type().unwrap(), None);

@@ -31,12 +31,19 @@ pub fn watch_stamp(path: &Path) -> WatchStamp {
 
 fn stamp(path: &Path) -> Option<FileStamp> {
     let metadata = fs::metadata(path).ok()?;
-    Some(FileStamp { modified: metadata.modified().ok(), len: metadata.len() })
+    Some(FileStamp {
+        modified: metadata.modified().ok(),
+        len: metadata.len(),
+    })
 }
 
 /// Reads, verifies (when a signing key is configured) and compiles the snapshot file. The error
 /// names the key, the file and what to do.
-pub fn load_policy_file(path: &Path, key: Option<&SigningKey>, max_bytes: u64) -> Result<KafkaPolicies, ConfigError> {
+pub fn load_policy_file(
+    path: &Path,
+    key: Option<&SigningKey>,
+    max_bytes: u64,
+) -> Result<KafkaPolicies, ConfigError> {
     let bytes = read_policy_file(path, max_bytes)?;
     if let Some(key) = key {
         verify_policy_file(path, &bytes, key)?;
@@ -68,7 +75,12 @@ fn verify_policy_file(path: &Path, bytes: &[u8], key: &SigningKey) -> Result<(),
     if !key.verifies(bytes, &signature) {
         return Err(ConfigError::new(
             POLICY_FILE,
-            format!("{} does not verify under the signing key {} with {}; it is not used", path.display(), key.key_id(), sig_file.display()),
+            format!(
+                "{} does not verify under the signing key {} with {}; it is not used",
+                path.display(),
+                key.key_id(),
+                sig_file.display()
+            ),
         ));
     }
     Ok(())
@@ -95,8 +107,16 @@ pub fn read_policy_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ConfigEr
     }
     let mut bytes = Vec::with_capacity(metadata.len() as usize);
     fs::File::open(path)
-        .and_then(|file| file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes))
-        .map_err(|e| ConfigError::new(POLICY_FILE, format!("cannot read {shown}: {e}; make it readable by Kafka's account")))?;
+        .and_then(|file| {
+            file.take(max_bytes.saturating_add(1))
+                .read_to_end(&mut bytes)
+        })
+        .map_err(|e| {
+            ConfigError::new(
+                POLICY_FILE,
+                format!("cannot read {shown}: {e}; make it readable by Kafka's account"),
+            )
+        })?;
     if bytes.len() as u64 > max_bytes {
         return Err(ConfigError::new(POLICY_FILE, format!("{shown} grew past {SNAPSHOT_MAX_BYTES} ({max_bytes}) while it was read; raise that limit")));
     }

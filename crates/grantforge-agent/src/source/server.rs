@@ -24,11 +24,11 @@ use grantforge_kafka::KafkaPolicies;
 use serde_json::{json, Value};
 
 use crate::agent::Agent;
-use crate::source::disk_cache::{Download, SnapshotCache};
-use crate::source::client::{CallError, PolicyAnswer, ServerClient};
+use crate::audit::delivery::{DeliveryStats, Shipper};
 use crate::config::{AgentConfig, ConfigError, ServerSettings};
 use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE};
-use crate::audit::delivery::{DeliveryStats, Shipper};
+use crate::source::client::{CallError, PolicyAnswer, ServerClient};
+use crate::source::disk_cache::{Download, SnapshotCache};
 use crate::source::trust::{etag_of, SigningKey};
 
 /// The shortest round the server can ask for with `refreshSeconds`.
@@ -41,7 +41,9 @@ pub(crate) const SERVER_ROUND_MAX: Duration = Duration::from_secs(3600);
 /// The rounds the server's `refreshSeconds` may ask for, given the configured refresh interval:
 /// from 1 s to ten times the interval, at most an hour (1 s to 5 minutes with the default 30 s).
 pub(crate) fn server_round_range(refresh_interval: Duration) -> (Duration, Duration) {
-    let longest = refresh_interval.saturating_mul(SERVER_ROUND_FACTOR).clamp(SERVER_ROUND_MIN, SERVER_ROUND_MAX);
+    let longest = refresh_interval
+        .saturating_mul(SERVER_ROUND_FACTOR)
+        .clamp(SERVER_ROUND_MIN, SERVER_ROUND_MAX);
     (SERVER_ROUND_MIN, longest)
 }
 
@@ -91,9 +93,21 @@ pub struct ServerSync {
 
 impl ServerSync {
     /// Validates what can be validated without the network, and opens the disk cache.
-    pub fn new(settings: ServerSettings, config: &AgentConfig, delivery: Arc<DeliveryStats>) -> Result<ServerSync, ConfigError> {
-        crate::config::plain_http_needs_a_signing_key(&settings.url, settings.signing_key.is_some())?;
-        let client = ServerClient::new(&settings, config.connect_timeout, config.read_timeout, config.snapshot_max_bytes)?;
+    pub fn new(
+        settings: ServerSettings,
+        config: &AgentConfig,
+        delivery: Arc<DeliveryStats>,
+    ) -> Result<ServerSync, ConfigError> {
+        crate::config::plain_http_needs_a_signing_key(
+            &settings.url,
+            settings.signing_key.is_some(),
+        )?;
+        let client = ServerClient::new(
+            &settings,
+            config.connect_timeout,
+            config.read_timeout,
+            config.snapshot_max_bytes,
+        )?;
         let cache = SnapshotCache::open(&settings.cache_dir)?;
         let trusted = match &settings.signing_key {
             Some(key) => Some(key.clone()),
@@ -101,17 +115,30 @@ impl ServerSync {
                 Ok(Some(text)) => Some(SigningKey::from_base64(&text).map_err(|e| {
                     ConfigError::new(
                         CACHE_DIR.key,
-                        format!("the pinned key {} is {e}; remove it or set {}", cache.pinned_key_path().display(), SIGNING_KEY_FILE.key),
+                        format!(
+                            "the pinned key {} is {e}; remove it or set {}",
+                            cache.pinned_key_path().display(),
+                            SIGNING_KEY_FILE.key
+                        ),
                     )
                 })?),
                 Ok(None) => None,
                 Err(e) => {
-                    return Err(ConfigError::new(CACHE_DIR.key, format!("cannot read {}: {e}", cache.pinned_key_path().display())))
+                    return Err(ConfigError::new(
+                        CACHE_DIR.key,
+                        format!("cannot read {}: {e}", cache.pinned_key_path().display()),
+                    ))
                 }
             },
         };
         let refused_type = cache.refused_service_type().map_err(|e| {
-            ConfigError::new(CACHE_DIR.key, format!("cannot read {}: {e}; make it readable by Kafka's account", cache.refused_type_path().display()))
+            ConfigError::new(
+                CACHE_DIR.key,
+                format!(
+                    "cannot read {}: {e}; make it readable by Kafka's account",
+                    cache.refused_type_path().display()
+                ),
+            )
         })?;
         warn_if_token_readable_by_others(&settings);
         if crate::config::is_plain_http(&settings.url) {
@@ -122,7 +149,13 @@ impl ServerSync {
             );
         }
         let batch_size = usize::try_from(config.audit_batch_size).unwrap_or(500);
-        let shipper = Shipper::new(&settings.instance, batch_size, cache.dir().join("audit-spool"), config.audit_spool_limit_bytes, delivery);
+        let shipper = Shipper::new(
+            &settings.instance,
+            batch_size,
+            cache.dir().join("audit-spool"),
+            config.audit_spool_limit_bytes,
+            delivery,
+        );
         Ok(ServerSync {
             shipper,
             settings,
@@ -163,8 +196,15 @@ impl ServerSync {
 
     fn reject_cache(&mut self, reason: &str) {
         match self.cache.move_aside() {
-            Ok(aside) => tracing::warn!("the cached snapshot in {} is not used: {reason}; moved aside to {}", self.cache.dir().display(), aside.display()),
-            Err(e) => tracing::warn!("the cached snapshot in {} is not used: {reason}; moving it aside failed: {e}", self.cache.dir().display()),
+            Ok(aside) => tracing::warn!(
+                "the cached snapshot in {} is not used: {reason}; moved aside to {}",
+                self.cache.dir().display(),
+                aside.display()
+            ),
+            Err(e) => tracing::warn!(
+                "the cached snapshot in {} is not used: {reason}; moving it aside failed: {e}",
+                self.cache.dir().display()
+            ),
         }
     }
 
@@ -175,7 +215,11 @@ impl ServerSync {
             Err(e) => return self.failed(agent, &e),
         };
         let round = self.round(heartbeat.refresh_seconds);
-        let stale = self.refused_type.is_some() || self.applied.as_ref().is_none_or(|a| a.version != heartbeat.policy_version);
+        let stale = self.refused_type.is_some()
+            || self
+                .applied
+                .as_ref()
+                .is_none_or(|a| a.version != heartbeat.policy_version);
         if stale {
             match self.download(agent, heartbeat.policy_version) {
                 Ok(()) => {}
@@ -190,7 +234,9 @@ impl ServerSync {
     /// The server's `refreshSeconds`, held within [`server_round_range`]; none (or ≤ 0) means the
     /// configured refresh interval.
     fn round(&mut self, refresh_seconds: Option<i64>) -> Duration {
-        let Some(asked) = refresh_seconds.filter(|s| *s > 0) else { return self.refresh_interval };
+        let Some(asked) = refresh_seconds.filter(|s| *s > 0) else {
+            return self.refresh_interval;
+        };
         let asked_for = Duration::from_secs(asked.unsigned_abs());
         let (shortest, longest) = server_round_range(self.refresh_interval);
         let round = asked_for.clamp(shortest, longest);
@@ -219,7 +265,11 @@ impl ServerSync {
             Some(_) => None,
             None => self.applied.as_ref().map(|a| a.etag.clone()),
         };
-        let download = match self.client.policies(etag.as_deref()).map_err(Trouble::Server)? {
+        let download = match self
+            .client
+            .policies(etag.as_deref())
+            .map_err(Trouble::Server)?
+        {
             PolicyAnswer::Download(download) => download,
             PolicyAnswer::Unchanged => {
                 let applied = match (&etag, &self.applied) {
@@ -246,45 +296,78 @@ impl ServerSync {
     }
 
     /// Verifies, checks and applies one download (from the server or the disk cache).
-    fn accept(&mut self, download: Download, agent: &Agent, from_server: bool) -> Result<(), String> {
+    fn accept(
+        &mut self,
+        download: Download,
+        agent: &Agent,
+        from_server: bool,
+    ) -> Result<(), String> {
         let key = self.key_for(&download.key_id, from_server)?;
         if !key.verifies(&download.body, &download.signature) {
-            return Err(format!("its signature does not verify under the signing key {}", key.key_id()));
+            return Err(format!(
+                "its signature does not verify under the signing key {}",
+                key.key_id()
+            ));
         }
         let snapshot = Snapshot::parse(&download.body).map_err(|e| e.to_string())?;
         if snapshot.service_type != grantforge_kafka::SERVICE_TYPE {
             self.refuse_type(agent, &snapshot.service_type);
-            return Err(format!("it is of service type `{}`, not kafka", snapshot.service_type));
+            return Err(format!(
+                "it is of service type `{}`, not kafka",
+                snapshot.service_type
+            ));
         }
         // Derived from the verified bytes: neither the server's ETag header nor the cache's metadata
         // file (unsigned) can make other content pass for the applied one.
         let etag = etag_of(&download.body);
         if let Some(applied) = &self.applied {
             if snapshot.service != applied.service {
-                return Err(format!("it is of service `{}`, but this agent serves `{}`", snapshot.service, applied.service));
+                return Err(format!(
+                    "it is of service `{}`, but this agent serves `{}`",
+                    snapshot.service, applied.service
+                ));
             }
             if snapshot.policy_version < applied.version {
-                return Err(format!("its policy version {} is older than the applied {} (no rollback)", snapshot.policy_version, applied.version));
+                return Err(format!(
+                    "its policy version {} is older than the applied {} (no rollback)",
+                    snapshot.policy_version, applied.version
+                ));
             }
             if snapshot.policy_version == applied.version && etag != applied.etag {
-                return Err(format!("it has the applied policy version {} but other content", applied.version));
+                return Err(format!(
+                    "it has the applied policy version {} but other content",
+                    applied.version
+                ));
             }
             if snapshot.policy_version == applied.version && self.refused_type.is_none() {
                 return Ok(()); // the very snapshot in force
             }
         }
-        let policies = KafkaPolicies::from_snapshot(&snapshot, Instant::now()).map_err(|e| e.to_string())?;
-        let applied = LastApplied { service: snapshot.service.clone(), version: snapshot.policy_version, etag, at: Clock::now() };
+        let policies =
+            KafkaPolicies::from_snapshot(&snapshot, Instant::now()).map_err(|e| e.to_string())?;
+        let applied = LastApplied {
+            service: snapshot.service.clone(),
+            version: snapshot.policy_version,
+            etag,
+            at: Clock::now(),
+        };
         if !from_server && self.refused_type.is_some() {
             // Verified, but a snapshot of another type came after it: kept to compare the next
             // download with, never put in force.
             self.applied = Some(applied);
             return Ok(());
         }
-        let origin = if from_server { self.settings.url.clone() } else { format!("the disk cache {}", self.cache.dir().display()) };
+        let origin = if from_server {
+            self.settings.url.clone()
+        } else {
+            format!("the disk cache {}", self.cache.dir().display())
+        };
         agent.apply(policies, &origin);
         if from_server {
-            if let Err(e) = self.cache.save(&download, &snapshot.service, snapshot.policy_version) {
+            if let Err(e) = self
+                .cache
+                .save(&download, &snapshot.service, snapshot.policy_version)
+            {
                 tracing::warn!("cannot write the disk cache {}: {e}; the snapshot is applied but a restart without the server will not have it", self.cache.dir().display());
             }
             if self.refused_type.take().is_some() {
@@ -309,7 +392,10 @@ impl ServerSync {
             return;
         }
         if let Err(e) = self.cache.save_refusal(service_type) {
-            let aside = self.cache.move_aside().map_or_else(|e| format!("moving the cached snapshot aside failed too: {e}"), |to| format!("the cached snapshot was moved aside to {}", to.display()));
+            let aside = self.cache.move_aside().map_or_else(
+                |e| format!("moving the cached snapshot aside failed too: {e}"),
+                |to| format!("the cached snapshot was moved aside to {}", to.display()),
+            );
             tracing::error!(
                 "cannot record the refusal in {}: {e}; {aside}, so that a restart does not serve it",
                 self.cache.refused_type_path().display()
@@ -335,18 +421,34 @@ impl ServerSync {
             });
         }
         if !may_fetch {
-            return Err(format!("no signing key is trusted yet to verify it (set {})", SIGNING_KEY_FILE.key));
+            return Err(format!(
+                "no signing key is trusted yet to verify it (set {})",
+                SIGNING_KEY_FILE.key
+            ));
         }
         if crate::config::is_plain_http(&self.settings.url) {
-            return Err(format!("over plain HTTP no signing key is trusted on first use (set {})", SIGNING_KEY_FILE.key));
+            return Err(format!(
+                "over plain HTTP no signing key is trusted on first use (set {})",
+                SIGNING_KEY_FILE.key
+            ));
         }
-        let published = self.client.signing_key().map_err(|e| format!("the signing key could not be fetched: {e}"))?;
-        let key = SigningKey::from_base64(&published).map_err(|e| format!("the server's signing key is {e}"))?;
+        let published = self
+            .client
+            .signing_key()
+            .map_err(|e| format!("the signing key could not be fetched: {e}"))?;
+        let key = SigningKey::from_base64(&published)
+            .map_err(|e| format!("the server's signing key is {e}"))?;
         if key.key_id() != key_id {
-            return Err(format!("it is signed by key {key_id}, but the server publishes key {}", key.key_id()));
+            return Err(format!(
+                "it is signed by key {key_id}, but the server publishes key {}",
+                key.key_id()
+            ));
         }
         if let Err(e) = self.cache.pin_key(&published) {
-            return Err(format!("the signing key could not be pinned in {}: {e}", self.cache.pinned_key_path().display()));
+            return Err(format!(
+                "the signing key could not be pinned in {}: {e}",
+                self.cache.pinned_key_path().display()
+            ));
         }
         tracing::warn!(
             "trusting the GrantForge server's signing key {} on first use and pinning it in {}; pin it explicitly with {}",
@@ -364,7 +466,9 @@ impl ServerSync {
     pub fn ship(&mut self, events: &[Value]) {
         let deliverable = self.failures == 0;
         let (shipper, client) = (&mut self.shipper, &self.client);
-        let shipped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shipper.ship(client, events, deliverable)));
+        let shipped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            shipper.ship(client, events, deliverable)
+        }));
         if let Err(panic) = shipped {
             self.shipper.spool_only(events);
             std::panic::resume_unwind(panic);
@@ -396,9 +500,24 @@ impl ServerSync {
     }
 
     fn failed(&mut self, agent: &Agent, error: &CallError) -> Duration {
-        agent.metrics().heartbeat_failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let kept = self.applied.as_ref().map_or("no snapshot yet: every request but the super users' is refused".to_string(), |a| format!("policy version {} stays in force", a.version));
-        self.problem(format!("GrantForge server {}: {error}; {kept}", self.settings.url), matches!(error, CallError::Status { status: 401 | 404 | 409, .. }));
+        agent
+            .metrics()
+            .heartbeat_failures
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let kept = self.applied.as_ref().map_or(
+            "no snapshot yet: every request but the super users' is refused".to_string(),
+            |a| format!("policy version {} stays in force", a.version),
+        );
+        self.problem(
+            format!("GrantForge server {}: {error}; {kept}", self.settings.url),
+            matches!(
+                error,
+                CallError::Status {
+                    status: 401 | 404 | 409,
+                    ..
+                }
+            ),
+        );
         *agent.metrics().last_error.lock() = self.last_problem.clone();
         self.failures = self.failures.saturating_add(1);
         back_off(self.failures, self.refresh_interval)
@@ -408,8 +527,19 @@ impl ServerSync {
     /// backoff. The server answered, so the audit keeps being delivered.
     fn refused(&mut self, agent: &Agent, reason: &str) -> Duration {
         self.failures = 0;
-        let kept = self.applied.as_ref().map_or("no snapshot".to_string(), |a| format!("policy version {}", a.version));
-        self.problem(format!("a snapshot from {} was refused: {reason}; {kept} stays in force", self.settings.url), true);
+        let kept = self
+            .applied
+            .as_ref()
+            .map_or("no snapshot".to_string(), |a| {
+                format!("policy version {}", a.version)
+            });
+        self.problem(
+            format!(
+                "a snapshot from {} was refused: {reason}; {kept} stays in force",
+                self.settings.url
+            ),
+            true,
+        );
         *agent.metrics().last_error.lock() = self.last_problem.clone();
         self.refusals = self.refusals.saturating_add(1);
         back_off(self.refusals, self.refresh_interval)
@@ -445,7 +575,8 @@ fn unasked_not_modified() -> CallError {
 /// 1 s, 2 s, 4 s … up to the refresh interval, each ±20 % so a fleet does not retry in step;
 /// `attempts` counts this one.
 fn back_off(attempts: u32, refresh_interval: Duration) -> Duration {
-    let base = Duration::from_secs(1).saturating_mul(1u32 << attempts.clamp(1, 16).saturating_sub(1));
+    let base =
+        Duration::from_secs(1).saturating_mul(1u32 << attempts.clamp(1, 16).saturating_sub(1));
     jitter(base.min(refresh_interval))
 }
 
@@ -484,7 +615,11 @@ mod tests {
         assert_eq!(server_round_range(Duration::from_millis(300)), (s(1), s(3)));
         assert_eq!(server_round_range(Duration::from_millis(1)), (s(1), s(1)));
         assert_eq!(server_round_range(s(7200)), (s(1), s(3600)));
-        assert_eq!(server_round_range(Duration::MAX), (s(1), s(3600)), "no overflow");
+        assert_eq!(
+            server_round_range(Duration::MAX),
+            (s(1), s(3600)),
+            "no overflow"
+        );
     }
 
     #[test]

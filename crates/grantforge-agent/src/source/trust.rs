@@ -10,7 +10,9 @@ use ring::digest::{digest, SHA256};
 use ring::signature::{UnparsedPublicKey, ED25519};
 
 /// The fixed DER prefix of an Ed25519 SubjectPublicKeyInfo (OID 1.3.101.112), before the 32-byte key.
-const ED25519_SPKI_PREFIX: [u8; 12] = [0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00];
+const ED25519_SPKI_PREFIX: [u8; 12] = [
+    0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
+];
 
 /// A server's Ed25519 public key, as GrantForge serves and names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,11 +30,18 @@ impl SigningKey {
             .decode(trimmed)
             .or_else(|_| STANDARD_NO_PAD.decode(trimmed.trim_end_matches('=')))
             .map_err(|_| "not Base64".to_string())?;
-        if der.len() != ED25519_SPKI_PREFIX.len() + 32 || der[..ED25519_SPKI_PREFIX.len()] != ED25519_SPKI_PREFIX {
-            return Err("not an Ed25519 public key (X.509 SubjectPublicKeyInfo, 44 bytes)".to_string());
+        if der.len() != ED25519_SPKI_PREFIX.len() + 32
+            || der[..ED25519_SPKI_PREFIX.len()] != ED25519_SPKI_PREFIX
+        {
+            return Err(
+                "not an Ed25519 public key (X.509 SubjectPublicKeyInfo, 44 bytes)".to_string(),
+            );
         }
         let key_id = hex(&digest(&SHA256, &der).as_ref()[..8]);
-        Ok(SigningKey { spki_der: der, key_id })
+        Ok(SigningKey {
+            spki_der: der,
+            key_id,
+        })
     }
 
     /// The key id GrantForge puts in `X-GrantForge-Signing-Key`.
@@ -47,9 +56,13 @@ impl SigningKey {
 
     /// Whether `signature_b64` is this key's Ed25519 signature over exactly `body`.
     pub fn verifies(&self, body: &[u8], signature_b64: &str) -> bool {
-        let Ok(signature) = STANDARD.decode(signature_b64.trim()) else { return false };
+        let Ok(signature) = STANDARD.decode(signature_b64.trim()) else {
+            return false;
+        };
         let public = &self.spki_der[ED25519_SPKI_PREFIX.len()..];
-        UnparsedPublicKey::new(&ED25519, public).verify(body, &signature).is_ok()
+        UnparsedPublicKey::new(&ED25519, public)
+            .verify(body, &signature)
+            .is_ok()
     }
 }
 
@@ -88,11 +101,16 @@ pub(crate) mod tests {
         let body = br#"{"format":1}"#;
         let signature = sign(&pair, body);
         assert!(key.verifies(body, &signature));
-        assert!(!key.verifies(br#"{"format":1} "#, &signature), "one more byte");
+        assert!(
+            !key.verifies(br#"{"format":1} "#, &signature),
+            "one more byte"
+        );
         assert!(!key.verifies(body, "not base64!"));
         assert!(!key.verifies(body, &STANDARD.encode([0u8; 10])));
         let (_, other_public) = server_key();
-        assert!(!SigningKey::from_base64(&other_public).unwrap().verifies(body, &signature));
+        assert!(!SigningKey::from_base64(&other_public)
+            .unwrap()
+            .verifies(body, &signature));
     }
 
     #[test]
@@ -100,7 +118,10 @@ pub(crate) mod tests {
         let (_, public) = server_key();
         let key = SigningKey::from_base64(&public).unwrap();
         assert_eq!(key.key_id().len(), 16);
-        assert!(key.key_id().chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(key
+            .key_id()
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
         assert_eq!(SigningKey::from_base64(&key.to_base64()).unwrap(), key);
     }
 

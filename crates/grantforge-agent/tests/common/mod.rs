@@ -13,14 +13,22 @@ use grantforge_kafka::{Action, KafkaContext, Operation, Principal, RequestContex
 use grantforge_testserver::{Config, Fault, FaultMode, RequestRecord, RunningServer, Server};
 
 pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gf-sync-{name}-{}-{:?}", std::process::id(), Instant::now()));
+    let dir = std::env::temp_dir().join(format!(
+        "gf-sync-{name}-{}-{:?}",
+        std::process::id(),
+        Instant::now()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
 /// The fixture's policies, plus one that lets alice read `marker` when given.
 pub fn policies(marker: Option<&str>) -> String {
-    let file = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/server/policies.json")).unwrap();
+    let file = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/server/policies.json"
+    ))
+    .unwrap();
     let Some(topic) = marker else { return file };
     let policy = format!(
         r#"{{"id":"900","name":"marker","type":"ACCESS","priority":"NORMAL","document":{{"resources":{{"topic":{{"values":["{topic}"],"excludes":false,"recursive":false}}}},"allow":[{{"users":["alice"],"groups":[],"roles":[],"accessTypes":["read"],"conditions":[]}}],"allowExceptions":[],"deny":[],"denyExceptions":[],"validity":[]}}}},"#
@@ -39,19 +47,31 @@ pub fn server(name: &str) -> RunningServer {
 
 /// The file holding the server's signing key (`grantforge.signing.key.file`).
 pub fn signing_key_file(server: &RunningServer) -> PathBuf {
-    server.state_dir().join(grantforge_testserver::files::PUBLIC_KEY)
+    server
+        .state_dir()
+        .join(grantforge_testserver::files::PUBLIC_KEY)
 }
 
 /// The settings of an agent of `server` with this cache directory; `extra` adds or overrides.
-pub fn settings(server: &RunningServer, cache: &Path, extra: &[(&str, &str)]) -> BTreeMap<String, String> {
+pub fn settings(
+    server: &RunningServer,
+    cache: &Path,
+    extra: &[(&str, &str)],
+) -> BTreeMap<String, String> {
     let mut settings: BTreeMap<String, String> = [
         ("grantforge.server.url", server.base_url().to_string()),
-        ("grantforge.token.file", server.state_dir().join("token").display().to_string()),
+        (
+            "grantforge.token.file",
+            server.state_dir().join("token").display().to_string(),
+        ),
         ("grantforge.cache.dir", cache.display().to_string()),
         ("grantforge.instance", "test-agent".to_string()),
         ("grantforge.refresh.interval.ms", "1000".to_string()),
         // plain HTTP is no trust anchor: the key is configured, never trusted on first use
-        ("grantforge.signing.key.file", signing_key_file(server).display().to_string()),
+        (
+            "grantforge.signing.key.file",
+            signing_key_file(server).display().to_string(),
+        ),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
@@ -64,16 +84,32 @@ pub fn agent(server: &RunningServer, cache: &Path, extra: &[(&str, &str)]) -> Ar
     registry::open(AgentConfig::from_settings(&settings(server, cache, extra)).unwrap()).unwrap()
 }
 
-pub const FAST_AUDIT: &[(&str, &str)] = &[("grantforge.audit.fold.window.ms", "500"), ("grantforge.audit.flush.interval.ms", "300")];
+pub const FAST_AUDIT: &[(&str, &str)] = &[
+    ("grantforge.audit.fold.window.ms", "500"),
+    ("grantforge.audit.flush.interval.ms", "300"),
+];
 
 pub fn may_read(agent: &Agent, topic: &str) -> bool {
     let context = RequestContext {
-        principal: Principal { principal_type: "User".into(), name: "alice".into() },
-        conditions: KafkaContext { client_address: Some("127.0.0.1".parse().unwrap()), ..Default::default() },
+        principal: Principal {
+            principal_type: "User".into(),
+            name: "alice".into(),
+        },
+        conditions: KafkaContext {
+            client_address: Some("127.0.0.1".parse().unwrap()),
+            ..Default::default()
+        },
         request_type: 1,
         request_version: 12,
     };
-    let action = Action { operation: Some(Operation::Read), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: false, log_if_denied: false };
+    let action = Action {
+        operation: Some(Operation::Read),
+        resource_type: Some(ResourceType::Topic),
+        literal: true,
+        name: topic,
+        log_if_allowed: false,
+        log_if_denied: false,
+    };
     let mut allowed = [false];
     agent.authorize(&context, &[action], &mut allowed);
     allowed[0]
@@ -82,12 +118,26 @@ pub fn may_read(agent: &Agent, topic: &str) -> bool {
 /// An audited access of `user` to `topic`.
 pub fn access(agent: &Agent, user: &str, topic: &str, operation: Operation) -> bool {
     let context = RequestContext {
-        principal: Principal { principal_type: "User".into(), name: user.into() },
-        conditions: KafkaContext { client_address: Some("127.0.0.1".parse().unwrap()), listener: "SASL_PLAINTEXT".into(), client_id: "producer-1".into() },
+        principal: Principal {
+            principal_type: "User".into(),
+            name: user.into(),
+        },
+        conditions: KafkaContext {
+            client_address: Some("127.0.0.1".parse().unwrap()),
+            listener: "SASL_PLAINTEXT".into(),
+            client_id: "producer-1".into(),
+        },
         request_type: 0,
         request_version: 9,
     };
-    let action = Action { operation: Some(operation), resource_type: Some(ResourceType::Topic), literal: true, name: topic, log_if_allowed: true, log_if_denied: true };
+    let action = Action {
+        operation: Some(operation),
+        resource_type: Some(ResourceType::Topic),
+        literal: true,
+        name: topic,
+        log_if_allowed: true,
+        log_if_denied: true,
+    };
     let mut allowed = [false];
     agent.authorize(&context, &[action], &mut allowed);
     allowed[0]
@@ -122,7 +172,11 @@ pub fn version(agent: &Agent) -> Option<i64> {
 
 /// The agent API requests the server logged after sequence number `after`.
 pub fn requests_after(server: &RunningServer, after: u64) -> Vec<RequestRecord> {
-    server.requests().into_iter().filter(|r| r.seq > after).collect()
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| r.seq > after)
+        .collect()
 }
 
 /// The sequence number of the last request the server logged (0 before any).
@@ -132,6 +186,14 @@ pub fn last_seq(server: &RunningServer) -> u64 {
 
 /// Whether the server answered `endpoint` with `status` under the fault `mode` after `after`:
 /// proof that a fault was served, not only set.
-pub fn served(server: &RunningServer, after: u64, endpoint: &str, mode: FaultMode, status: u16) -> bool {
-    requests_after(server, after).iter().any(|r| r.endpoint.as_deref() == Some(endpoint) && r.fault == Some(mode) && r.status == Some(status))
+pub fn served(
+    server: &RunningServer,
+    after: u64,
+    endpoint: &str,
+    mode: FaultMode,
+    status: u16,
+) -> bool {
+    requests_after(server, after).iter().any(|r| {
+        r.endpoint.as_deref() == Some(endpoint) && r.fault == Some(mode) && r.status == Some(status)
+    })
 }

@@ -24,7 +24,10 @@ struct IngestedAnswer {
 impl Shared {
     pub(crate) fn access_events(&self, request: &Request, fault: Option<&Fault>) -> Response {
         if fault.is_some_and(|f| f.mode == FaultMode::FailEvents400) {
-            let errors = [FieldError { field: "events".into(), message: "refused by the test server's fail-events-400 fault".into() }];
+            let errors = [FieldError {
+                field: "events".into(),
+                message: "refused by the test server's fail-events-400 fault".into(),
+            }];
             return self.problem(request, 400, None, Some(&errors));
         }
         let body = match self.read_json(request) {
@@ -73,7 +76,11 @@ impl Shared {
                 }
             }
         }
-        let answer = IngestedAnswer { accepted: accepted.len(), duplicates: repeated + known, expired };
+        let answer = IngestedAnswer {
+            accepted: accepted.len(),
+            duplicates: repeated + known,
+            expired,
+        };
         self.log(&format!(
             "access events from {}: {} accepted, {} duplicates, {} expired",
             batch.instance, answer.accepted, answer.duplicates, answer.expired

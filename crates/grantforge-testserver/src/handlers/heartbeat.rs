@@ -27,7 +27,11 @@ impl Shared {
             Err(invalid) => return self.invalid(request, invalid),
         };
         let mut st = self.lock();
-        let count = st.heartbeats.get(&heartbeat.instance).map_or(0, |r| r.count) + 1;
+        let count = st
+            .heartbeats
+            .get(&heartbeat.instance)
+            .map_or(0, |r| r.count)
+            + 1;
         st.heartbeats.insert(
             heartbeat.instance.clone(),
             HeartbeatRecord {
@@ -39,13 +43,21 @@ impl Shared {
             },
         );
         let version = match fault {
-            Some(f) if f.mode == FaultMode::OldVersion => f.policy_version.unwrap_or(st.version - 1),
+            Some(f) if f.mode == FaultMode::OldVersion => {
+                f.policy_version.unwrap_or(st.version - 1)
+            }
             _ => st.version,
         };
         let refresh_seconds = match fault {
             Some(f) if f.mode == FaultMode::RefreshSeconds => f.refresh_seconds.unwrap_or(i64::MAX),
             _ => self.refresh_seconds,
         };
-        json_response(200, &HeartbeatAnswer { policy_version: version, refresh_seconds })
+        json_response(
+            200,
+            &HeartbeatAnswer {
+                policy_version: version,
+                refresh_seconds,
+            },
+        )
     }
 }

@@ -14,43 +14,90 @@ impl Shared {
     pub(crate) fn policies(&self, request: &Request, fault: Option<&Fault>) -> Response {
         let (current, set) = {
             let st = self.lock();
-            let needs_set = fault.is_some_and(|f| matches!(f.mode, FaultMode::OldVersion | FaultMode::OtherService | FaultMode::OtherType));
-            (Arc::clone(&st.current), if needs_set { Some(st.set.clone()) } else { None })
+            let needs_set = fault.is_some_and(|f| {
+                matches!(
+                    f.mode,
+                    FaultMode::OldVersion | FaultMode::OtherService | FaultMode::OtherType
+                )
+            });
+            (
+                Arc::clone(&st.current),
+                if needs_set {
+                    Some(st.set.clone())
+                } else {
+                    None
+                },
+            )
         };
         let service_of = |set: &PolicySet| self.service_name(set).to_string();
         let mode = fault.map_or(FaultMode::None, |f| f.mode);
         if mode == FaultMode::StaleNotModified && request.header("if-none-match").is_some() {
-            return Response::new(304).header("ETag", current.etag.clone()).header("X-GrantForge-Policy-Version", current.version.to_string());
+            return Response::new(304)
+                .header("ETag", current.etag.clone())
+                .header("X-GrantForge-Policy-Version", current.version.to_string());
         }
         let mut key_id = self.key.key_id().to_string();
-        let (body, etag, version, signature): (Body, String, i64, String) = match (mode, fault, set) {
+        let (body, etag, version, signature): (Body, String, i64, String) = match (mode, fault, set)
+        {
             (FaultMode::WrongSignature, _, _) => {
                 let mut other = current.body.to_vec();
                 other.push(b' ');
-                (Body::Shared(Arc::clone(&current.body)), current.etag.clone(), current.version, self.key.sign_base64(&other))
+                (
+                    Body::Shared(Arc::clone(&current.body)),
+                    current.etag.clone(),
+                    current.version,
+                    self.key.sign_base64(&other),
+                )
             }
             (FaultMode::OtherKey, _, _) => {
                 key_id = self.other_key.key_id().to_string();
                 let signature = self.other_key.sign_base64(&current.body);
-                (Body::Shared(Arc::clone(&current.body)), current.etag.clone(), current.version, signature)
+                (
+                    Body::Shared(Arc::clone(&current.body)),
+                    current.etag.clone(),
+                    current.version,
+                    signature,
+                )
             }
             (FaultMode::OldVersion, Some(f), Some(set)) => {
                 let version = f.policy_version.unwrap_or(current.version - 1);
-                let body = snapshot::build(&set, &self.definition, &service_of(&set), "kafka", version);
+                let body =
+                    snapshot::build(&set, &self.definition, &service_of(&set), "kafka", version);
                 (Body::Owned(body), String::new(), version, String::new())
             }
             (FaultMode::OtherService, Some(f), Some(set)) => {
-                let other = f.other_service.clone().unwrap_or_else(|| format!("{}-other", service_of(&set)));
-                let body = snapshot::build(&set, &self.definition, &other, "kafka", current.version);
-                (Body::Owned(body), String::new(), current.version, String::new())
+                let other = f
+                    .other_service
+                    .clone()
+                    .unwrap_or_else(|| format!("{}-other", service_of(&set)));
+                let body =
+                    snapshot::build(&set, &self.definition, &other, "kafka", current.version);
+                (
+                    Body::Owned(body),
+                    String::new(),
+                    current.version,
+                    String::new(),
+                )
             }
             (FaultMode::OtherType, Some(f), Some(set)) => {
                 let kind = f.service_type.clone().unwrap_or_else(|| "hive".into());
-                let body = snapshot::build(&set, &self.definition, &service_of(&set), &kind, current.version);
-                (Body::Owned(body), String::new(), current.version, String::new())
+                let body = snapshot::build(
+                    &set,
+                    &self.definition,
+                    &service_of(&set),
+                    &kind,
+                    current.version,
+                );
+                (
+                    Body::Owned(body),
+                    String::new(),
+                    current.version,
+                    String::new(),
+                )
             }
             (FaultMode::Huge, Some(f), _) => {
-                let wanted = usize::try_from(f.huge_bytes.unwrap_or(DEFAULT_HUGE_BYTES)).unwrap_or(usize::MAX);
+                let wanted = usize::try_from(f.huge_bytes.unwrap_or(DEFAULT_HUGE_BYTES))
+                    .unwrap_or(usize::MAX);
                 let base = &current.body;
                 let body = if wanted <= base.len() || base.first() != Some(&b'{') {
                     base.to_vec()
@@ -61,17 +108,41 @@ impl Shared {
                     padded.extend_from_slice(&base[1..]);
                     padded
                 };
-                (Body::Owned(body), String::new(), current.version, String::new())
+                (
+                    Body::Owned(body),
+                    String::new(),
+                    current.version,
+                    String::new(),
+                )
             }
-            _ => (Body::Shared(Arc::clone(&current.body)), current.etag.clone(), current.version, current.signature.clone()),
+            _ => (
+                Body::Shared(Arc::clone(&current.body)),
+                current.etag.clone(),
+                current.version,
+                current.signature.clone(),
+            ),
         };
-        let etag = if etag.is_empty() { etag_of(&body) } else { etag };
+        let etag = if etag.is_empty() {
+            etag_of(&body)
+        } else {
+            etag
+        };
         // `wrong-etag`: the header names other bytes; the server still compares with the body's ETag.
-        let header_etag = if mode == FaultMode::WrongEtag { etag_of(&[&body[..], b" "].concat()) } else { etag.clone() };
+        let header_etag = if mode == FaultMode::WrongEtag {
+            etag_of(&[&body[..], b" "].concat())
+        } else {
+            etag.clone()
+        };
         if request.header("if-none-match") == Some(etag.as_str()) {
-            return Response::new(304).header("ETag", header_etag).header("X-GrantForge-Policy-Version", version.to_string());
+            return Response::new(304)
+                .header("ETag", header_etag)
+                .header("X-GrantForge-Policy-Version", version.to_string());
         }
-        let signature = if signature.is_empty() { self.key.sign_base64(&body) } else { signature };
+        let signature = if signature.is_empty() {
+            self.key.sign_base64(&body)
+        } else {
+            signature
+        };
         Response::new(200)
             .header("ETag", header_etag)
             .header("Content-Type", "application/json")

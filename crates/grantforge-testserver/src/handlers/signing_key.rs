@@ -25,7 +25,11 @@ impl Shared {
         let key = if rotated { &self.other_key } else { &self.key };
         json_response(
             200,
-            &SigningKeyAnswer { key_id: key.key_id(), algorithm: "Ed25519", public_key: key.public_key_base64() },
+            &SigningKeyAnswer {
+                key_id: key.key_id(),
+                algorithm: "Ed25519",
+                public_key: key.public_key_base64(),
+            },
         )
     }
 }

@@ -18,16 +18,28 @@ impl Shared {
             "/_test/state" | "/_test/events" | "/_test/heartbeats" | "/_test/requests" => &["GET"],
             "/_test/fault" => &["GET", "POST"],
             "/_test/policies" | "/_test/reset" => &["POST"],
-            _ => return self.problem(request, 404, Some(&format!("no test endpoint {}", request.path)), None),
+            _ => {
+                return self.problem(
+                    request,
+                    404,
+                    Some(&format!("no test endpoint {}", request.path)),
+                    None,
+                )
+            }
         };
         if !allowed.contains(&method) {
             let detail = format!("Method '{method}' is not supported.");
-            return self.problem(request, 405, Some(&detail), None).header("Allow", allowed.join(", "));
+            return self
+                .problem(request, 405, Some(&detail), None)
+                .header("Allow", allowed.join(", "));
         }
         match (method, request.path.as_str()) {
             ("GET", "/_test/state") => {
                 let st = self.lock();
-                let mut requests: BTreeMap<String, u64> = Endpoint::ALL.iter().map(|e| (e.name().to_string(), 0)).collect();
+                let mut requests: BTreeMap<String, u64> = Endpoint::ALL
+                    .iter()
+                    .map(|e| (e.name().to_string(), 0))
+                    .collect();
                 requests.extend(st.requests.iter().map(|(k, v)| (k.clone(), *v)));
                 json_response(
                     200,
@@ -45,12 +57,17 @@ impl Shared {
                 )
             }
             ("GET", "/_test/events") => json_response(200, &self.lock().events),
-            ("GET", "/_test/heartbeats") => json_response(200, &self.lock().heartbeats.values().collect::<Vec<_>>()),
+            ("GET", "/_test/heartbeats") => {
+                json_response(200, &self.lock().heartbeats.values().collect::<Vec<_>>())
+            }
             ("GET", "/_test/requests") => json_response(200, &self.lock().recent),
             ("GET", "/_test/fault") => json_response(200, &self.lock().fault),
             ("POST", "/_test/fault") => match Fault::from_json(&request.body) {
                 Ok(fault) => {
-                    self.log(&format!("fault set: {}", serde_json::to_string(&fault).unwrap_or_default()));
+                    self.log(&format!(
+                        "fault set: {}",
+                        serde_json::to_string(&fault).unwrap_or_default()
+                    ));
                     self.lock().fault = fault.clone();
                     json_response(200, &fault)
                 }
@@ -60,7 +77,10 @@ impl Shared {
                 Ok(set) => {
                     let mut st = self.lock();
                     self.install(&mut st, set);
-                    json_response(200, &json!({"policyVersion": st.version, "etag": st.current.etag}))
+                    json_response(
+                        200,
+                        &json!({"policyVersion": st.version, "etag": st.current.etag}),
+                    )
                 }
                 Err(why) => self.problem(request, 400, Some(&why), None),
             },

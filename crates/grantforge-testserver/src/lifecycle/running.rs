@@ -27,7 +27,9 @@ pub struct RunningServer {
 
 impl std::fmt::Debug for RunningServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunningServer").field("base_url", &self.base_url).finish_non_exhaustive()
+        f.debug_struct("RunningServer")
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
     }
 }
 
@@ -116,7 +118,12 @@ impl RunningServer {
 
     /// How many requests reached an endpoint (including refused ones).
     pub fn request_count(&self, endpoint: Endpoint) -> u64 {
-        self.shared.lock().requests.get(endpoint.name()).copied().unwrap_or(0)
+        self.shared
+            .lock()
+            .requests
+            .get(endpoint.name())
+            .copied()
+            .unwrap_or(0)
     }
 
     /// The service name the snapshot carries now.
@@ -183,8 +190,12 @@ impl RunningServer {
             return;
         }
         let wake = match self.addr.ip() {
-            IpAddr::V4(ip) if ip.is_unspecified() => SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), self.addr.port()),
-            IpAddr::V6(ip) if ip.is_unspecified() => SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), self.addr.port()),
+            IpAddr::V4(ip) if ip.is_unspecified() => {
+                SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), self.addr.port())
+            }
+            IpAddr::V6(ip) if ip.is_unspecified() => {
+                SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), self.addr.port())
+            }
             _ => self.addr,
         };
         let _ = TcpStream::connect_timeout(&wake, Duration::from_secs(1));
