@@ -111,7 +111,7 @@ mod tests {
     }
 
     #[test]
-    fn the_seeds_example_through_the_bridge() {
+    fn the_worked_example_through_the_bridge() {
         let produce = 0;
         assert_eq!(
             update(produce, &entity(&[("USER", "jni-user2")]), 4096.0),

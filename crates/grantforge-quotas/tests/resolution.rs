@@ -1,4 +1,4 @@
-//! The resolution table of `docs/quotas.md`, row by row, and the seed's example.
+//! The resolution table of `docs/quotas.md`, row by row, and its worked example.
 
 use grantforge_quotas::{Entity, Part, QuotaTable, QuotaType, Rule};
 
@@ -10,8 +10,8 @@ fn both(table: &mut QuotaTable, entity: Entity, produce: f64, fetch: f64) {
     table.update(&entity, FETCH, fetch);
 }
 
-/// The seed's example: user2 has (producer 4096, consumer 8192), clientA (10, 20), clientB (30, 40).
-fn seed_example() -> QuotaTable {
+/// The worked example of docs/quotas.md: user2 has (producer 4096, consumer 8192), clientA (10, 20), clientB (30, 40).
+fn worked_example() -> QuotaTable {
     let mut table = QuotaTable::new();
     both(&mut table, Entity::user("user2"), 4096.0, 8192.0);
     both(
@@ -37,8 +37,8 @@ fn limits(table: &QuotaTable, user: &str, client: &str) -> (Option<f64>, Option<
 }
 
 #[test]
-fn the_seeds_example_reserves_sub_quotas_out_of_the_users_total() {
-    let table = seed_example();
+fn the_worked_example_reserves_sub_quotas_out_of_the_users_total() {
+    let table = worked_example();
     assert_eq!(limits(&table, "user2", "clientA"), (Some(10.0), Some(20.0)));
     assert_eq!(limits(&table, "user2", "clientB"), (Some(30.0), Some(40.0)));
     for other in ["clientC", "", "another"] {
@@ -254,7 +254,7 @@ fn a_default_named_entity_is_a_user_named_default() {
 
 #[test]
 fn values_and_a_one_line_summary_of_the_table() {
-    let table = seed_example();
+    let table = worked_example();
     assert_eq!(
         table.value(&Entity::user_client("user2", "clientB"), FETCH),
         Some(40.0)

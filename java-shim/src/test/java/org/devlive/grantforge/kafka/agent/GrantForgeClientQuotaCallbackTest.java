@@ -43,7 +43,7 @@ class GrantForgeClientQuotaCallbackTest {
     }
 
     @Test
-    void theSeedsExampleGroupsAndLimitsAsDocumented() {
+    void theWorkedExampleGroupsAndLimitsAsDocumented() {
         GrantForgeClientQuotaCallback callback = callback();
         ClientQuotaEntity.ConfigEntityType user = ClientQuotaEntity.ConfigEntityType.USER;
         ClientQuotaEntity.ConfigEntityType client = ClientQuotaEntity.ConfigEntityType.CLIENT_ID;
