@@ -21,6 +21,7 @@ use crate::request::decision_cache::DecisionCache;
 use crate::request::lane::{self, Lane, Lanes, SnapshotInForce};
 use crate::rules;
 use crate::settings;
+use crate::source;
 use crate::source::file::{load_policy_file, watch_stamp, WatchStamp};
 use crate::source::server::ServerSync;
 
@@ -513,31 +514,23 @@ impl Agent {
     }
 }
 
-/// A signed policy file's new version, if it may follow the applied one: the same service, and a
-/// policy version not lower.
+/// A signed policy file's new version, if it may follow the applied one (as a download must:
+/// [`source::may_follow`]).
 fn follows_signed(
     applied: &KafkaPolicies,
     next: KafkaPolicies,
     path: &Path,
 ) -> Result<KafkaPolicies, ConfigError> {
-    let refuse = |why: String| {
-        Err(ConfigError::new(
+    source::may_follow(
+        (&applied.service, applied.policy_version),
+        (&next.service, next.policy_version),
+    )
+    .map_err(|why| {
+        ConfigError::new(
             settings::POLICY_FILE.key,
             format!("{} is signed but refused: {why}", path.display()),
-        ))
-    };
-    if next.service != applied.service {
-        return refuse(format!(
-            "it is of service `{}`, but this agent serves `{}`",
-            next.service, applied.service
-        ));
-    }
-    if next.policy_version < applied.policy_version {
-        return refuse(format!(
-            "its policy version {} is older than the applied {} (no rollback)",
-            next.policy_version, applied.policy_version
-        ));
-    }
+        )
+    })?;
     Ok(next)
 }
 

@@ -321,18 +321,10 @@ impl ServerSync {
         // file (unsigned) can make other content pass for the applied one.
         let etag = etag_of(&download.body);
         if let Some(applied) = &self.applied {
-            if snapshot.service != applied.service {
-                return Err(format!(
-                    "it is of service `{}`, but this agent serves `{}`",
-                    snapshot.service, applied.service
-                ));
-            }
-            if snapshot.policy_version < applied.version {
-                return Err(format!(
-                    "its policy version {} is older than the applied {} (no rollback)",
-                    snapshot.policy_version, applied.version
-                ));
-            }
+            super::may_follow(
+                (&applied.service, applied.version),
+                (&snapshot.service, snapshot.policy_version),
+            )?;
             if snapshot.policy_version == applied.version && etag != applied.etag {
                 return Err(format!(
                     "it has the applied policy version {} but other content",
