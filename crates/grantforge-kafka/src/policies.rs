@@ -198,28 +198,21 @@ impl KafkaPolicies {
         if !self.service_enabled {
             return Reason::ServiceDisabled;
         }
-        let Some((operation, resource_type)) = placed(action) else {
-            return Reason::Unplaced;
-        };
-        let user = subject_user(&context.principal);
-        let resource = [(resource_type.level(), action.name)];
-        let request = AccessRequest::new(
-            &resource,
-            operation.access_type(),
-            &user,
-            now,
-            &context.conditions,
-        );
-        match self.engine.evaluate(&request) {
-            Ok(decision) => match (decision.outcome, decision.policy_id) {
+        let evaluated = self.with_request(context, action, now, |request| {
+            self.engine.evaluate(request)
+        });
+        match evaluated {
+            Some(Ok(decision)) => match (decision.outcome, decision.policy_id) {
                 (Outcome::NotDetermined, _) | (_, None) => Reason::NoPolicy,
                 (outcome, Some(id)) => Reason::Policy {
                     id,
                     allowed: outcome == Outcome::Allowed,
                 },
             },
-            // A request the engine cannot place (an empty group id, say) is refused, never decided.
-            Err(_) => Reason::Unplaced,
+            // An action the policies cannot be asked about (unknown codes, a pattern other than
+            // LITERAL), or a request the engine cannot place (an empty group id): refused, never
+            // decided.
+            None | Some(Err(_)) => Reason::Unplaced,
         }
     }
 
@@ -231,6 +224,19 @@ impl KafkaPolicies {
         action: &Action<'_>,
         now: Instant,
     ) -> Option<Result<Explanation, RequestError>> {
+        self.with_request(context, action, now, |request| self.engine.explain(request))
+    }
+
+    /// Runs `ask` with the engine's request for one Kafka action (the principal as a GrantForge
+    /// user, the resource at its level, the operation as its access type), or `None` when the
+    /// action cannot be placed. `decide` and `explain` ask the same request.
+    fn with_request<R>(
+        &self,
+        context: &RequestContext,
+        action: &Action<'_>,
+        now: Instant,
+        ask: impl FnOnce(&AccessRequest<'_, KafkaContext>) -> R,
+    ) -> Option<R> {
         let (operation, resource_type) = placed(action)?;
         let user = subject_user(&context.principal);
         let resource = [(resource_type.level(), action.name)];
@@ -241,7 +247,7 @@ impl KafkaPolicies {
             now,
             &context.conditions,
         );
-        Some(self.engine.explain(&request))
+        Some(ask(&request))
     }
 
     /// Kafka's `authorizeByResourceType`: may the principal perform `operation` on SOME resource of
