@@ -56,6 +56,11 @@ impl Shared {
             Outcome::Respond(r) | Outcome::Truncate(r) => Some(r.status),
             Outcome::Close => None,
         };
+        // Recorded before the answer leaves: a client that has the answer always finds its request
+        // in the log (a test that asks "was the fault served?" right after the agent acted on it).
+        if !request.path.starts_with("/_test") {
+            self.record_request(&request, endpoint, status, fault, authorized);
+        }
         let written = match &outcome {
             Outcome::Respond(r) => http::write_response(&mut stream, r, false),
             Outcome::Truncate(r) => http::write_response(&mut stream, r, true),
@@ -64,10 +69,6 @@ impl Shared {
                 Ok(())
             }
         };
-        let is_agent = !request.path.starts_with("/_test");
-        if is_agent {
-            self.record_request(&request, endpoint, status, fault, authorized);
-        }
         self.log(&format!(
             "{} {} -> {}{}{} ({} ms)",
             request.method,
