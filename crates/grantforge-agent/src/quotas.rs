@@ -114,8 +114,15 @@ impl Quotas {
     /// every entity at start, one call each).
     fn summary_after_quiet(&'static self) {
         static SUMMARY_THREAD: OnceLock<()> = OnceLock::new();
-        *self.pending_summary.lock() = Some(Instant::now());
-        self.changed.notify_all();
+        // The thread is woken for the first change of a burst only; it re-reads the time itself.
+        if self
+            .pending_summary
+            .lock()
+            .replace(Instant::now())
+            .is_none()
+        {
+            self.changed.notify_all();
+        }
         SUMMARY_THREAD.get_or_init(|| {
             let _ = std::thread::Builder::new()
                 .name("grantforge-quotas".to_string())
@@ -124,9 +131,10 @@ impl Quotas {
                     match *pending {
                         None => self.changed.wait(&mut pending),
                         Some(at) if at.elapsed() < QUIET_BEFORE_SUMMARY => {
-                            let _ = self
-                                .changed
-                                .wait_for(&mut pending, QUIET_BEFORE_SUMMARY - at.elapsed());
+                            let _ = self.changed.wait_for(
+                                &mut pending,
+                                QUIET_BEFORE_SUMMARY.saturating_sub(at.elapsed()),
+                            );
                         }
                         Some(_) => {
                             *pending = None;

@@ -85,7 +85,6 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
             view = new QuotaView();
             seen[quotaType.ordinal()] = CHANGES.incrementAndGet(quotaType.ordinal());
         }
-        NativeLogDrain.drainNow();
     }
 
     /** True once after a change this instance's Kafka did not make (another instance's update). */

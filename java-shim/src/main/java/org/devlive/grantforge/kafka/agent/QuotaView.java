@@ -65,14 +65,13 @@ final class QuotaView {
     /** The limit of the group with these tags, or null for none. */
     Double limitOf(int quotaType, Map<String, String> tags) {
         Double known = types[quotaType].limits.get(tags);
-        double limit;
         if (known != null) {
-            limit = known;
-        } else {
-            String user = tags.get("user");
-            String client = tags.get("client-id");
-            limit = NativeQuotas.limitOfGroup(quotaType, NativeQuotas.utf8(user), NativeQuotas.utf8(client));
+            // The remembered Double itself: no boxing on the fetch path.
+            return known.isNaN() ? null : known;
         }
+        String user = tags.get("user");
+        String client = tags.get("client-id");
+        double limit = NativeQuotas.limitOfGroup(quotaType, NativeQuotas.utf8(user), NativeQuotas.utf8(client));
         return Double.isNaN(limit) ? null : limit;
     }
 }
