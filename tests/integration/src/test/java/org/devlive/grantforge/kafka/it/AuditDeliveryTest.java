@@ -135,8 +135,12 @@ class AuditDeliveryTest {
 
     @Test
     void aMinuteWithoutTheServerLosesNothing() throws Exception {
+        // While the server is away the agent retries every 1, 2, 4 … s, at most every refresh interval
+        // (± 20 %): with the default 30 s, the first delivery after a minute's outage can come 36 s
+        // after the server is back, later than the 30 s this test waits. The test is about losing
+        // nothing, so the interval is 5 s here (retries at most 6 s apart).
         try (TestServer server = server("outage");
-             KafkaNode node = node("audit-outage", server, "1000").start()) {
+             KafkaNode node = node("audit-outage", server, "1000").property("grantforge.refresh.interval.ms", "5000").start()) {
             createOrders(node);
             server.fault("{\"mode\":\"down\"}");
             long downAt = System.nanoTime();
