@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The agent's quota callback in a real node (broker and controller at once), quotas set with the
- * Admin API's {@code alterClientQuotas} as {@code kafka-configs} sets them: alice (the seed's
+ * Admin API's {@code alterClientQuotas} as {@code kafka-configs} sets them: alice ({@code docs/quotas.md}'s
  * "user2") has a produce total, and her client {@code clientA} a sub-quota reserved out of it. The
  * groups show as Kafka's own tests look for them (the broker's quota MBeans, tagged {@code user}
  * and {@code client-id}), clientA is throttled against its small reserved limit while clientC,
