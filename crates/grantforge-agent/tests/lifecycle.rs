@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::{access, counted, eventually, fault, server, temp_dir, FAST_AUDIT};
 
 use grantforge_agent::{registry, AgentConfig};
-use grantforge_kafka::{Action, KafkaContext, Operation, Principal, RequestContext, ResourceType};
+use grantforge_kafka::Operation;
 
 /// Server mode with a cache directory written as `cache_dir`; nothing is asked of the network
 /// before the agent's own thread runs (and no server answers at that address).
@@ -66,32 +66,6 @@ fn a_cache_dir_created_on_first_boot_through_a_link_or_dots_gives_one_agent() {
     registry::release(&first);
 }
 
-fn write(topic: &str) -> Action<'_> {
-    Action {
-        operation: Some(Operation::Write),
-        resource_type: Some(ResourceType::Topic),
-        literal: true,
-        name: topic,
-        log_if_allowed: true,
-        log_if_denied: true,
-    }
-}
-
-fn user(name: &str) -> RequestContext {
-    RequestContext {
-        principal: Principal {
-            principal_type: "User".into(),
-            name: name.into(),
-        },
-        conditions: KafkaContext {
-            client_address: Some("10.0.0.1".parse().unwrap()),
-            ..Default::default()
-        },
-        request_type: 0,
-        request_version: 9,
-    }
-}
-
 #[test]
 fn refusals_while_no_snapshot_is_in_force_are_counted_and_audited() {
     let home = temp_dir("no-snapshot");
@@ -100,13 +74,11 @@ fn refusals_while_no_snapshot_is_in_force_are_counted_and_audited() {
         &home.join("cache").display().to_string(),
     ))
     .unwrap();
-    let mut allowed = [false, false];
-    agent.authorize(
-        &user("alice"),
-        &[write("orders"), write("payments")],
-        &mut allowed,
-    );
-    assert_eq!(allowed, [false, false], "no snapshot: refused");
+    let refused = [
+        access(&agent, "alice", "orders", Operation::Write),
+        access(&agent, "alice", "payments", Operation::Write),
+    ];
+    assert_eq!(refused, [false, false], "no snapshot: refused");
     let stats = agent.stats();
     assert_eq!(
         (
@@ -133,12 +105,7 @@ fn close_waits_for_the_last_audit_delivery_only_until_its_deadline_and_loses_not
             delay.as_millis()
         )))
         .unwrap();
-    assert!(!access(
-        &agent,
-        "bob",
-        "orders",
-        grantforge_kafka::Operation::Write
-    ));
+    assert!(!access(&agent, "bob", "orders", Operation::Write));
     // Whether the agent's thread is already delivering the refusal or delivers it as its last
     // delivery on close, the server holds it for three deadlines.
     let closing = std::time::Instant::now();
