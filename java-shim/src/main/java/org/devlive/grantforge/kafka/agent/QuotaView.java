@@ -13,12 +13,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * fetch, on request, network and controller threads. The first question of a (user, client id) for
  * a quota type crosses into Rust, where the one resolution of the agent lives; every later one is
  * two map look-ups here, allocating nothing. A change of any quota replaces the view with an empty
- * one (the answers of one view all come from one state of the table). The view is bounded: at most
- * {@link #MAX_GROUPS} answers per quota type, and none for names longer than {@link #MAX_NAME_CHARS}
- * (client ids are chosen by clients); past that, questions cross into Rust every time.
+ * one (the answers of one view all come from one state of the table). The view is bounded in bytes:
+ * at most {@link #MAX_GROUPS} answers per quota type, none for names longer than
+ * {@link #MAX_NAME_CHARS} in all (client ids are chosen by clients), so an answer keeps at most about
+ * 1.3 KB (the client id, the tags map, two map entries, the limit) and a quota type at most about
+ * 13 MB; past that, questions cross into Rust every time.
  */
 final class QuotaView {
-    static final int MAX_GROUPS = 50_000;
+    static final int MAX_GROUPS = 10_000;
     static final int MAX_NAME_CHARS = 512;
 
     /** Tags as Kafka's own callback builds them: {@code user} first, then {@code client-id}. */
@@ -55,7 +57,9 @@ final class QuotaView {
         NativeQuotas.Resolved resolved = NativeQuotas.decodeResolved(encoded);
         Map<String, String> answer = tags(resolved.userTag, resolved.clientTag);
         Double limit = resolved.limit;
-        if (user.length() + clientId.length() <= MAX_NAME_CHARS && type.size.incrementAndGet() <= MAX_GROUPS) {
+        // Counted only while there is room: a counter bumped on every miss past the bound would wrap.
+        if (user.length() + clientId.length() <= MAX_NAME_CHARS && type.size.get() < MAX_GROUPS
+                && type.size.incrementAndGet() <= MAX_GROUPS) {
             type.groups.computeIfAbsent(user, u -> new ConcurrentHashMap<>()).put(clientId, answer);
             type.limits.put(answer, limit);
         }
