@@ -120,7 +120,7 @@ impl AccessEvent {
         let host = self.client.map_or("unknown".to_string(), |a| a.to_string());
         let basis = self
             .policy_id
-            .map_or("no policy (refused: nothing reason)".to_string(), |id| {
+            .map_or("no policy (refused: nothing decided)".to_string(), |id| {
                 format!("policy {id}")
             });
         let times = if self.count == 1 {
@@ -366,6 +366,48 @@ mod tests {
             EventIds::new("x").next(),
             "boot ids differ"
         );
+    }
+
+    /// `docs/operations.md` shows an operator what the audit log looks like; this keeps it true.
+    #[test]
+    fn the_operations_guide_shows_the_lines_the_audit_log_writes() {
+        let guide = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/operations.md"
+        ))
+        .unwrap();
+        let folded = AccessEvent {
+            event_id: "e1".into(),
+            principal_type: "User".into(),
+            principal_name: "alice".into(),
+            client: Some("127.0.0.1".parse().unwrap()),
+            resource_type: Some(ResourceType::Topic),
+            resource: "orders".into(),
+            operation: Some(Operation::Write),
+            request_type: 0,
+            request_version: 13,
+            listener: "SASL_PLAINTEXT".into(),
+            client_id: "producer-1".into(),
+            allowed: true,
+            policy_id: Some(1),
+            policy_version: 1,
+            count: 10000,
+            first: Instant::from_unix_millis(1_796_047_081_120),
+            last: Instant::from_unix_millis(1_796_047_084_877),
+        };
+        let refused = AccessEvent {
+            principal_name: "bob".into(),
+            allowed: false,
+            policy_id: None,
+            count: 1,
+            first: Instant::from_unix_millis(1_796_047_082_311),
+            last: Instant::from_unix_millis(1_796_047_082_311),
+            ..folded.clone()
+        };
+        for event in [folded, refused] {
+            let line = format!("INFO [grantforge.audit] {}\n", event.log_line());
+            assert!(guide.contains(&line), "docs/operations.md lacks {line}");
+        }
     }
 
     #[test]
