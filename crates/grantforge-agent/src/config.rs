@@ -78,6 +78,13 @@ impl Token {
     }
 }
 
+#[cfg(test)]
+impl Token {
+    pub(crate) fn for_tests(token: &str) -> Token {
+        Token(token.to_string())
+    }
+}
+
 impl fmt::Debug for Token {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Token(<secret>)")

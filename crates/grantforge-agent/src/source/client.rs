@@ -173,7 +173,7 @@ impl ServerClient {
             header("X-GrantForge-Signing-Key")?,
             header("X-GrantForge-Signature")?,
         );
-        let body = read_limited(&mut response, self.max_body)?;
+        let body = read_limited(&mut response, BodyLimit::Snapshot(self.max_body))?;
         Ok(PolicyAnswer::Download(Download {
             body,
             key_id,
@@ -203,7 +203,7 @@ impl ServerClient {
     }
 
     fn json(&self, mut response: Response<Body>) -> Result<Value, CallError> {
-        let bytes = read_limited(&mut response, 1 << 20)?;
+        let bytes = read_limited(&mut response, BodyLimit::Json)?;
         let value: Value = serde_json::from_slice(&bytes)
             .map_err(|e| CallError::Invalid(format!("not JSON: {e}")))?;
         if value.is_object() {
@@ -227,7 +227,7 @@ fn expect_ok(mut response: Response<Body>) -> Result<Response<Body>, CallError> 
     if (200..300).contains(&status) {
         return Ok(response);
     }
-    let body = read_limited(&mut response, 64 * 1024).unwrap_or_default();
+    let body = read_limited(&mut response, BodyLimit::Problem).unwrap_or_default();
     let detail = match serde_json::from_slice::<Value>(&body) {
         Ok(problem) if problem.is_object() => {
             let code = problem["code"].as_str().unwrap_or("");
@@ -242,14 +242,51 @@ fn expect_ok(mut response: Response<Body>) -> Result<Response<Body>, CallError> 
     Err(CallError::Status { status, detail })
 }
 
-fn read_limited(response: &mut Response<Body>, limit: u64) -> Result<Vec<u8>, CallError> {
-    response.body_mut().with_config().limit(limit).read_to_vec().map_err(|e| match e {
-        ureq::Error::BodyExceedsLimit(_) => CallError::Invalid(format!(
-            "the body is larger than {} ({limit} bytes); raise that limit if the service is that large",
-            settings::SNAPSHOT_MAX_BYTES.key
-        )),
-        other => CallError::Invalid(format!("the body could not be read completely: {other}")),
-    })
+/// How much of an answer the agent reads, and what an operator can do about a larger one.
+#[derive(Clone, Copy, Debug)]
+enum BodyLimit {
+    /// A snapshot: the operator's `grantforge.snapshot.max.bytes`.
+    Snapshot(u64),
+    /// Heartbeat, signing-key and access-event answers: a few hundred bytes from GrantForge.
+    Json,
+    /// An error answer, read for its `code` and `detail` only.
+    Problem,
+}
+
+impl BodyLimit {
+    fn bytes(self) -> u64 {
+        match self {
+            BodyLimit::Snapshot(bytes) => bytes,
+            BodyLimit::Json => 1 << 20,
+            BodyLimit::Problem => 64 * 1024,
+        }
+    }
+
+    fn exceeded(self) -> CallError {
+        let bytes = self.bytes();
+        CallError::Invalid(match self {
+            BodyLimit::Snapshot(_) => format!(
+                "the snapshot is larger than {} ({bytes} bytes); raise that limit if the service is that large",
+                settings::SNAPSHOT_MAX_BYTES.key
+            ),
+            BodyLimit::Json | BodyLimit::Problem => format!(
+                "the body is larger than {bytes} bytes, the most the agent reads of an answer that is not a snapshot; check that {} names a GrantForge server",
+                settings::SERVER_URL.key
+            ),
+        })
+    }
+}
+
+fn read_limited(response: &mut Response<Body>, limit: BodyLimit) -> Result<Vec<u8>, CallError> {
+    response
+        .body_mut()
+        .with_config()
+        .limit(limit.bytes())
+        .read_to_vec()
+        .map_err(|e| match e {
+            ureq::Error::BodyExceedsLimit(_) => limit.exceeded(),
+            other => CallError::Invalid(format!("the body could not be read completely: {other}")),
+        })
 }
 
 /// Mozilla's roots, plus the private CAs of `grantforge.ssl.ca.file` when given.
@@ -331,5 +368,79 @@ pub mod testing {
                 base.trim_end_matches('/')
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::config::Token;
+
+    /// A loopback server that answers one request with `head` and `body`; returns its base URL.
+    fn answer_once(head: &'static str, body: Vec<u8>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap() > 2 {
+                line.clear();
+            }
+            let mut stream = reader.into_inner();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\n{head}Content-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(&body);
+        });
+        url
+    }
+
+    fn client(url: String, max_body: u64) -> ServerClient {
+        let settings = ServerSettings {
+            url,
+            token: Token::for_tests("secret"),
+            token_file: PathBuf::from("token"),
+            instance: "broker-1".into(),
+            host: "host".into(),
+            cache_dir: PathBuf::from("cache"),
+            signing_key: None,
+            ca_pem: None,
+        };
+        let timeout = Duration::from_secs(30);
+        ServerClient::new(&settings, timeout, timeout, max_body).unwrap()
+    }
+
+    #[test]
+    fn a_json_answer_over_1_mib_is_refused_naming_the_server_url_not_the_snapshot_limit() {
+        let mut body = b"{\"policyVersion\": 1".to_vec();
+        body.resize((1 << 20) + 1, b' ');
+        body.push(b'}');
+        let url = answer_once("Content-Type: application/json\r\n", body);
+        let error = client(url, 64 << 20)
+            .heartbeat(&serde_json::json!({}))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("larger than 1048576 bytes"), "{error}");
+        assert!(error.contains(settings::SERVER_URL.key), "{error}");
+        assert!(!error.contains(settings::SNAPSHOT_MAX_BYTES.key), "{error}");
+    }
+
+    #[test]
+    fn a_snapshot_over_its_limit_is_refused_naming_the_snapshot_limit() {
+        let head = "X-GrantForge-Signing-Key: k1\r\nX-GrantForge-Signature: c2ln\r\n";
+        let url = answer_once(head, vec![b' '; 2048]);
+        let error = match client(url, 1024).policies(None) {
+            Err(error) => error.to_string(),
+            Ok(answer) => panic!("a 2 KiB snapshot passed a 1 KiB limit: {answer:?}"),
+        };
+        assert!(error.contains("(1024 bytes)"), "{error}");
+        assert!(error.contains(settings::SNAPSHOT_MAX_BYTES.key), "{error}");
     }
 }
