@@ -318,3 +318,32 @@ fn another_service_type_or_a_foreign_definition_is_refused_at_load() {
         .expect("refused");
     assert!(err.to_string().contains("transactional_id"), "{err}");
 }
+
+#[test]
+fn a_disabled_service_leaves_kafka_unchecked_and_unaudited() {
+    let bytes = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/snapshots/e2e.json"
+    ))
+    .unwrap();
+    let disabled = bytes.replacen("\"serviceEnabled\":true", "\"serviceEnabled\":false", 1);
+    assert_ne!(bytes, disabled, "the fixture says serviceEnabled");
+    let p = KafkaPolicies::load(disabled.as_bytes(), Instant::now()).unwrap();
+    let refused_when_enabled = action(Operation::Write, ResourceType::Topic, "orders");
+    let reason = p.decide(&user("bob"), &refused_when_enabled, Instant::now());
+    assert_eq!(reason, Reason::ServiceDisabled);
+    assert!(reason.allowed() && !reason.checked());
+    assert!(p.holds_on_some_resource(
+        &user("bob"),
+        Operation::Write,
+        ResourceType::Topic,
+        Instant::now()
+    ));
+    assert!(!allowed(
+        &policies(),
+        "bob",
+        Operation::Write,
+        ResourceType::Topic,
+        "orders"
+    ));
+}
