@@ -1,0 +1,92 @@
+//! `docs/user-guide.md` links every promise to the tests that prove it. This keeps the links true:
+//! each file a "Proved by" cell names exists, and each test named after it is defined in that file
+//! (a Rust `fn` or a Java method), so a renamed or deleted test fails here instead of leaving a
+//! promise without its proof. (The agent crate holds the tests of the docs, as it holds the
+//! settings table that `docs/configuration.md` is checked against.)
+
+use std::path::{Path, PathBuf};
+
+const INTEGRATION_TESTS: &str = "tests/integration/src/test/java/org/devlive/grantforge/kafka/it/";
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The backticked words of a table row's last cell.
+fn proved_by(row: &str) -> Vec<&str> {
+    let cells: Vec<&str> = row.trim().trim_matches('|').split(" | ").collect();
+    let last = cells.last().copied().unwrap_or("");
+    last.split('`').skip(1).step_by(2).collect()
+}
+
+/// A cited file: a path to a `.rs` or `.java` file, `IT/` standing for the integration tests.
+fn cited_file(word: &str) -> Option<String> {
+    let word = word.strip_suffix(':').unwrap_or(word);
+    if !(word.ends_with(".rs") || word.ends_with(".java")) {
+        return None;
+    }
+    Some(match word.strip_prefix("IT/") {
+        Some(rest) => format!("{INTEGRATION_TESTS}{rest}"),
+        None if word.contains('/') => word.to_string(),
+        // A bare file name refers to a file cited before in the same guide.
+        None => word.to_string(),
+    })
+}
+
+fn defines(source: &str, test: &str) -> bool {
+    [format!("fn {test}("), format!("void {test}(")]
+        .iter()
+        .any(|definition| source.contains(definition.as_str()))
+}
+
+#[test]
+fn every_test_the_user_guide_cites_exists_where_it_says() {
+    let root = repository();
+    let guide = std::fs::read_to_string(root.join("docs/user-guide.md")).unwrap();
+    let mut known: Vec<String> = Vec::new();
+    let mut checked = 0;
+    for row in guide.lines().filter(|l| l.starts_with('|') && !l.contains("---")) {
+        let mut file: Option<(String, String)> = None;
+        for word in proved_by(row) {
+            if let Some(cited) = cited_file(word) {
+                let path = if cited.contains('/') {
+                    cited
+                } else {
+                    known
+                        .iter()
+                        .find(|k| k.ends_with(&format!("/{cited}")))
+                        .unwrap_or_else(|| panic!("{cited} is cited by name before its path"))
+                        .clone()
+                };
+                let source = std::fs::read_to_string(root.join(&path))
+                    .unwrap_or_else(|e| panic!("the guide cites {path}, which cannot be read: {e}"));
+                if !known.contains(&path) {
+                    known.push(path.clone());
+                }
+                file = Some((path, source));
+            } else if let Some((path, source)) = &file {
+                assert!(
+                    defines(source, word),
+                    "the guide cites {word} in {path}, which defines no such test"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 40, "only {checked} tests were cited: did the table layout change?");
+}
+
+#[test]
+fn a_renamed_test_is_caught() {
+    assert!(defines("fn a_test() {}", "a_test"));
+    assert!(defines("    void aTest() throws Exception {", "aTest"));
+    assert!(!defines("fn a_test_longer() {}", "a_test"));
+    assert_eq!(
+        proved_by("| a `b` | `x.rs`: `t1`, `t2` |"),
+        ["x.rs", "t1", "t2"]
+    );
+    assert_eq!(
+        cited_file("IT/A.java").unwrap(),
+        format!("{INTEGRATION_TESTS}A.java")
+    );
+}
