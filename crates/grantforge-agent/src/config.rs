@@ -101,6 +101,8 @@ pub struct AgentConfig {
     pub cache_dir: Option<PathBuf>,
     pub start_timeout: Duration,
     pub refresh_interval: Duration,
+    /// The longest random wait before downloading a changed policy version.
+    pub download_jitter: Duration,
     pub connect_timeout: Duration,
     pub read_timeout: Duration,
     pub decision_cache_max_entries: u64,
@@ -136,6 +138,7 @@ impl AgentConfig {
             cache_dir: reader.text(&settings::CACHE_DIR).map(PathBuf::from),
             start_timeout: reader.start_timeout()?,
             refresh_interval: reader.get(&settings::REFRESH_INTERVAL)?,
+            download_jitter: reader.get(&settings::DOWNLOAD_JITTER)?,
             connect_timeout: reader.get(&settings::CONNECT_TIMEOUT)?,
             read_timeout: reader.get(&settings::READ_TIMEOUT)?,
             decision_cache_max_entries: reader.get(&settings::DECISION_CACHE_MAX_ENTRIES)?,

@@ -162,6 +162,12 @@ pub const REFRESH_INTERVAL: Setting = Setting {
     kind: Kind::Millis { min: 1 },
     doc: "server mode: heartbeat interval when the server gives none, and the longest backoff",
 };
+pub const DOWNLOAD_JITTER: Setting = Setting {
+    key: "grantforge.download.jitter.ms",
+    default: Fallback::Value("5000"),
+    kind: Kind::Millis { min: 0 },
+    doc: "server mode: a changed policy version is downloaded after a random wait up to this long",
+};
 pub const CONNECT_TIMEOUT: Setting = Setting {
     key: "grantforge.connect.timeout.ms",
     default: Fallback::Value("5000"),
@@ -253,6 +259,7 @@ pub const SETTINGS: &[&Setting] = &[
     &SSL_CA_FILE,
     &START_TIMEOUT,
     &REFRESH_INTERVAL,
+    &DOWNLOAD_JITTER,
     &CONNECT_TIMEOUT,
     &READ_TIMEOUT,
     &DECISION_CACHE_MAX_ENTRIES,

@@ -292,13 +292,8 @@ pub(crate) fn reason(status: u16) -> &'static str {
     }
 }
 
-/// Writes a response and closes the connection. With `truncate`, `Content-Length` announces the whole body but
-/// only its first half is written.
-pub(crate) fn write_response(
-    stream: &mut TcpStream,
-    response: &Response,
-    truncate: bool,
-) -> io::Result<()> {
+/// The status line and headers of a response, ending with the empty line.
+fn head(response: &Response) -> String {
     let mut head = format!(
         "HTTP/1.1 {} {}\r\n",
         response.status,
@@ -310,25 +305,68 @@ pub(crate) fn write_response(
         head.push_str(value);
         head.push_str("\r\n");
     }
-    let bodiless = response.status == 304 || response.status == 204 || response.status < 200;
-    if !bodiless {
+    if has_body(response) {
         head.push_str(&format!("Content-Length: {}\r\n", response.body.len()));
     }
     head.push_str("Connection: close\r\n\r\n");
-    stream.write_all(head.as_bytes())?;
-    if !bodiless {
-        let end = if truncate {
-            response.body.len() / 2
-        } else {
-            response.body.len()
-        };
-        for chunk in response.body[..end].chunks(1 << 20) {
-            stream.write_all(chunk)?;
-        }
+    head
+}
+
+fn has_body(response: &Response) -> bool {
+    !(response.status == 304 || response.status == 204 || response.status < 200)
+}
+
+/// How much of the body is written: all of it, or with `truncate` its first half.
+fn written_body(response: &Response, truncate: bool) -> &[u8] {
+    match (has_body(response), truncate) {
+        (false, _) => &[],
+        (true, false) => &response.body,
+        (true, true) => &response.body[..response.body.len() / 2],
+    }
+}
+
+/// The bytes [`write_response`] writes for this response.
+pub(crate) fn wire_bytes(response: &Response, truncate: bool) -> u64 {
+    (head(response).len() + written_body(response, truncate).len()) as u64
+}
+
+/// Writes a response and closes the connection. With `truncate`, `Content-Length` announces the whole body but
+/// only its first half is written.
+pub(crate) fn write_response(
+    stream: &mut TcpStream,
+    response: &Response,
+    truncate: bool,
+) -> io::Result<()> {
+    stream.write_all(head(response).as_bytes())?;
+    for chunk in written_body(response, truncate).chunks(1 << 20) {
+        stream.write_all(chunk)?;
     }
     stream.flush()?;
     close(stream);
     Ok(())
+}
+
+/// Whether a request's `Accept-Encoding` names gzip (with a weight other than 0).
+pub(crate) fn accepts_gzip(request: &Request) -> bool {
+    request.header("accept-encoding").is_some_and(|value| {
+        value.split(',').any(|coding| {
+            let mut parts = coding.split(';').map(str::trim);
+            parts
+                .next()
+                .is_some_and(|name| name.eq_ignore_ascii_case("gzip"))
+                && parts.all(|p| p.replace(' ', "") != "q=0")
+        })
+    })
+}
+
+/// `bytes`, gzip-compressed (default level).
+pub(crate) fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use flate2::write::GzEncoder;
+    let mut encoder = GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder
+        .write_all(bytes)
+        .expect("writing into memory does not fail");
+    encoder.finish().expect("writing into memory does not fail")
 }
 
 /// Closes a connection: no more writes, then drop.

@@ -17,7 +17,7 @@
 //! | call | answer |
 //! |---|---|
 //! | `POST /api/v1/agent/heartbeat` | `{"policyVersion","refreshSeconds"}` |
-//! | `GET /api/v1/agent/policies` | the signed snapshot (headers `ETag`, `X-GrantForge-Policy-Version`, `X-GrantForge-Signing-Key`, `X-GrantForge-Signature`), or 304 on `If-None-Match` |
+//! | `GET /api/v1/agent/policies` | the signed snapshot (headers `ETag`, `X-GrantForge-Policy-Version`, `X-GrantForge-Signing-Key`, `X-GrantForge-Signature`), or 304 on `If-None-Match`; gzip-compressed (`Content-Encoding: gzip`, signature and ETag of the uncompressed bytes) when `Accept-Encoding` names gzip |
 //! | `GET /api/v1/agent/signing-key` | `{"keyId","algorithm":"Ed25519","publicKey"}` |
 //! | `POST /api/v1/agent/access-events` | `{"accepted","duplicates","expired"}` |
 //!
@@ -37,7 +37,7 @@
 //! | `GET /_test/state` | `{service, policyVersion, etag, keyId, otherKeyId, fault, requests: {endpoint: count}, events, heartbeats}` |
 //! | `GET /_test/events` | every recorded access event, as sent, in arrival order |
 //! | `GET /_test/heartbeats` | the last heartbeat of each instance (`instance`, `count`, `receivedAt`, `remoteAddr`, `body`) |
-//! | `GET /_test/requests` | the last 1000 agent API requests (method, path, status, fault, headers without `Authorization`) |
+//! | `GET /_test/requests` | the last 1000 agent API requests (method, path, status, fault, headers without `Authorization`, the answer's `contentEncoding` and `responseBytes` on the wire) |
 //! | `POST /_test/reset` | forget events (and truncate `events.jsonl`), heartbeats, request counts; clear the fault |
 //!
 //! ## In-process use

@@ -79,12 +79,7 @@ impl Server {
             .local_addr()
             .map_err(|e| format!("cannot read the bound address: {e}"))?;
 
-        let placeholder = Arc::new(Signed {
-            body: Arc::new(Vec::new()),
-            etag: String::new(),
-            signature: String::new(),
-            version: 0,
-        });
+        let placeholder = Arc::new(Signed::new(Vec::new(), String::new(), String::new(), 0));
         let shared = Arc::new(Shared {
             service: config.service.clone(),
             refresh_seconds: config.refresh_seconds,

@@ -52,14 +52,16 @@ impl Shared {
                 false,
             ),
         };
-        let status = match &outcome {
-            Outcome::Respond(r) | Outcome::Truncate(r) => Some(r.status),
+        let answer = match &outcome {
+            Outcome::Respond(r) => Some((r, false)),
+            Outcome::Truncate(r) => Some((r, true)),
             Outcome::Close => None,
         };
+        let status = answer.map(|(r, _)| r.status);
         // Recorded before the answer leaves: a client that has the answer always finds its request
         // in the log (a test that asks "was the fault served?" right after the agent acted on it).
         if !request.path.starts_with("/_test") {
-            self.record_request(&request, endpoint, status, fault, authorized);
+            self.record_request(&request, endpoint, status, fault, authorized, answer);
         }
         let written = match &outcome {
             Outcome::Respond(r) => http::write_response(&mut stream, r, false),

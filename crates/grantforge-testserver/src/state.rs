@@ -5,14 +5,14 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::fs::{self, File};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant as Clock, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::fault::{Endpoint, Fault, FaultMode};
-use crate::http::Request;
+use crate::http::{self, Request, Response};
 use crate::keys::{etag_of, sha256_hex, SigningKey};
 use crate::snapshot::{self, Definition, PolicySet};
 use crate::store::{file_signature, write_atomic};
@@ -59,6 +59,13 @@ pub struct RequestRecord {
     pub authorized: bool,
     /// Request headers (lower-case names, repeated ones joined by `, `), without `Authorization`.
     pub headers: BTreeMap<String, String>,
+    /// The answer's `Content-Encoding` (`gzip` when the body was compressed).
+    #[serde(default)]
+    pub content_encoding: Option<String>,
+    /// Bytes of the answer as written to the connection (status line, headers and body); `None`
+    /// when the connection was closed without an answer.
+    #[serde(default)]
+    pub response_bytes: Option<u64>,
 }
 
 /// The snapshot the server currently serves.
@@ -81,6 +88,28 @@ pub(crate) struct Signed {
     pub(crate) etag: String,
     pub(crate) signature: String,
     pub(crate) version: i64,
+    /// The body gzip-compressed, made on the first request that accepts gzip: a fleet of agents
+    /// downloading one version costs one compression.
+    pub(crate) gzipped: OnceLock<Arc<Vec<u8>>>,
+}
+
+impl Signed {
+    pub(crate) fn new(body: Vec<u8>, etag: String, signature: String, version: i64) -> Signed {
+        Signed {
+            body: Arc::new(body),
+            etag,
+            signature,
+            version,
+            gzipped: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn gzipped(&self) -> Arc<Vec<u8>> {
+        Arc::clone(
+            self.gzipped
+                .get_or_init(|| Arc::new(http::gzip(&self.body))),
+        )
+    }
 }
 
 pub(crate) struct State {
@@ -154,12 +183,8 @@ impl Shared {
             "kafka",
             version,
         );
-        Signed {
-            etag: etag_of(&body),
-            signature: self.key.sign_base64(&body),
-            body: Arc::new(body),
-            version,
-        }
+        let (etag, signature) = (etag_of(&body), self.key.sign_base64(&body));
+        Signed::new(body, etag, signature, version)
     }
 
     pub(crate) fn persist_version(&self, version: i64, hash: &str) {
@@ -253,6 +278,7 @@ impl Shared {
         status: Option<u16>,
         fault: Option<FaultMode>,
         authorized: bool,
+        answer: Option<(&Response, bool)>,
     ) {
         let mut headers: BTreeMap<String, String> = BTreeMap::new();
         for (name, value) in &request.headers {
@@ -278,6 +304,10 @@ impl Shared {
             fault,
             authorized,
             headers,
+            content_encoding: answer
+                .and_then(|(r, _)| r.header_value("Content-Encoding"))
+                .map(str::to_string),
+            response_bytes: answer.map(|(r, truncate)| http::wire_bytes(r, truncate)),
         };
         let mut st = self.lock();
         if st.recent.len() >= RECENT_REQUESTS {

@@ -538,6 +538,68 @@ fn policies_are_signed_and_cached_by_etag() {
 }
 
 #[test]
+fn snapshots_are_gzipped_when_asked_and_signed_as_the_uncompressed_bytes() {
+    let server = start("gzip");
+    let client = Client::new(&server);
+    let plain = client.policies();
+    let zipped = client.get(
+        "/api/v1/agent/policies",
+        &[("Accept-Encoding", "br;q=0.9, gzip")],
+    );
+    assert_eq!(zipped.status, 200);
+    assert_eq!(zipped.header("Content-Encoding"), Some("gzip"));
+    assert!(plain.header("Content-Encoding").is_none());
+    let mut unzipped = Vec::new();
+    flate2::read::GzDecoder::new(&zipped.body[..])
+        .read_to_end(&mut unzipped)
+        .unwrap();
+    assert_eq!(unzipped, plain.body);
+    assert!(
+        zipped.body.len() * 3 < plain.body.len(),
+        "{}",
+        zipped.body.len()
+    );
+    let signature = zipped.header("X-GrantForge-Signature").unwrap();
+    assert!(verify(server.public_key_base64(), &unzipped, signature));
+    assert_eq!(zipped.header("ETag"), Some(etag_of(&unzipped).as_str()));
+    let refused = client.get("/api/v1/agent/policies", &[("Accept-Encoding", "gzip;q=0")]);
+    assert!(refused.header("Content-Encoding").is_none());
+
+    // The request log says what each answer cost on the wire.
+    let log = client.test_get("/_test/requests");
+    let sizes: Vec<(Option<&str>, u64)> = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["contentEncoding"].as_str(),
+                r["responseBytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let head = |reply: &Reply| head_bytes(reply);
+    assert_eq!(
+        sizes,
+        [
+            (None, head(&plain) + plain.body.len() as u64),
+            (Some("gzip"), head(&zipped) + zipped.body.len() as u64),
+            (None, head(&refused) + refused.body.len() as u64),
+        ]
+    );
+}
+
+/// The bytes of a reply's status line and headers as the server writes them.
+fn head_bytes(reply: &Reply) -> u64 {
+    let lines: usize = reply
+        .headers
+        .iter()
+        .map(|(n, v)| n.len() + 2 + v.len() + 2)
+        .sum();
+    (format!("HTTP/1.1 {} OK\r\n", reply.status).len() + lines + 2) as u64
+}
+
+#[test]
 fn policy_file_edits_bump_the_version() {
     let (server, file) = start_with_file("watch", &e2e_policies());
     let client = Client::new(&server);

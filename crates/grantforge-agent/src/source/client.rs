@@ -373,7 +373,7 @@ pub mod testing {
 
 #[cfg(test)]
 mod tests {
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::{BufRead, BufReader, Read, Write};
     use std::net::TcpListener;
     use std::path::PathBuf;
 
@@ -387,10 +387,15 @@ mod tests {
         std::thread::spawn(move || {
             let (stream, _) = listener.accept().unwrap();
             let mut reader = BufReader::new(stream);
-            let mut line = String::new();
+            let (mut line, mut length) = (String::new(), 0);
             while reader.read_line(&mut line).unwrap() > 2 {
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap();
+                }
                 line.clear();
             }
+            // The whole request is read before answering: unread bytes would make the close a reset.
+            std::io::copy(&mut (&mut reader).take(length), &mut std::io::sink()).unwrap();
             let mut stream = reader.into_inner();
             let _ = write!(
                 stream,

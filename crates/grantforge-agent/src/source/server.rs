@@ -71,6 +71,11 @@ pub struct ServerSync {
     client: ServerClient,
     cache: SnapshotCache,
     refresh_interval: Duration,
+    download_jitter: Duration,
+    /// Whether the download of a changed version was put off by a random wait already: the next
+    /// round downloads whatever version is announced then, so a stream of changes cannot put it
+    /// off forever.
+    download_deferred: bool,
     /// The key snapshots must be signed with: configured, pinned on first use, or not yet known.
     trusted: Option<SigningKey>,
     applied: Option<LastApplied>,
@@ -162,6 +167,8 @@ impl ServerSync {
             client,
             cache,
             refresh_interval: config.refresh_interval,
+            download_jitter: config.download_jitter,
+            download_deferred: false,
             trusted,
             applied: None,
             failures: 0,
@@ -220,7 +227,13 @@ impl ServerSync {
                 .applied
                 .as_ref()
                 .is_none_or(|a| a.version != heartbeat.policy_version);
-        if stale {
+        if !stale {
+            self.download_deferred = false;
+        } else {
+            if let Some(wait) = self.defer_download() {
+                self.recovered(agent);
+                return wait;
+            }
             match self.download(agent, heartbeat.policy_version) {
                 Ok(()) => {}
                 Err(Trouble::Server(e)) => return self.failed(agent, &e),
@@ -229,6 +242,20 @@ impl ServerSync {
         }
         self.recovered(agent);
         round
+    }
+
+    /// A random wait before downloading a changed version, once per change, so that a fleet that
+    /// learns of a version in the same second does not download it in the same second. The first
+    /// snapshot (nothing applied: listeners may be waiting for it) and a snapshot while another
+    /// service type is refused are not put off.
+    fn defer_download(&mut self) -> Option<Duration> {
+        let settled = self.applied.is_some() && self.refused_type.is_none();
+        let jitter = self.download_jitter.min(self.refresh_interval);
+        if !settled || jitter.is_zero() || std::mem::take(&mut self.download_deferred) {
+            return None;
+        }
+        self.download_deferred = true;
+        Some(jitter.mul_f64(random_fraction()))
     }
 
     /// The server's `refreshSeconds`, held within [`server_round_range`]; none (or ≤ 0) means the
@@ -573,10 +600,14 @@ fn back_off(attempts: u32, refresh_interval: Duration) -> Duration {
 }
 
 fn jitter(delay: Duration) -> Duration {
-    let mut byte = [0u8; 1];
-    let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut byte);
-    let factor = 0.8 + 0.4 * f64::from(byte[0]) / 255.0;
-    delay.mul_f64(factor)
+    delay.mul_f64(0.8 + 0.4 * random_fraction())
+}
+
+/// A random number in [0, 1].
+fn random_fraction() -> f64 {
+    let mut bytes = [0u8; 2];
+    let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes);
+    f64::from(u16::from_le_bytes(bytes)) / f64::from(u16::MAX)
 }
 
 #[cfg(unix)]

@@ -1,11 +1,11 @@
 //! `GET /api/v1/agent/policies`: the signed snapshot with its headers, or 304 on a matching
-//! `If-None-Match` (faults `wrong-signature`, `other-key`, `old-version`, `other-service`,
+//! `If-None-Match`; gzip-compressed when the request accepts it (faults `wrong-signature`, `other-key`, `old-version`, `other-service`,
 //! `other-type`, `huge`, `stale-not-modified`, `wrong-etag`).
 
 use std::sync::Arc;
 
 use crate::fault::{Fault, FaultMode, DEFAULT_HUGE_BYTES};
-use crate::http::{Body, Request, Response};
+use crate::http::{self, Body, Request, Response};
 use crate::keys::etag_of;
 use crate::snapshot::{self, PolicySet};
 use crate::state::Shared;
@@ -143,12 +143,23 @@ impl Shared {
         } else {
             signature
         };
-        Response::new(200)
+        let response = Response::new(200)
             .header("ETag", header_etag)
             .header("Content-Type", "application/json")
             .header("X-GrantForge-Policy-Version", version.to_string())
             .header("X-GrantForge-Signing-Key", key_id)
-            .header("X-GrantForge-Signature", signature)
-            .shared_body(body)
+            .header("X-GrantForge-Signature", signature);
+        if !http::accepts_gzip(request) {
+            return response.shared_body(body);
+        }
+        // The signature and the ETag stay those of the uncompressed bytes: a content coding is
+        // only how the bytes travel, and the agent verifies what it decompressed.
+        let compressed = match &body {
+            Body::Shared(shared) if Arc::ptr_eq(shared, &current.body) => current.gzipped(),
+            other => Arc::new(http::gzip(other)),
+        };
+        response
+            .header("Content-Encoding", "gzip")
+            .shared_body(Body::Shared(compressed))
     }
 }
