@@ -31,6 +31,9 @@ pub struct Config {
     pub poll_interval: Duration,
     /// No request log on stderr.
     pub quiet: bool,
+    /// Snapshots are gzip-compressed for requests that accept it (default true); false serves them
+    /// as they are, whatever the request accepts.
+    pub gzip: bool,
 }
 
 impl Config {
@@ -48,6 +51,7 @@ impl Config {
             retention_days: 90,
             poll_interval: Duration::from_millis(200),
             quiet: false,
+            gzip: true,
         }
     }
 }

@@ -86,6 +86,7 @@ impl Server {
             base_path: base_path.clone(),
             retention_secs: i64::from(config.retention_days) * 86_400,
             quiet: config.quiet,
+            gzip: config.gzip,
             state_dir: dir.clone(),
             policies_file: config.policies_file.clone(),
             poll_interval: config.poll_interval,

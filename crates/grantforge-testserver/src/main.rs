@@ -36,6 +36,7 @@ OPTIONS:
     --definition FILE      Service type definition to serve instead of the built-in `kafka` one
     --retention-days N     Access events older than this count as expired [default: 90]
     --quiet                No request log on stderr
+    --no-gzip              Serve snapshots uncompressed even to requests that accept gzip
     -h, --help             This text
     -V, --version          The version
 
@@ -135,6 +136,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             "--quiet" => config.quiet = true,
+            "--no-gzip" => config.gzip = false,
             "--policies" => policies = Some(PathBuf::from(value)),
             "--state-dir" => state_dir = Some(PathBuf::from(value)),
             "--listen" => config.listen = value,

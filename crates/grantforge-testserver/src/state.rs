@@ -133,6 +133,7 @@ pub(crate) struct Shared {
     pub(crate) base_path: String,
     pub(crate) retention_secs: i64,
     pub(crate) quiet: bool,
+    pub(crate) gzip: bool,
     pub(crate) state_dir: PathBuf,
     pub(crate) policies_file: Option<PathBuf>,
     pub(crate) poll_interval: Duration,

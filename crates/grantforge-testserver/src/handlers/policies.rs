@@ -149,7 +149,7 @@ impl Shared {
             .header("X-GrantForge-Policy-Version", version.to_string())
             .header("X-GrantForge-Signing-Key", key_id)
             .header("X-GrantForge-Signature", signature);
-        if !http::accepts_gzip(request) {
+        if !(self.gzip && http::accepts_gzip(request)) {
             return response.shared_body(body);
         }
         // The signature and the ETag stay those of the uncompressed bytes: a content coding is
