@@ -139,8 +139,10 @@ final class AclVerifier {
                 }
             }
         }
-        out.println("verify: " + disagreements + " disagreements, " + narrower + " answers narrower as the report says"
-            + (disagreements == 0 ? ": the agent decides as Kafka's ACLs did" : ""));
+        String verdict = disagreements > 0 ? ""
+            : narrower > 0 ? ": the agent decides as Kafka's ACLs did, but where the report says it refuses more"
+            : ": the agent decides as Kafka's ACLs did";
+        out.println("verify: " + disagreements + " disagreements, " + narrower + " answers narrower as the report says" + verdict);
         return new Result(questions, disagreements, narrower);
     }
 
@@ -362,6 +364,7 @@ final class AclVerifier {
             Class<?> authorizerClass = Class.forName(STANDARD_AUTHORIZER);
             Authorizer authorizer = (Authorizer) authorizerClass.getConstructor().newInstance();
             authorizer.configure(Collections.<String, Object>emptyMap());
+            givePluginMetrics(authorizerClass, authorizer);
             Method fromAclBinding = Class.forName(STANDARD_ACL).getMethod("fromAclBinding", AclBinding.class);
             Map<Uuid, Object> loaded = new HashMap<Uuid, Object>();
             for (AclBinding acl : acls) {
@@ -376,5 +379,29 @@ final class AclVerifier {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             throw new VerifyException("cannot load the ACLs into Kafka's StandardAuthorizer: " + cause);
         }
+    }
+
+    /**
+     * Since Kafka 4.1 {@code StandardAuthorizer} counts its answers in metrics the broker gives it
+     * ({@code Monitorable.withPluginMetrics}), and {@code authorize} fails without them: give it metrics of its
+     * own. Before 4.1 there is no such method, and nothing to do.
+     */
+    private static void givePluginMetrics(Class<?> authorizerClass, Authorizer authorizer) throws ReflectiveOperationException {
+        Class<?> pluginMetrics;
+        try {
+            pluginMetrics = Class.forName("org.apache.kafka.common.metrics.PluginMetrics");
+        } catch (ClassNotFoundException e) {
+            return;
+        }
+        Method with;
+        try {
+            with = authorizerClass.getMethod("withPluginMetrics", pluginMetrics);
+        } catch (NoSuchMethodException e) {
+            return;
+        }
+        Object metrics = Class.forName("org.apache.kafka.common.metrics.internals.PluginMetricsImpl")
+            .getConstructor(org.apache.kafka.common.metrics.Metrics.class, Map.class)
+            .newInstance(new org.apache.kafka.common.metrics.Metrics(), Collections.<String, String>emptyMap());
+        with.invoke(authorizer, metrics);
     }
 }

@@ -126,7 +126,7 @@ final class MigrateAcls {
             err.println("migrate-acls: interrupted");
             return 1;
         } catch (Exception e) {
-            err.println("migrate-acls: reading the cluster's ACLs failed: " + e);
+            err.println("migrate-acls: failed: " + e);
             return 1;
         }
     }

@@ -193,6 +193,7 @@ class MigrateAclsKafka431Test {
         assertTrue(requests.isArray() && requests.size() > 100, "one request body per policy");
 
         sourceAnswers = clientAnswers(source);
+        System.out.println("[" + getClass().getSimpleName() + "] StandardAuthorizer answered: " + sourceAnswers);
         KafkaNode agentNode = KafkaNode.builder().name("migrate-target-" + VERSION).kafkaVersion(VERSION)
             .policyFile(out.resolve("grantforge-snapshot.json")).start();
         try {
