@@ -33,13 +33,14 @@ final class MigrateAcls {
     static final String REPORT_FILE = "report.txt";
 
     static final String USAGE = "usage: migrate-acls --bootstrap-server HOST:PORT [--command-config FILE] [--service NAME]\n"
-        + "                    (--out DIR [--verify] | --verify --snapshot FILE) [--strict]\n"
+        + "                    (--out DIR [--verify] | --verify --snapshot FILE) [--strict] [--max-questions N]\n"
         + "  --out DIR       writes " + SNAPSHOT_FILE + " (a snapshot for grantforge.policy.file), " + REQUESTS_FILE + "\n"
         + "                  (bodies of GrantForge's POST /api/v1/services/{id}/policies) and " + REPORT_FILE + "\n"
         + "  --service NAME  the GrantForge service the snapshot names (default kafka)\n"
         + "  --verify        asks Kafka's StandardAuthorizer, loaded with the cluster's ACLs, and the agent on the\n"
         + "                  snapshot (--snapshot FILE, or the one just written) the same questions; exits 1 on a\n"
-        + "                  disagreement the report does not explain (--strict: on any difference)\n"
+        + "                  disagreement the report does not explain (--strict: on any difference); above N questions\n"
+        + "                  (default " + AclVerifier.MAX_CROSS_PRODUCT + "), each principal is asked about its own ACLs' resources only\n"
         + "Run with Kafka's jars on the classpath:\n"
         + "  java -cp \"grantforge-agent-kafka-" + AgentVersion.VERSION + ".jar:$KAFKA_HOME/libs/*\" "
         + Main.class.getName() + " migrate-acls ...";
@@ -58,6 +59,7 @@ final class MigrateAcls {
         String snapshot = null;
         boolean verify = false;
         boolean strict = false;
+        long maxQuestions = AclVerifier.MAX_CROSS_PRODUCT;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             if (arg.equals("--verify")) {
@@ -77,6 +79,13 @@ final class MigrateAcls {
                 outDir = args[++i];
             } else if (i + 1 < args.length && arg.equals("--snapshot")) {
                 snapshot = args[++i];
+            } else if (i + 1 < args.length && arg.equals("--max-questions")) {
+                try {
+                    maxQuestions = Long.parseLong(args[++i]);
+                } catch (NumberFormatException e) {
+                    err.println("migrate-acls: --max-questions takes a number, not `" + args[i] + "`");
+                    return 2;
+                }
             } else {
                 err.println("migrate-acls: unknown or incomplete option `" + arg + "`\n" + USAGE);
                 return 2;
@@ -113,7 +122,7 @@ final class MigrateAcls {
             if (!verify) {
                 return 0;
             }
-            AclVerifier.Result result = new AclVerifier(acls, migration).verify(new File(snapshot), out);
+            AclVerifier.Result result = new AclVerifier(acls, migration, maxQuestions).verify(new File(snapshot), out);
             return result.disagreements > 0 || (strict && result.narrower > 0) ? 1 : 0;
         } catch (NoClassDefFoundError e) {
             err.println("migrate-acls: Kafka's classes are not on the classpath (" + e.getMessage() + ")\n" + USAGE);

@@ -187,12 +187,21 @@ abstract class MigratedAcls {
         Path out = work.resolve("out");
         Run migrated = migrateAcls("--out", out.toString(), "--service", "kafka-migrated", "--verify");
         assertEquals(0, migrated.exit, migrated.output);
-        assertTrue(migrated.output.contains("verify: 0 disagreements"), migrated.output);
+        assertTrue(migrated.output.contains(" ms; 0 disagreements, "), migrated.output);
         assertFalse(migrated.output.contains("DISAGREE"), migrated.output);
         // the reported narrowings are the ones designed: Group principals, the deny of WRITE, what was left out
         assertTrue(migrated.output.contains("NARROWER  User:user-7 from 127.0.0.1 DESCRIBE TOPIC `app-7`"), migrated.output);
         assertTrue(migrated.output.contains("NARROWER  Group:ops from 127.0.0.1 ALTER_CONFIGS TOPIC `orders`"), migrated.output);
         assertTrue(migrated.output.contains("NARROWER  ServiceAccount:etl from 127.0.0.1 READ TOPIC `news`"), migrated.output);
+
+        // a cluster too large to ask every principal about every resource: each about its own ACLs' resources
+        Run bounded = migrateAcls("--verify", "--snapshot", out.resolve("grantforge-snapshot.json").toString(),
+            "--max-questions", "1000");
+        assertEquals(0, bounded.exit, bounded.output);
+        assertTrue(bounded.output.contains("each principal is asked about the resources of its own ACLs and of User:*'s"),
+            bounded.output);
+        assertTrue(bounded.output.contains(" ms; 0 disagreements, "), bounded.output);
+        assertTrue(bounded.output.contains("NARROWER  User:user-7 from 127.0.0.1 DESCRIBE TOPIC `app-7`"), bounded.output);
 
         String report = Files.readString(out.resolve("report.txt"));
         List<String> notMigratedLines = report.lines().filter(l -> l.startsWith("not migrated")).collect(Collectors.toList());
