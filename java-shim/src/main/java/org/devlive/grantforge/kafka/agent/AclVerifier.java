@@ -37,8 +37,8 @@ import org.apache.kafka.server.authorizer.Authorizer;
  * ACLs, and the agent, on the migrated snapshot through the broker's decision path
  * ({@link GrantForgeKafkaAuthorizer#authorize}), the same questions: every principal the ACLs name and
  * one they do not, every IP address they name and one they do not, every resource they name (a prefix,
- * a name under it and one beside it; a name for the wildcard) and one they do not, every operation a
- * broker asks. Every difference is printed with its reason. A difference is <em>narrower, as reported</em>
+ * a name under it and one beside it; a name for the wildcard) and one they do not, every operation of
+ * the {@code kafka} service type. Every difference is printed with its reason. A difference is <em>narrower, as reported</em>
  * when the agent refuses what Kafka allowed because of an ACL the migration report lists (left out, a
  * deny that also covers implied operations, a Group principal); anything else, and every case where the
  * agent allows what Kafka refused, is a <em>disagreement</em>.
@@ -130,6 +130,11 @@ final class AclVerifier {
                 + " (and one unnamed per type), from " + hosts.size() + " addresses, " + operations.size()
                 + " operations, of Kafka's StandardAuthorizer with " + acls.size() + " ACLs and of the agent on " + snapshot);
             questions = 0;
+        }
+        Set<AclOperation> unknown = unknownToTheAgent();
+        if (!unknown.isEmpty()) {
+            out.println("verify: not asked: " + unknown + ", which this Kafka release has and the kafka service type"
+                + " lacks: the agent refuses them whatever the policies say (where Kafka's ACLs of ALL allowed them)");
         }
         long started = System.nanoTime();
         long disagreements = 0;
@@ -362,11 +367,24 @@ final class AclVerifier {
         return resources;
     }
 
-    /** What brokers ask: every operation but UNKNOWN, ANY and ALL. */
+    /**
+     * The operations of the {@code kafka} service type: Kafka's from READ to DESCRIBE_TOKENS (codes 3 to 14,
+     * {@code grantforge_kafka::Operation}). An operation of a later Kafka release ({@code TWO_PHASE_COMMIT}
+     * of 4.x) is refused by the agent whatever the policies say, so asking it would prove nothing about them.
+     */
+    private static final Set<AclOperation> SERVICE_TYPE_OPERATIONS = EnumSet.range(AclOperation.READ, AclOperation.DESCRIBE_TOKENS);
+
+    /** What brokers ask, as far as the policies can answer: see {@link #SERVICE_TYPE_OPERATIONS}. */
     private static List<AclOperation> operations() {
-        Set<AclOperation> operations = EnumSet.allOf(AclOperation.class);
-        operations.removeAll(EnumSet.of(AclOperation.UNKNOWN, AclOperation.ANY, AclOperation.ALL));
-        return new ArrayList<AclOperation>(operations);
+        return new ArrayList<AclOperation>(SERVICE_TYPE_OPERATIONS);
+    }
+
+    /** The operations of this Kafka release the agent refuses whatever the policies say. */
+    private static Set<AclOperation> unknownToTheAgent() {
+        Set<AclOperation> unknown = EnumSet.allOf(AclOperation.class);
+        unknown.removeAll(EnumSet.of(AclOperation.UNKNOWN, AclOperation.ANY, AclOperation.ALL));
+        unknown.removeAll(SERVICE_TYPE_OPERATIONS);
+        return unknown;
     }
 
     private static AuthorizableRequestContext context(final KafkaPrincipal principal, String host) {
