@@ -189,6 +189,8 @@ abstract class MigratedAcls {
         assertEquals(0, migrated.exit, migrated.output);
         assertTrue(migrated.output.contains(" ms; 0 disagreements, "), migrated.output);
         assertFalse(migrated.output.contains("DISAGREE"), migrated.output);
+        assertEquals(version.startsWith("4."), migrated.output.contains("verify: not asked: [TWO_PHASE_COMMIT]"),
+            "4.x has an operation the kafka service type lacks, and says so:\n" + migrated.output);
         // the reported narrowings are the ones designed: Group principals, the deny of WRITE, what was left out
         assertTrue(migrated.output.contains("NARROWER  User:user-7 from 127.0.0.1 DESCRIBE TOPIC `app-7`"), migrated.output);
         assertTrue(migrated.output.contains("NARROWER  Group:ops from 127.0.0.1 ALTER_CONFIGS TOPIC `orders`"), migrated.output);
