@@ -17,7 +17,7 @@ mod policies;
 pub use acl::{acl_rows, acl_view, AclRow, AclView, PatternType, Permission, ACL_VIEW_MAX_ROWS};
 pub use conditions::{kafka_evaluators, ConditionReads, KafkaContext};
 pub use migrate::{
-    describe, migrate_acls, Finding, KafkaAcl, Migration, ReportEntry, MIGRATION_LABEL,
+    describe_acl, migrate_acls, Finding, KafkaAcl, Migration, ReportEntry, MIGRATION_LABEL,
 };
 pub use names::{Operation, ResourceType, CLUSTER_NAME};
 pub use policies::{

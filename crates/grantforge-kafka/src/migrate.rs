@@ -121,7 +121,7 @@ impl Migration {
                 text,
                 "{:<12} {}: {}",
                 entry.finding.label(),
-                describe(&acls[entry.acl]),
+                describe_acl(&acls[entry.acl]),
                 entry.message
             );
         }
@@ -134,7 +134,7 @@ impl Migration {
 }
 
 /// The ACL in Kafka's words: `TOPIC:LITERAL:orders User:alice from * ALLOW READ`.
-pub fn describe(acl: &KafkaAcl) -> String {
+pub fn describe_acl(acl: &KafkaAcl) -> String {
     let resource_type = ResourceType::from_code(acl.resource_type)
         .map_or_else(|| format!("type#{}", acl.resource_type), kafka_type_name);
     let pattern = match PatternType::from_code(acl.pattern_type) {
