@@ -6,12 +6,14 @@
 //!
 //! - one codec per payload, each named after the Java class that writes or reads it, with its
 //!   layout at the top: [`request_encoder`] (`RequestEncoder`), [`settings_encoder`]
-//!   (`SettingsEncoder`), [`acl_view`] (`AclView`), [`agent_metrics`] (`AgentMetrics`),
+//!   (`SettingsEncoder`), [`acl_view`] (`AclView`), [`acl_migration`] (`AclMigration`),
+//!   [`agent_metrics`] (`AgentMetrics`),
 //!   [`native_log_drain`] (`NativeLogDrain`), over the strings of [`wire`] (`Wire`);
 //! - [`export`]: the one error policy of every export (an error or a panic is the default return
 //!   value: refused, or nothing);
 //! - [`shell`]: the handle Java holds; [`direct_buffer`]: the request thread's buffer.
 
+pub mod acl_migration;
 pub mod acl_view;
 pub mod agent_metrics;
 pub mod direct_buffer;
@@ -38,8 +40,8 @@ use crate::shell::{close_shell, open_shell, shell, with_agent};
 
 /// Bumped whenever a native signature or a payload's layout changes; the Java shim refuses to run
 /// with a library of another ABI (a stale library on `grantforge.native.library.path`, say).
-/// (4: the metrics payload describes itself.)
-pub const ABI_VERSION: jint = 5;
+/// (4: the metrics payload describes itself; 6: `migrateAcls`.)
+pub const ABI_VERSION: jint = 6;
 
 /// `authorize` returns this when it wrote one byte per action into the buffer (more than 63
 /// actions); otherwise it returns a bitmask with bit i set when action i is allowed.
@@ -278,6 +280,20 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_expla
         let mut answer = vec![code as u8];
         answer.extend_from_slice(output.as_bytes());
         Ok(env.byte_array_from_slice(&answer)?)
+    })
+}
+
+/// `migrateAcls` for `migrate-acls`: Kafka's ACL bindings in, the policies and the report out (see
+/// [`acl_migration`]).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_migrateAcls<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    request: JByteArray<'local>,
+) -> JByteArray<'local> {
+    export_env(&mut env, |env| {
+        let request = env.convert_byte_array(&request)?;
+        Ok(env.byte_array_from_slice(&acl_migration::answer(&request))?)
     })
 }
 

@@ -7,8 +7,8 @@
 //!
 //! Each payload has its own codec file, named after the Java class that writes or reads it:
 //! `request_encoder.rs` (`RequestEncoder`), `settings_encoder.rs` (`SettingsEncoder`),
-//! `acl_view.rs` (`AclView`), `agent_metrics.rs` (`AgentMetrics`) and `native_log_drain.rs`
-//! (`NativeLogDrain`). Their golden bytes are in `tests/fixtures/jni/`, read by the Java tests too.
+//! `acl_view.rs` (`AclView`), `acl_migration.rs` (`AclMigration`), `agent_metrics.rs`
+//! (`AgentMetrics`) and `native_log_drain.rs` (`NativeLogDrain`). Their golden bytes are in `tests/fixtures/jni/`, read by the Java tests too.
 
 use std::fmt;
 

@@ -43,6 +43,13 @@ impl PatternType {
             PatternType::Prefixed => 4,
         }
     }
+
+    /// The type for a `PatternType.code()`; `None` for UNKNOWN, ANY and MATCH, which no ACL has.
+    pub fn from_code(code: u8) -> Option<PatternType> {
+        [PatternType::Literal, PatternType::Prefixed]
+            .into_iter()
+            .find(|p| p.code() == code)
+    }
 }
 
 /// Kafka's `AclPermissionType`.
@@ -59,6 +66,13 @@ impl Permission {
             Permission::Deny => 2,
             Permission::Allow => 3,
         }
+    }
+
+    /// The permission for an `AclPermissionType.code()`; `None` for UNKNOWN and ANY.
+    pub fn from_code(code: u8) -> Option<Permission> {
+        [Permission::Deny, Permission::Allow]
+            .into_iter()
+            .find(|p| p.code() == code)
     }
 }
 

@@ -79,7 +79,7 @@ pub enum Operation {
 }
 
 impl Operation {
-    const ALL: [Operation; 13] = [
+    pub(crate) const ALL: [Operation; 13] = [
         Operation::All,
         Operation::Read,
         Operation::Write,

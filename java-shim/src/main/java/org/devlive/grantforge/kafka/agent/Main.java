@@ -15,6 +15,10 @@ public final class Main {
     }
 
     public static void main(String[] args) throws IOException {
+        if (args.length > 0 && args[0].equals("migrate-acls")) {
+            System.exit(MigrateAcls.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.out, System.err));
+            return;
+        }
         if (args.length == 0 || !args[0].equals("explain")) {
             System.err.println("usage: java -jar grantforge-agent-kafka-" + AgentVersion.VERSION + ".jar explain --help");
             System.exit(2);

@@ -1,0 +1,459 @@
+package org.devlive.grantforge.kafka.agent;
+
+import java.io.File;
+import java.io.PrintStream;
+import java.lang.reflect.Method;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourcePatternFilter;
+import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
+import org.apache.kafka.common.utils.SecurityUtils;
+import org.apache.kafka.server.authorizer.Action;
+import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
+import org.apache.kafka.server.authorizer.AuthorizationResult;
+import org.apache.kafka.server.authorizer.Authorizer;
+
+/**
+ * {@code migrate-acls --verify}: asks Kafka's own {@code StandardAuthorizer}, loaded with the cluster's
+ * ACLs, and the agent, on the migrated snapshot through the broker's decision path
+ * ({@link GrantForgeKafkaAuthorizer#authorize}), the same questions: every principal the ACLs name and
+ * one they do not, every IP address they name and one they do not, every resource they name (a prefix,
+ * a name under it and one beside it; a name for the wildcard) and one they do not, every operation of
+ * the {@code kafka} service type. Every difference is printed with its reason. A difference is <em>narrower, as reported</em>
+ * when the agent refuses what Kafka allowed because of an ACL the migration report lists (left out, a
+ * deny that also covers implied operations, a Group principal); anything else, and every case where the
+ * agent allows what Kafka refused, is a <em>disagreement</em>.
+ */
+final class AclVerifier {
+    /** What a principal, resource or address no ACL names is called in the questions. */
+    static final String UNNAMED = "gf-verify-unnamed";
+    /** An address no ACL names: TEST-NET-1 (RFC 5737), never a real client. */
+    static final String UNNAMED_ADDRESS = "192.0.2.1";
+    /** How many actions go into one {@code authorize} call. */
+    private static final int BATCH = 256;
+    /**
+     * By default, above this many questions (every principal about every resource), each principal is asked
+     * only about the resources of the ACLs that can apply to it: a few minutes of questions on both sides.
+     */
+    static final long MAX_CROSS_PRODUCT = 20_000_000L;
+    /** Disagreements shown with the agent's {@code explain}; the rest are counted and listed briefly. */
+    private static final int EXPLAINED = 20;
+    private static final String STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
+    private static final String STANDARD_ACL = "org.apache.kafka.metadata.authorizer.StandardAcl";
+
+    /** Verification could not run (Kafka's authorizer missing, the snapshot not loaded). */
+    static final class VerifyException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        VerifyException(String message) {
+            super(message);
+        }
+    }
+
+    /** The counts of one verification. */
+    static final class Result {
+        final long questions;
+        final long disagreements;
+        final long narrower;
+
+        Result(long questions, long disagreements, long narrower) {
+            this.questions = questions;
+            this.disagreements = disagreements;
+            this.narrower = narrower;
+        }
+    }
+
+    private final List<AclBinding> acls;
+    private final AclMigration migration;
+    private final long maxCrossProduct;
+
+    AclVerifier(List<AclBinding> acls, AclMigration migration, long maxCrossProduct) {
+        this.acls = acls;
+        this.migration = migration;
+        this.maxCrossProduct = maxCrossProduct;
+    }
+
+    Result verify(File snapshot, PrintStream out) throws VerifyException {
+        Authorizer kafka = standardAuthorizer(acls);
+        GrantForgeKafkaAuthorizer agent = new GrantForgeKafkaAuthorizer();
+        Map<String, Object> settings = new HashMap<String, Object>();
+        settings.put("grantforge.policy.file", snapshot.getAbsolutePath());
+        agent.configure(settings);
+        try {
+            if (!NativeAgent.awaitSnapshot(agent.nativeHandle(), 30000L)) {
+                throw new VerifyException("the agent did not load " + snapshot + " (see the log lines above)");
+            }
+            return compare(kafka, agent, snapshot, out);
+        } finally {
+            agent.close();
+            try {
+                kafka.close();
+            } catch (Exception e) {
+                out.println("verify: closing Kafka's authorizer: " + e);
+            }
+        }
+    }
+
+    private Result compare(Authorizer kafka, Authorizer agent, File snapshot, PrintStream out) {
+        List<KafkaPrincipal> principals = principals();
+        List<String> hosts = hosts();
+        List<ResourcePattern> everyResource = resources(acls);
+        List<AclOperation> operations = operations();
+        long questions = (long) principals.size() * hosts.size() * everyResource.size() * operations.size();
+        boolean crossProduct = questions <= maxCrossProduct;
+        if (crossProduct) {
+            out.println("verify: " + questions + " questions (" + principals.size() + " principals x " + hosts.size()
+                + " addresses x " + everyResource.size() + " resources x " + operations.size()
+                + " operations) asked of Kafka's StandardAuthorizer with " + acls.size() + " ACLs and of the agent on " + snapshot);
+        } else {
+            out.println("verify: every principal x every resource would be " + questions + " questions, more than "
+                + maxCrossProduct + ": each principal is asked about the resources of its own ACLs and of User:*'s"
+                + " (and one unnamed per type), from " + hosts.size() + " addresses, " + operations.size()
+                + " operations, of Kafka's StandardAuthorizer with " + acls.size() + " ACLs and of the agent on " + snapshot);
+            questions = 0;
+        }
+        Set<AclOperation> unknown = unknownToTheAgent();
+        if (!unknown.isEmpty()) {
+            out.println("verify: not asked: " + unknown + ", which this Kafka release has and the kafka service type"
+                + " lacks: the agent refuses them whatever the policies say (where Kafka's ACLs of ALL allowed them)");
+        }
+        long started = System.nanoTime();
+        long disagreements = 0;
+        long narrower = 0;
+        for (KafkaPrincipal principal : principals) {
+            List<ResourcePattern> resources = crossProduct ? everyResource : resources(aclsApplyingTo(principal));
+            if (!crossProduct) {
+                questions += (long) hosts.size() * resources.size() * operations.size();
+            }
+            for (String host : hosts) {
+                AuthorizableRequestContext context = context(principal, host);
+                List<Action> batch = new ArrayList<Action>(BATCH);
+                for (ResourcePattern resource : resources) {
+                    for (AclOperation operation : operations) {
+                        batch.add(new Action(operation, resource, 1, false, false));
+                        if (batch.size() == BATCH) {
+                            long[] counts = compareBatch(kafka, agent, context, batch, snapshot, out, disagreements);
+                            disagreements += counts[0];
+                            narrower += counts[1];
+                            batch.clear();
+                        }
+                    }
+                }
+                if (!batch.isEmpty()) {
+                    long[] counts = compareBatch(kafka, agent, context, batch, snapshot, out, disagreements);
+                    disagreements += counts[0];
+                    narrower += counts[1];
+                }
+            }
+        }
+        String verdict = disagreements > 0 ? ""
+            : narrower > 0 ? ": the agent decides as Kafka's ACLs did, but where the report says it refuses more"
+            : ": the agent decides as Kafka's ACLs did";
+        out.println("verify: " + questions + " questions asked in " + (System.nanoTime() - started) / 1_000_000L + " ms; "
+            + disagreements + " disagreements, " + narrower + " answers narrower as the report says" + verdict);
+        return new Result(questions, disagreements, narrower);
+    }
+
+    /** The disagreements and the reported narrowings of one batch: {disagreements, narrower}. */
+    private long[] compareBatch(Authorizer kafka, Authorizer agent, AuthorizableRequestContext context, List<Action> batch,
+                                File snapshot, PrintStream out, long disagreementsSoFar) {
+        List<AuthorizationResult> expected = kafka.authorize(context, batch);
+        List<AuthorizationResult> actual = agent.authorize(context, batch);
+        long disagreements = 0;
+        long narrower = 0;
+        for (int i = 0; i < batch.size(); i++) {
+            boolean kafkaAllows = expected.get(i) == AuthorizationResult.ALLOWED;
+            boolean agentAllows = actual.get(i) == AuthorizationResult.ALLOWED;
+            if (kafkaAllows == agentAllows) {
+                continue;
+            }
+            Action action = batch.get(i);
+            String question = question(context, action) + ": Kafka " + (kafkaAllows ? "ALLOWED" : "DENIED")
+                + ", the agent " + (agentAllows ? "ALLOWED" : "DENIED");
+            AclMigration.Entry reported = kafkaAllows ? reportedNarrowing(context, action) : null;
+            if (reported != null) {
+                narrower++;
+                out.println("NARROWER  " + question + ", as the report says of "
+                    + describe(acls.get(reported.acl)) + ": " + reported.message);
+                continue;
+            }
+            disagreements++;
+            out.println("DISAGREE  " + question);
+            out.println("    why Kafka: " + kafkaReason(context, action, kafkaAllows));
+            if (disagreementsSoFar + disagreements <= EXPLAINED) {
+                out.println("    why the agent (explain):");
+                for (String line : explain(snapshot, context, action).split("\n")) {
+                    out.println("      " + line);
+                }
+            }
+        }
+        return new long[] {disagreements, narrower};
+    }
+
+    /** A report entry whose ACL matches the question and narrows its operation, if any. */
+    private AclMigration.Entry reportedNarrowing(AuthorizableRequestContext context, Action action) {
+        for (AclMigration.Entry entry : migration.report) {
+            if (entry.narrowed.contains(action.operation()) && matches(acls.get(entry.acl), context, action)) {
+                return entry;
+            }
+        }
+        return null;
+    }
+
+    /** Whether Kafka applies {@code acl} to the question, whatever its operation: its pattern, principal and host. */
+    private static boolean matches(AclBinding acl, AuthorizableRequestContext context, Action action) {
+        ResourcePattern resource = action.resourcePattern();
+        String principal = acl.entry().principal();
+        String host = acl.entry().host();
+        return new ResourcePatternFilter(resource.resourceType(), resource.name(), PatternType.MATCH).matches(acl.pattern())
+            && (principal.equals("User:*") || principal.equals(context.principal().toString()))
+            && (host.equals("*") || host.equals(context.clientAddress().getHostAddress()));
+    }
+
+    private String kafkaReason(AuthorizableRequestContext context, Action action, boolean allowed) {
+        List<String> matching = new ArrayList<String>();
+        for (AclBinding acl : acls) {
+            if (matches(acl, context, action)) {
+                matching.add(describe(acl));
+            }
+        }
+        if (matching.isEmpty()) {
+            return "no ACL matches the resource, principal and address, so " + (allowed ? "allowed" : "denied");
+        }
+        return "the ACLs that match the resource, principal and address: " + String.join("; ", matching);
+    }
+
+    private static String explain(File snapshot, AuthorizableRequestContext context, Action action) {
+        ResourcePattern resource = action.resourcePattern();
+        List<String> args = new ArrayList<String>();
+        Collections.addAll(args, "--snapshot", snapshot.getAbsolutePath(), "--principal", context.principal().toString(),
+            "--operation", action.operation().name(), "--host", context.clientAddress().getHostAddress());
+        switch (resource.resourceType()) {
+            case CLUSTER:
+                args.add("--cluster");
+                break;
+            default:
+                args.add("--" + resource.resourceType().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'));
+                args.add(resource.name());
+        }
+        StringBuilder joined = new StringBuilder();
+        for (String arg : args) {
+            joined.append(arg).append('\0');
+        }
+        byte[] answer = NativeAgent.explain(joined.toString().getBytes(StandardCharsets.UTF_8), new byte[0]);
+        if (answer == null || answer.length == 0) {
+            return "(explain failed in the native library)";
+        }
+        return new String(answer, 1, answer.length - 1, StandardCharsets.UTF_8).trim();
+    }
+
+    private static String question(AuthorizableRequestContext context, Action action) {
+        ResourcePattern resource = action.resourcePattern();
+        return context.principal() + " from " + context.clientAddress().getHostAddress() + " " + action.operation()
+            + " " + resource.resourceType() + " `" + resource.name() + "`";
+    }
+
+    static String describe(AclBinding acl) {
+        return acl.pattern().resourceType() + ":" + acl.pattern().patternType() + ":" + acl.pattern().name() + " "
+            + acl.entry().principal() + " from " + acl.entry().host() + " " + acl.entry().permissionType() + " "
+            + acl.entry().operation();
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // the questions
+
+    /** Every principal the ACLs name ({@code User:*} is asked through the others) and one they do not. */
+    private List<KafkaPrincipal> principals() {
+        Set<String> names = new TreeSet<String>();
+        for (AclBinding acl : acls) {
+            names.add(acl.entry().principal());
+        }
+        names.remove("User:*");
+        List<KafkaPrincipal> principals = new ArrayList<KafkaPrincipal>();
+        for (String name : names) {
+            try {
+                principals.add(SecurityUtils.parseKafkaPrincipal(name));
+            } catch (IllegalArgumentException e) {
+                // not Type:name: no client can be it
+            }
+        }
+        principals.add(new KafkaPrincipal(KafkaPrincipal.USER_TYPE, UNNAMED));
+        return principals;
+    }
+
+    /**
+     * Every host the ACLs name that is an IP address literal, as the client's address Kafka compares it
+     * with, and one address no ACL names. (A host name is never resolved: Kafka never compares with one.)
+     */
+    private List<String> hosts() {
+        Set<String> hosts = new LinkedHashSet<String>();
+        for (AclBinding acl : acls) {
+            String host = acl.entry().host();
+            if (!host.equals("*") && host.matches("[0-9.]+|[0-9a-fA-F:.]*:[0-9a-fA-F:.]*")) {
+                try {
+                    hosts.add(InetAddress.getByName(host).getHostAddress());
+                } catch (UnknownHostException e) {
+                    // not an address: no client has it
+                }
+            }
+        }
+        hosts.add(UNNAMED_ADDRESS);
+        return new ArrayList<String>(hosts);
+    }
+
+    /** The ACLs Kafka may apply to {@code principal}: its own and those of {@code User:*}. */
+    private List<AclBinding> aclsApplyingTo(KafkaPrincipal principal) {
+        List<AclBinding> applying = new ArrayList<AclBinding>();
+        for (AclBinding acl : acls) {
+            String named = acl.entry().principal();
+            if (named.equals("User:*") || named.equals(principal.toString())) {
+                applying.add(acl);
+            }
+        }
+        return applying;
+    }
+
+    /** Per resource type {@code acls} name: their names, a name under and beside each prefix, and one unnamed name. */
+    private static List<ResourcePattern> resources(List<AclBinding> acls) {
+        Map<ResourceType, Set<String>> names = new TreeMap<ResourceType, Set<String>>();
+        for (AclBinding acl : acls) {
+            ResourceType type = acl.pattern().resourceType();
+            if (type == ResourceType.UNKNOWN || type == ResourceType.ANY) {
+                continue;
+            }
+            Set<String> ofType = names.get(type);
+            if (ofType == null) {
+                ofType = new TreeSet<String>();
+                ofType.add(type == ResourceType.CLUSTER ? "kafka-cluster" : UNNAMED);
+                names.put(type, ofType);
+            }
+            String name = acl.pattern().name();
+            if (type == ResourceType.CLUSTER) {
+                continue;
+            }
+            if (acl.pattern().patternType() == PatternType.PREFIXED) {
+                ofType.add(name);
+                ofType.add(name + "-" + UNNAMED);
+                ofType.add(name.length() > 1 ? name.substring(0, name.length() - 1) : UNNAMED + "-beside");
+            } else if (!name.equals(ResourcePattern.WILDCARD_RESOURCE)) {
+                ofType.add(name);
+            }
+        }
+        List<ResourcePattern> resources = new ArrayList<ResourcePattern>();
+        for (Map.Entry<ResourceType, Set<String>> entry : names.entrySet()) {
+            for (String name : entry.getValue()) {
+                resources.add(new ResourcePattern(entry.getKey(), name, PatternType.LITERAL));
+            }
+        }
+        return resources;
+    }
+
+    /**
+     * The operations of the {@code kafka} service type: Kafka's from READ to DESCRIBE_TOKENS (codes 3 to 14,
+     * {@code grantforge_kafka::Operation}). An operation of a later Kafka release ({@code TWO_PHASE_COMMIT}
+     * of 4.x) is refused by the agent whatever the policies say, so asking it would prove nothing about them.
+     */
+    private static final Set<AclOperation> SERVICE_TYPE_OPERATIONS = EnumSet.range(AclOperation.READ, AclOperation.DESCRIBE_TOKENS);
+
+    /** What brokers ask, as far as the policies can answer: see {@link #SERVICE_TYPE_OPERATIONS}. */
+    private static List<AclOperation> operations() {
+        return new ArrayList<AclOperation>(SERVICE_TYPE_OPERATIONS);
+    }
+
+    /** The operations of this Kafka release the agent refuses whatever the policies say. */
+    private static Set<AclOperation> unknownToTheAgent() {
+        Set<AclOperation> unknown = EnumSet.allOf(AclOperation.class);
+        unknown.removeAll(EnumSet.of(AclOperation.UNKNOWN, AclOperation.ANY, AclOperation.ALL));
+        unknown.removeAll(SERVICE_TYPE_OPERATIONS);
+        return unknown;
+    }
+
+    private static AuthorizableRequestContext context(final KafkaPrincipal principal, String host) {
+        final InetAddress address;
+        try {
+            address = InetAddress.getByName(host);
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException(host, e);
+        }
+        return new AuthorizableRequestContext() {
+            @Override public String listenerName() { return "MIGRATION_VERIFY"; }
+            @Override public SecurityProtocol securityProtocol() { return SecurityProtocol.PLAINTEXT; }
+            @Override public KafkaPrincipal principal() { return principal; }
+            @Override public InetAddress clientAddress() { return address; }
+            @Override public int requestType() { return 0; }
+            @Override public int requestVersion() { return 0; }
+            @Override public String clientId() { return "migrate-acls-verify"; }
+            @Override public int correlationId() { return 0; }
+        };
+    }
+
+    /**
+     * Kafka's {@code StandardAuthorizer} holding {@code acls}, without super users and with
+     * {@code allow.everyone.if.no.acl.found} false, as a KRaft broker loads them. Reached by reflection:
+     * it is in Kafka's metadata jar (in {@code $KAFKA_HOME/libs}), which the shim does not compile against.
+     */
+    private static Authorizer standardAuthorizer(List<AclBinding> acls) throws VerifyException {
+        try {
+            Class<?> authorizerClass = Class.forName(STANDARD_AUTHORIZER);
+            Authorizer authorizer = (Authorizer) authorizerClass.getConstructor().newInstance();
+            authorizer.configure(Collections.<String, Object>emptyMap());
+            givePluginMetrics(authorizerClass, authorizer);
+            Method fromAclBinding = Class.forName(STANDARD_ACL).getMethod("fromAclBinding", AclBinding.class);
+            Map<Uuid, Object> loaded = new HashMap<Uuid, Object>();
+            for (AclBinding acl : acls) {
+                loaded.put(Uuid.randomUuid(), fromAclBinding.invoke(null, acl));
+            }
+            authorizerClass.getMethod("loadSnapshot", Map.class).invoke(authorizer, loaded);
+            authorizerClass.getMethod("completeInitialLoad").invoke(authorizer);
+            return authorizer;
+        } catch (ClassNotFoundException e) {
+            throw new VerifyException("Kafka's " + STANDARD_AUTHORIZER + " is not on the classpath: put $KAFKA_HOME/libs/* on it");
+        } catch (ReflectiveOperationException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            throw new VerifyException("cannot load the ACLs into Kafka's StandardAuthorizer: " + cause);
+        }
+    }
+
+    /**
+     * Since Kafka 4.1 {@code StandardAuthorizer} counts its answers in metrics the broker gives it
+     * ({@code Monitorable.withPluginMetrics}), and {@code authorize} fails without them: give it metrics of its
+     * own. Before 4.1 there is no such method, and nothing to do.
+     */
+    private static void givePluginMetrics(Class<?> authorizerClass, Authorizer authorizer) throws ReflectiveOperationException {
+        Class<?> pluginMetrics;
+        try {
+            pluginMetrics = Class.forName("org.apache.kafka.common.metrics.PluginMetrics");
+        } catch (ClassNotFoundException e) {
+            return;
+        }
+        Method with;
+        try {
+            with = authorizerClass.getMethod("withPluginMetrics", pluginMetrics);
+        } catch (NoSuchMethodException e) {
+            return;
+        }
+        Object metrics = Class.forName("org.apache.kafka.common.metrics.internals.PluginMetricsImpl")
+            .getConstructor(org.apache.kafka.common.metrics.Metrics.class, Map.class)
+            .newInstance(new org.apache.kafka.common.metrics.Metrics(), Collections.<String, String>emptyMap());
+        with.invoke(authorizer, metrics);
+    }
+}
