@@ -43,6 +43,12 @@ OP is Kafka's operation (READ, WRITE, DESCRIBE, ...). The answer says what the a
 quotas (Admin API) and needs kafka-clients on the class path: java -cp \"<agent jar>:$KAFKA_HOME/libs/*\"
 org.devlive.grantforge.kafka.agent.Main explain --quota ...";
 
+/// Whether these arguments read standard input: `--batch`, or `--quota-file -`.
+pub fn reads_stdin(args: &[String]) -> bool {
+    args.iter().any(|a| a == "--batch")
+        || args.windows(2).any(|w| w[0] == "--quota-file" && w[1] == "-")
+}
+
 /// Runs `explain` with its arguments and standard input; returns the exit code and the output.
 pub fn run(args: &[String], stdin: &str) -> (i32, String) {
     let outcome = match args.iter().position(|a| a == "--quota") {
