@@ -46,7 +46,9 @@ org.devlive.grantforge.kafka.agent.Main explain --quota ...";
 /// Whether these arguments read standard input: `--batch`, or `--quota-file -`.
 pub fn reads_stdin(args: &[String]) -> bool {
     args.iter().any(|a| a == "--batch")
-        || args.windows(2).any(|w| w[0] == "--quota-file" && w[1] == "-")
+        || args
+            .windows(2)
+            .any(|w| w[0] == "--quota-file" && w[1] == "-")
 }
 
 /// Runs `explain` with its arguments and standard input; returns the exit code and the output.
