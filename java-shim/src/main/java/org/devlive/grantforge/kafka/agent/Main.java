@@ -29,17 +29,18 @@ public final class Main {
             System.exit(1);
             return;
         }
+        boolean quota = java.util.Arrays.asList(args).contains("--quota");
         StringBuilder joined = new StringBuilder();
         boolean readStdin = false;
         String bootstrapServers = null;
         String commandConfig = null;
         for (int i = 1; i < args.length; i++) {
             // A cluster's quotas are read here (the Admin API is Java) and handed over as a file on standard input.
-            if (args[i].equals("--bootstrap-server") && i + 1 < args.length) {
+            if (quota && args[i].equals("--bootstrap-server") && i + 1 < args.length) {
                 bootstrapServers = args[++i];
                 continue;
             }
-            if (args[i].equals("--command-config") && i + 1 < args.length) {
+            if (quota && args[i].equals("--command-config") && i + 1 < args.length) {
                 commandConfig = args[++i];
                 continue;
             }
