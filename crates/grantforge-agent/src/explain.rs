@@ -5,11 +5,13 @@
 //!     --principal User:alice --operation READ (--topic T | --group G | --cluster | --transactional-id T
 //!     | --delegation-token T | --user U) [--host 10.1.2.3] [--listener NAME] [--client-id ID]
 //! grantforge-explain --snapshot FILE [--json] --batch   < questions (one per line, request options only)
+//! grantforge-explain --quota --user U [--client-id C] --quota-file FILE|- [--json]
 //! ```
 //!
 //! The answer: the decision, the deciding policy (id, name, priority), every policy whose items
 //! matched or were excepted, and the ACL rows that apply to the resource. The same code serves the
-//! `grantforge-explain` binary and `java -jar grantforge-agent-kafka-<version>.jar explain`.
+//! `grantforge-explain` binary and `java -jar grantforge-agent-kafka-<version>.jar explain`. With
+//! `--quota` it answers a quota question instead: see `quota`.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -28,24 +30,44 @@ use crate::source::disk_cache::SnapshotCache;
 use crate::source::file::read_policy_file;
 use crate::source::trust::SigningKey;
 
+mod quota;
+
 pub const USAGE: &str = "usage: explain (--snapshot FILE | --cache-dir DIR [--signing-key FILE]) [--json] [--super-users 'User:a;User:b']
          --principal User:NAME --operation OP (--topic T | --group G | --cluster | --transactional-id T
          | --delegation-token T | --user U) [--host IP] [--listener NAME] [--client-id ID]
        explain (--snapshot FILE | --cache-dir DIR) [--json] --batch < questions   (one question per line)
-OP is Kafka's operation (READ, WRITE, DESCRIBE, ...). The answer says what the agent would decide and why.";
+       explain --quota --user NAME [--client-id ID] (--quota-file FILE | --quota-file - | --bootstrap-server B [--command-config F]) [--json]
+OP is Kafka's operation (READ, WRITE, DESCRIBE, ...). The answer says what the agent would decide and why.
+--quota: the group, rule and limit the agent's quota callback gives a connection, per quota type. FILE holds what
+`kafka-configs.sh --describe --entity-type users --entity-type clients` prints; --bootstrap-server reads a cluster's
+quotas (Admin API) and needs kafka-clients on the class path: java -cp \"<agent jar>:$KAFKA_HOME/libs/*\"
+org.devlive.grantforge.kafka.agent.Main explain --quota ...";
+
+/// Whether these arguments read standard input: `--batch`, or `--quota-file -`.
+pub fn reads_stdin(args: &[String]) -> bool {
+    args.iter().any(|a| a == "--batch")
+        || args
+            .windows(2)
+            .any(|w| w[0] == "--quota-file" && w[1] == "-")
+}
 
 /// Runs `explain` with its arguments and standard input; returns the exit code and the output.
 pub fn run(args: &[String], stdin: &str) -> (i32, String) {
-    match run_inner(args, stdin) {
+    let outcome = match args.iter().position(|a| a == "--quota") {
+        Some(at) => quota::run(&[&args[..at], &args[at + 1..]].concat(), stdin),
+        None => run_inner(args, stdin),
+    };
+    match outcome {
         Ok(output) => (0, output),
         Err(Failure::Usage(message)) => (2, format!("explain: {message}\n{USAGE}\n")),
-        Err(Failure::Snapshot(message)) => (1, format!("explain: {message}\n")),
+        Err(Failure::Input(message)) => (1, format!("explain: {message}\n")),
     }
 }
 
 enum Failure {
     Usage(String),
-    Snapshot(String),
+    /// The policies or the quota entities cannot be read.
+    Input(String),
 }
 
 /// Where the policies come from.
@@ -67,11 +89,10 @@ struct Options {
 fn run_inner(args: &[String], stdin: &str) -> Result<String, Failure> {
     let options = parse_options(args)?;
     let (bytes, shown) = read_source(&options)?;
-    let snapshot =
-        Snapshot::parse(&bytes).map_err(|e| Failure::Snapshot(format!("{shown}: {e}")))?;
+    let snapshot = Snapshot::parse(&bytes).map_err(|e| Failure::Input(format!("{shown}: {e}")))?;
     let now = Instant::now();
     let policies = KafkaPolicies::from_snapshot(&snapshot, now)
-        .map_err(|e| Failure::Snapshot(format!("{shown}: {e}")))?;
+        .map_err(|e| Failure::Input(format!("{shown}: {e}")))?;
     // An agent on this cache directory refuses everything while it records a refused service type.
     let refusing_service_type = matches!(&options.source, Source::CacheDir(dir) if SnapshotCache::at(dir).refused_service_type().ok().flatten().is_some());
     let explainer = Explainer {
@@ -113,8 +134,8 @@ fn run_inner(args: &[String], stdin: &str) -> Result<String, Failure> {
 fn read_source(options: &Options) -> Result<(Vec<u8>, String), Failure> {
     match &options.source {
         Source::Snapshot(file) => {
-            let bytes = read_policy_file(file, u64::MAX >> 1)
-                .map_err(|e| Failure::Snapshot(e.to_string()))?;
+            let bytes =
+                read_policy_file(file, u64::MAX >> 1).map_err(|e| Failure::Input(e.to_string()))?;
             Ok((bytes, file.display().to_string()))
         }
         Source::CacheDir(dir) => {
@@ -122,21 +143,21 @@ fn read_source(options: &Options) -> Result<(Vec<u8>, String), Failure> {
             let shown = dir.display().to_string();
             let download = cache
                 .load()
-                .map_err(Failure::Snapshot)?
-                .ok_or_else(|| Failure::Snapshot(format!("{shown} holds no cached snapshot")))?;
+                .map_err(Failure::Input)?
+                .ok_or_else(|| Failure::Input(format!("{shown} holds no cached snapshot")))?;
             let key_text = match &options.signing_key {
-                Some(file) => std::fs::read_to_string(file).map_err(|e| Failure::Snapshot(format!("cannot read {}: {e}", file.display())))?,
+                Some(file) => std::fs::read_to_string(file).map_err(|e| Failure::Input(format!("cannot read {}: {e}", file.display())))?,
                 None => cache
                     .pinned_key()
                     .ok()
                     .flatten()
-                    .ok_or_else(|| Failure::Snapshot(format!("{shown} has no pinned signing key; give the server's key with --signing-key FILE")))?,
+                    .ok_or_else(|| Failure::Input(format!("{shown} has no pinned signing key; give the server's key with --signing-key FILE")))?,
             };
             let key = SigningKey::from_base64(&key_text)
-                .map_err(|e| Failure::Snapshot(format!("the signing key is {e}")))?;
+                .map_err(|e| Failure::Input(format!("the signing key is {e}")))?;
             if key.key_id() != download.key_id || !key.verifies(&download.body, &download.signature)
             {
-                return Err(Failure::Snapshot(format!("the cached snapshot in {shown} does not verify under signing key {}; it is not used", key.key_id())));
+                return Err(Failure::Input(format!("the cached snapshot in {shown} does not verify under signing key {}; it is not used", key.key_id())));
             }
             Ok((download.body, shown))
         }

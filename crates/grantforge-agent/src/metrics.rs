@@ -31,13 +31,14 @@ pub(crate) struct Reading<'a> {
     pub instance: &'a str,
 }
 
-/// One metric as the shim publishes it.
-pub struct Metric {
+/// One metric as the shim publishes it, read from a reading `S`: the agent's [`Stats`], or the
+/// quota table's (`crate::quotas::QuotaStats`).
+pub struct Metric<S: 'static = Stats> {
     /// Kafka's plugin metric name, in kebab case (`decisions-allowed`).
     pub name: &'static str,
     pub description: &'static str,
     /// Its value in a reading.
-    pub value: fn(&Stats) -> Value<'_>,
+    pub value: fn(&S) -> Value<'_>,
 }
 
 /// A metric's value: JMX type `long`, or `java.lang.String`.
@@ -47,7 +48,7 @@ pub enum Value<'a> {
     Text(&'a str),
 }
 
-impl Metric {
+impl<S> Metric<S> {
     /// The MBean attribute: the name in camel case, starting upper case (`DecisionsAllowed`).
     pub fn attribute(&self) -> String {
         self.name
@@ -149,7 +150,7 @@ mod tests {
         let metric = |name| Metric {
             name,
             description: "",
-            value: |_| Value::Number(0),
+            value: |_: &Stats| Value::Number(0),
         };
         assert_eq!(metric("cache-hits").attribute(), "CacheHits");
         assert_eq!(

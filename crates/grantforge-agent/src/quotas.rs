@@ -17,6 +17,8 @@ use grantforge_quotas::QuotaTable;
 pub use grantforge_quotas::{Entity, EntityError, Part, QuotaType, Resolved, Rule};
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::metrics::{Metric, Value};
+
 /// How long the entities must stay unchanged before the INFO line that sums them up.
 const QUIET_BEFORE_SUMMARY: Duration = Duration::from_millis(500);
 
@@ -44,7 +46,52 @@ pub fn shared() -> &'static Quotas {
     })
 }
 
+/// A reading of the table's metrics (`MonitorableGrantForgeClientQuotaCallback` publishes them as
+/// Kafka plugin metrics on Kafka 4.1 and later).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QuotaStats {
+    pub entities: u64,
+    pub users_reserving: u64,
+    pub oversubscribed: u64,
+    pub changes: u64,
+}
+
+/// The table's metrics, in the order the shim publishes them (`docs/operations.md` lists them).
+pub const QUOTA_METRICS: &[Metric<QuotaStats>] = &[
+    Metric {
+        name: "quota-entities",
+        description: "Quota values configured (an entity with two quota types counts twice)",
+        value: |s| Value::Number(s.entities as i64),
+    },
+    Metric {
+        name: "quota-users-reserving",
+        description: "Users with reserved sub-quotas (<user, client> entities)",
+        value: |s| Value::Number(s.users_reserving as i64),
+    },
+    Metric {
+        name: "quota-oversubscribed-users",
+        description: "Users whose other clients share the floor because their sub-quotas leave less of their total (per quota type, counted once a client of theirs connects, until the quotas change)",
+        value: |s| Value::Number(s.oversubscribed as i64),
+    },
+    Metric {
+        name: "quota-changes",
+        description: "Changes of a quota value since the JVM started",
+        value: |s| Value::Number(s.changes as i64),
+    },
+];
+
 impl Quotas {
+    /// A reading of the table's metrics.
+    pub fn stats(&self) -> QuotaStats {
+        let table = self.table.read();
+        QuotaStats {
+            entities: table.entities() as u64,
+            users_reserving: table.users_reserving() as u64,
+            oversubscribed: self.warned.lock().len() as u64,
+            changes: QuotaType::ALL.iter().map(|t| self.changes(*t)).sum(),
+        }
+    }
+
     /// Kafka's `updateQuota`. Returns whether a value changed.
     pub fn update(&'static self, entity: &Entity, quota_type: QuotaType, value: f64) -> bool {
         self.change(quota_type, |table| {
@@ -170,6 +217,38 @@ mod tests {
             quotas.changes(request),
             requests,
             "another type is not touched"
+        );
+    }
+
+    #[test]
+    fn every_quota_metric_is_in_the_operators_documentation() {
+        let docs = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/operations.md"
+        ))
+        .unwrap();
+        for metric in QUOTA_METRICS {
+            assert!(
+                docs.contains(&format!("`{}`", metric.name)),
+                "docs/operations.md does not list `{}`",
+                metric.name
+            );
+        }
+    }
+
+    #[test]
+    fn each_field_of_a_reading_is_its_metric() {
+        let stats = QuotaStats {
+            entities: 1,
+            users_reserving: 2,
+            oversubscribed: 3,
+            changes: 4,
+        };
+        let values: Vec<Value> = QUOTA_METRICS.iter().map(|m| (m.value)(&stats)).collect();
+        assert_eq!(
+            values,
+            [1, 2, 3, 4].map(Value::Number),
+            "quota-entities, quota-users-reserving, quota-oversubscribed-users, quota-changes"
         );
     }
 

@@ -16,18 +16,24 @@
 //!
 //! Golden bytes: `tests/fixtures/jni/metrics.bin`, which `AgentMetricsGoldenTest.java` decodes.
 
-use grantforge_agent::metrics::{Stats, Value, METRICS};
+use grantforge_agent::metrics::{Metric, Stats, Value, METRICS};
 
 use crate::wire::put_str;
 
 const NUMBER: u8 = 0;
 const TEXT: u8 = 1;
 
+/// The agent's metrics.
 pub(crate) fn encode(stats: &Stats) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + METRICS.len() * 96);
-    put_str(&mut out, &stats.instance);
-    out.extend_from_slice(&(METRICS.len() as u32).to_le_bytes());
-    for metric in METRICS {
+    encode_list(&stats.instance, METRICS, stats)
+}
+
+/// Any list of metrics in the same layout (the quota table's too, `NativeQuotas.stats`).
+pub(crate) fn encode_list<S>(instance: &str, metrics: &[Metric<S>], stats: &S) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + metrics.len() * 96);
+    put_str(&mut out, instance);
+    out.extend_from_slice(&(metrics.len() as u32).to_le_bytes());
+    for metric in metrics {
         put_str(&mut out, metric.name);
         put_str(&mut out, &metric.attribute());
         put_str(&mut out, metric.description);

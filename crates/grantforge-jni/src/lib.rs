@@ -40,8 +40,8 @@ use crate::shell::{close_shell, open_shell, shell, with_agent};
 
 /// Bumped whenever a native signature or a payload's layout changes; the Java shim refuses to run
 /// with a library of another ABI (a stale library on `grantforge.native.library.path`, say).
-/// (4: the metrics payload describes itself; 6: `migrateAcls`.)
-pub const ABI_VERSION: jint = 6;
+/// (4: the metrics payload describes itself; 6: `migrateAcls`; 7: the quota table's `stats`.)
+pub const ABI_VERSION: jint = 7;
 
 /// `authorize` returns this when it wrote one byte per action into the buffer (more than 63
 /// actions); otherwise it returns a bitmask with bit i set when action i is allowed.
@@ -384,3 +384,15 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_limi
 
 #[cfg(test)]
 mod tests;
+
+/// `NativeQuotas.stats`: the quota table's metrics, in the layout of the agent's (see
+/// [`agent_metrics`]), so that the shim reads them with the same code.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_stats<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+) -> JByteArray<'local> {
+    export_env(&mut env, |env| {
+        Ok(env.byte_array_from_slice(&native_quotas::stats())?)
+    })
+}

@@ -4,6 +4,7 @@
 //! ```text
 //! entity    := u32 count, count × (str entityType, str name)    (update, remove)
 //! resolved  := str userTag, str clientIdTag, f64 limit           (resolve; limit NaN: none)
+//! stats     := the metrics payload of `agent_metrics.rs`, instance "quotas"
 //! ```
 //!
 //! (`str` as in `wire.rs`.) Entity types are Kafka's `ConfigEntityType` names (`USER`,
@@ -11,8 +12,9 @@
 //! Kafka calls `updateQuota` and `removeQuota` on its metadata thread and the rest on request and
 //! network threads; every export answers through `export.rs`, so none ever throws.
 
-use grantforge_agent::quotas::{self, Entity, QuotaType, Resolved};
+use grantforge_agent::quotas::{self, Entity, QuotaType, Resolved, QUOTA_METRICS};
 
+use crate::agent_metrics;
 use crate::wire::{MalformedRequest, Reader};
 
 /// The quota type of a `ClientQuotaType` ordinal.
@@ -95,6 +97,11 @@ pub(crate) fn limit_of_group(
         &String::from_utf8_lossy(client_tag),
     );
     Ok(limit.unwrap_or(f64::NAN))
+}
+
+/// The quota table's metrics (Kafka's plugin metrics of the quota callback on Kafka 4.1+).
+pub(crate) fn stats() -> Vec<u8> {
+    agent_metrics::encode_list("quotas", QUOTA_METRICS, &quotas::shared().stats())
 }
 
 #[cfg(test)]

@@ -241,6 +241,21 @@ impl QuotaTable {
             .iter()
             .map(|t| format!("{} {}", self.types[t.index()].len(), t.config_key()))
             .collect();
+        format!(
+            "{} quota entities ({}); users reserving sub-quotas: {}",
+            self.entities(),
+            per_type.join(", "),
+            self.users_reserving()
+        )
+    }
+
+    /// How many (entity, quota type) values are configured.
+    pub fn entities(&self) -> usize {
+        self.types.iter().map(TypeTable::len).sum()
+    }
+
+    /// How many users reserve sub-quotas (`<U, C>` entities) of any type.
+    pub fn users_reserving(&self) -> usize {
         let mut reserving: Vec<&String> = self
             .types
             .iter()
@@ -248,12 +263,7 @@ impl QuotaTable {
             .collect();
         reserving.sort_unstable();
         reserving.dedup();
-        format!(
-            "{} quota entities ({}); users reserving sub-quotas: {}",
-            self.types.iter().map(TypeTable::len).sum::<usize>(),
-            per_type.join(", "),
-            reserving.len()
-        )
+        reserving.len()
     }
 
     /// Whether no entity of `quota_type` is configured (Kafka's `quotaLimit` is then never

@@ -264,4 +264,10 @@ fn values_and_a_one_line_summary_of_the_table() {
         table.summary(),
         "6 quota entities (3 producer_byte_rate, 3 consumer_byte_rate, 0 request_percentage, 0 controller_mutation_rate); users reserving sub-quotas: 1"
     );
+    let mut more = table.clone();
+    more.update(&Entity::user_client("user4", "clientA"), FETCH, 5.0);
+    more.update(&Entity::user("user4"), PRODUCE, 5.0);
+    assert_eq!((more.entities(), more.users_reserving()), (8, 2));
+    more.remove(&Entity::user_client("user4", "clientA"), FETCH);
+    assert_eq!((more.entities(), more.users_reserving()), (7, 1));
 }

@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Read, Write};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut stdin = String::new();
-    if args.iter().any(|a| a == "--batch") && !std::io::stdin().is_terminal() {
+    if grantforge_agent::explain::reads_stdin(&args) && !std::io::stdin().is_terminal() {
         let _ = std::io::stdin().read_to_string(&mut stdin);
     }
     let (code, output) = grantforge_agent::explain::run(&args, &stdin);

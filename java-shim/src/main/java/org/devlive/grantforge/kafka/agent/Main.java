@@ -8,7 +8,9 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * {@code java -jar grantforge-agent-kafka-<version>.jar explain ...}: the agent's commands without a
- * broker. Runs the same native code as the broker does, so the answer is the agent's.
+ * broker. Runs the same native code as the broker does, so the answer is the agent's. {@code explain --quota
+ * --bootstrap-server B [--command-config F]} first reads the cluster's quota entities ({@link ClusterQuotas}; it
+ * needs kafka-clients on the class path).
  */
 public final class Main {
     private Main() {
@@ -31,13 +33,31 @@ public final class Main {
             System.exit(1);
             return;
         }
+        boolean quota = java.util.Arrays.asList(args).contains("--quota");
         StringBuilder joined = new StringBuilder();
-        boolean batch = false;
+        boolean readStdin = false;
+        String bootstrapServers = null;
+        String commandConfig = null;
         for (int i = 1; i < args.length; i++) {
+            // A cluster's quotas are read here (the Admin API is Java) and handed over as a file on standard input.
+            if (quota && args[i].equals("--bootstrap-server") && i + 1 < args.length) {
+                bootstrapServers = args[++i];
+                continue;
+            }
+            if (quota && args[i].equals("--command-config") && i + 1 < args.length) {
+                commandConfig = args[++i];
+                continue;
+            }
             joined.append(args[i]).append('\0');
-            batch |= args[i].equals("--batch");
+            readStdin |= args[i].equals("--batch") || (args[i].equals("--quota-file") && i + 1 < args.length && args[i + 1].equals("-"));
         }
-        byte[] stdin = batch ? readAll(System.in) : new byte[0];
+        byte[] stdin;
+        if (bootstrapServers != null) {
+            joined.append("--quota-file\0-\0");
+            stdin = clusterQuotas(bootstrapServers, commandConfig);
+        } else {
+            stdin = readStdin ? readAll(System.in) : new byte[0];
+        }
         byte[] answer = NativeAgent.explain(joined.toString().getBytes(StandardCharsets.UTF_8), stdin);
         if (answer == null || answer.length == 0) {
             System.err.println("explain: the native library failed; nothing was decided");
@@ -49,6 +69,23 @@ public final class Main {
         out.write(answer, 1, answer.length - 1);
         out.flush();
         System.exit(code);
+    }
+
+    /** The cluster's quota entities as {@code kafka-configs --describe} prints them; exits on failure. */
+    private static byte[] clusterQuotas(String bootstrapServers, String commandConfig) {
+        try {
+            return ClusterQuotas.describe(bootstrapServers, commandConfig).getBytes(StandardCharsets.UTF_8);
+        } catch (NoClassDefFoundError e) {
+            System.err.println("explain: --bootstrap-server needs kafka-clients on the class path: java -cp \"grantforge-agent-kafka-"
+                + AgentVersion.VERSION + ".jar:$KAFKA_HOME/libs/*\" " + Main.class.getName() + " explain --quota ...");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            System.err.println("explain: interrupted while reading the cluster's quotas");
+        } catch (Exception e) {
+            System.err.println("explain: cannot read the quotas of " + bootstrapServers + ": " + e);
+        }
+        System.exit(1);
+        return new byte[0];
     }
 
     private static byte[] readAll(InputStream in) throws IOException {

@@ -29,6 +29,9 @@ final class NativeQuotas {
     /** Kafka's {@code quotaLimit}: the limit of the group with these tags, NaN for none. */
     static native double limitOfGroup(int quotaType, byte[] userTag, byte[] clientTag);
 
+    /** The quota table's metrics, in the layout {@link AgentMetrics#decode} reads; null on a native error. */
+    static native byte[] stats();
+
     /** An entity as its (entity type name, name) pairs: count, then each type and name. */
     static byte[] encodeEntity(ClientQuotaEntity entity) {
         List<ClientQuotaEntity.ConfigEntity> parts = entity.configEntities();

@@ -98,4 +98,23 @@ class GrantForgeClientQuotaCallbackTest {
         callback.updateQuota(ClientQuotaType.PRODUCE, entity(), 5);
         assertFalse(callback.updateClusterMetadata(null));
     }
+
+    /** What MonitorableGrantForgeClientQuotaCallback publishes on Kafka 4.1+: the table's metrics, read as the agent's are. */
+    @Test
+    void theTablesMetricsDecodeAsTheAgentsDo() {
+        GrantForgeClientQuotaCallback callback = callback();
+        AgentMetrics before = new AgentMetrics(NativeQuotas::stats);
+        List<String> names = new ArrayList<>();
+        for (AgentMetrics.Metric metric : before.listed()) {
+            names.add(metric.name);
+        }
+        assertEquals(Arrays.asList("quota-entities", "quota-users-reserving", "quota-oversubscribed-users", "quota-changes"), names);
+        long entities = (Long) before.value("quota-entities");
+        long changes = (Long) before.value("quota-changes");
+        ClientQuotaEntity.ConfigEntityType user = ClientQuotaEntity.ConfigEntityType.USER;
+        callback.updateQuota(ClientQuotaType.REQUEST, entity(user, "java-metrics-user"), 50);
+        assertEquals(entities + 1, before.value("quota-entities"), "a live value");
+        assertEquals(changes + 1, before.value("quota-changes"));
+        callback.removeQuota(ClientQuotaType.REQUEST, entity(user, "java-metrics-user"));
+    }
 }

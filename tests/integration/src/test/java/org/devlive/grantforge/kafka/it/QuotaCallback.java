@@ -5,6 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -13,6 +19,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
@@ -44,13 +51,16 @@ import org.junit.jupiter.api.Timeout;
  * sharing the large remainder, is not; removing the sub-quota puts clientA back in the shared group.
  * A {@code controller_mutation_rate} is enforced by the node's controller (brokers forward CreateTopics
  * to it): a burst of topic creations past the rate is answered THROTTLING_QUOTA_EXCEEDED, and removing
- * the rate lifts that. One subclass per Kafka release.
+ * the rate lifts that. clientA's measured rate stays within its limit, as Kafka's own tests check it (from above,
+ * over 20 s, after the first window), and {@code explain --quota --bootstrap-server} reads the same groups and limits
+ * from the node. One subclass per Kafka release.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 abstract class QuotaCallback {
     static final String CALLBACK = "org.devlive.grantforge.kafka.agent.GrantForgeClientQuotaCallback";
+    static final String MONITORABLE_CALLBACK = "org.devlive.grantforge.kafka.agent.MonitorableGrantForgeClientQuotaCallback";
     private static final long WAIT_S = 30;
     /** alice's produce total and clientA's reserved part, in bytes/s. */
     private static final double TOTAL = 10_000_000;
@@ -59,14 +69,28 @@ abstract class QuotaCallback {
     private static final double MUTATIONS_PER_SECOND = 1;
     /** Partitions of the first topic of each burst: far past the rate's burst of 11 (1/s over 11 one-second samples). */
     private static final int BURST_PARTITIONS = 100;
+    /** Kafka's quota window: 11 samples of 1 s (quota.window.num, quota.window.size.seconds). */
+    private static final long WINDOW_S = 11;
+    /** How long a rate is measured after the first window, and the tolerance of Kafka's system test. */
+    private static final long MEASURED_S = 20;
+    private static final double TOLERANCE = 1.05;
+    private static final String RESERVED_GROUP = "kafka.server:type=Produce,user=alice,client-id=clientA";
+    private static final String SHARED_GROUP = "kafka.server:type=Produce,user=alice";
 
     private final String kafkaVersion;
+    private final String callbackClass;
     private KafkaNode node;
     private Admin admin;
-    private Jmx jmx;
+    /** The node's JMX, for the subclasses' checks too. */
+    Jmx jmx;
 
     QuotaCallback(String kafkaVersion) {
+        this(kafkaVersion, CALLBACK);
+    }
+
+    QuotaCallback(String kafkaVersion, String callbackClass) {
         this.kafkaVersion = kafkaVersion;
+        this.callbackClass = callbackClass;
     }
 
     @BeforeAll
@@ -77,7 +101,7 @@ abstract class QuotaCallback {
         node = builder
                 .authorizer(KafkaNode.AUTHORIZER_CLASS)
                 .policyFile(ItPaths.snapshot("e2e.json"))
-                .property("client.quota.callback.class", CALLBACK)
+                .property("client.quota.callback.class", callbackClass)
                 .start();
         admin = node.admin("admin");
         admin.createTopics(Collections.singletonList(new NewTopic("orders", 1, (short) 1))).all().get(WAIT_S, TimeUnit.SECONDS);
@@ -130,12 +154,7 @@ abstract class QuotaCallback {
             for (java.util.concurrent.Future<?> f : sent) {
                 f.get(WAIT_S, TimeUnit.SECONDS);
             }
-            for (Map.Entry<MetricName, ? extends Metric> m : producer.metrics().entrySet()) {
-                if (m.getKey().name().equals("produce-throttle-time-max") && m.getKey().group().equals("producer-metrics")) {
-                    return ((Number) m.getValue().metricValue()).doubleValue();
-                }
-            }
-            throw new AssertionError("the producer has no produce-throttle-time-max");
+            return clientMetric(producer.metrics(), "produce-throttle-time-max");
         }
     }
 
@@ -143,21 +162,160 @@ abstract class QuotaCallback {
         return !jmx.read(objectName).isEmpty();
     }
 
+    /** One attribute of one broker MBean (a group's {@code byte-rate} or {@code throttle-time}). */
+    private double brokerMetric(String objectName, String attribute) throws Exception {
+        Map<String, Map<String, Object>> read = jmx.read(objectName, attribute);
+        assertEquals(1, read.size(), objectName + ": " + read.keySet());
+        return ((Number) read.values().iterator().next().get(attribute)).doubleValue();
+    }
+
     @Test
     @Order(1)
     void aReservedSubQuotaIsItsOwnGroupAndThrottledWhileTheSharedRemainderIsNot() throws Exception {
         double throttledA = produce("clientA", 120);
+        // Read at once: throttle-time averages over the quota window (11 s), and clientC's 120 KiB take well under that.
+        double brokerThrottledA = brokerMetric(RESERVED_GROUP, "throttle-time");
         double throttledC = produce("clientC", 120);
-        assertTrue(brokerHasGroup("kafka.server:type=Produce,user=alice,client-id=clientA"),
-                "clientA's reserved group (user and client-id tags)");
-        assertTrue(brokerHasGroup("kafka.server:type=Produce,user=alice"), "the shared group of alice's other clients (user tag only)");
+        assertTrue(brokerHasGroup(RESERVED_GROUP), "clientA's reserved group (user and client-id tags)");
+        assertTrue(brokerHasGroup(SHARED_GROUP), "the shared group of alice's other clients (user tag only)");
         assertFalse(brokerHasGroup("kafka.server:type=Produce,user=alice,client-id=clientC"), "clientC has no group of its own");
         assertTrue(throttledA > 0, "120 KiB in a moment against a reserved 8 KiB/s (Kafka's rate window is 10 s) throttles clientA: " + throttledA);
         assertEquals(0.0, throttledC, "120 KiB against the remainder of 10 MB/s: " + throttledC);
+        assertTrue(brokerThrottledA > 0, "the broker's throttle-time of clientA's group: " + brokerThrottledA);
+        double brokerThrottledShared = brokerMetric(SHARED_GROUP, "throttle-time");
+        assertTrue(Double.isNaN(brokerThrottledShared), "the shared group was never throttled: " + brokerThrottledShared);
+    }
+
+    /**
+     * As Kafka's quota tests measure it: clientA produces as fast as it may for the first window and 20 s more; the
+     * broker's byte-rate of its group, read every second after the first window, averages at most its reserved limit
+     * + 5 %. Checked from above only; that clientA wanted more is shown by its being throttled meanwhile.
+     *
+     * <p>The average, not the largest reading: Kafka's rate is the bytes of its last 10 to 11 one-second samples over
+     * their time, so when a light sample leaves the window the reading jumps above the limit and stays there until
+     * the next one leaves, although the client waits out every throttle (at this small limit a sawtooth of up to
+     * about 8 %, seen on 4.3.1); what the quota bounds is the rate over time.
+     */
+    @Test
+    @Order(2)
+    void theMeasuredRateOfAReservedGroupStaysWithinItsLimit() throws Exception {
+        Properties extra = new Properties();
+        extra.put(ProducerConfig.CLIENT_ID_CONFIG, "clientA");
+        // Requests of about 300 bytes, one in flight, so that a throttled request overshoots the window's budget
+        // (8192 B/s over 10 s) by little. Kafka still lets such a small limit through about 4 % over on average
+        // (3.7.2 to 4.3.1: 8458 to 8583 B/s in ten runs here; 1 KiB records with five in flight gave the same): its
+        // own enforcement, within its system test's 5 % (Kafka's built-in callback with the same <alice, clientA>
+        // quota measured 8539 B/s, max 9030, on 4.3.1 in this test).
+        extra.put(ProducerConfig.BATCH_SIZE_CONFIG, "256");
+        extra.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
+        extra.put(ProducerConfig.ACKS_CONFIG, "1");
+        // A few seconds of the limit queued at most, so that nothing waits past the delivery timeout.
+        extra.put(ProducerConfig.BUFFER_MEMORY_CONFIG, "32768");
+        char[] bytes = new char[200];
+        java.util.Arrays.fill(bytes, 'm');
+        String value = new String(bytes);
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Double> rates = new ArrayList<>();
+        double throttled;
+        long started = System.nanoTime();
+        try (KafkaProducer<String, String> producer = node.producer("alice", extra)) {
+            Thread sender = new Thread(() -> {
+                while (!stop.get()) {
+                    try {
+                        producer.send(new ProducerRecord<>("orders", value));
+                    } catch (RuntimeException e) {
+                        return;
+                    }
+                }
+            }, "clientA-sender");
+            sender.start();
+            try {
+                Thread.sleep(TimeUnit.SECONDS.toMillis(WINDOW_S));
+                for (int second = 0; second < MEASURED_S; second++) {
+                    Thread.sleep(1000);
+                    rates.add(brokerMetric(RESERVED_GROUP, "byte-rate"));
+                }
+            } finally {
+                stop.set(true);
+                sender.join(TimeUnit.SECONDS.toMillis(WAIT_S));
+            }
+            throttled = clientMetric(producer.metrics(), "produce-throttle-time-max");
+            producer.close(Duration.ZERO);
+        }
+        double max = rates.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
+        double mean = rates.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN);
+        System.out.printf("Kafka %s: clientA's broker-side byte-rate over %d s after the first window: mean %.0f, max %.0f B/s"
+                + " (limit %.0f, bound %.0f; %d s in all)%n", kafkaVersion, MEASURED_S, mean, max, RESERVED, RESERVED * TOLERANCE,
+                TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started));
+        assertEquals(MEASURED_S, rates.size());
+        assertTrue(throttled > 0, "clientA asked for more than its limit: throttled " + throttled + " ms");
+        assertTrue(mean <= RESERVED * TOLERANCE, "clientA's byte-rate stays within its limit of " + RESERVED + " B/s + 5 %: " + rates);
+    }
+
+    /** A producer's metric of the group {@code producer-metrics}. */
+    private static double clientMetric(Map<MetricName, ? extends Metric> metrics, String name) {
+        for (Map.Entry<MetricName, ? extends Metric> m : metrics.entrySet()) {
+            if (m.getKey().name().equals(name) && m.getKey().group().equals("producer-metrics")) {
+                return ((Number) m.getValue().metricValue()).doubleValue();
+            }
+        }
+        throw new AssertionError("the producer has no " + name);
+    }
+
+    /**
+     * {@code explain --quota --bootstrap-server} as the docs run it, in a JVM of its own: the agent JAR and the
+     * node's Kafka jars on the class path.
+     */
+    private String explainQuota(String clientId) throws IOException, InterruptedException {
+        Path config = Files.createTempFile("explain-quota", ".properties");
+        try {
+            Properties props = node.clientProps(KafkaNode.SUPER_USER);
+            try (OutputStream out = Files.newOutputStream(config)) {
+                props.store(out, null);
+            }
+            Path javaBin = Paths.get(System.getProperty("java.home"), "bin", "java");
+            ProcessBuilder builder = new ProcessBuilder(javaBin.toString(), "-cp",
+                    ItPaths.agentJar() + java.io.File.pathSeparator + node.dist().classpath(),
+                    "org.devlive.grantforge.kafka.agent.Main", "explain", "--quota", "--user", "alice", "--client-id", clientId,
+                    "--bootstrap-server", node.bootstrapServers(), "--command-config", config.toString());
+            builder.redirectErrorStream(true);
+            Process process = builder.start();
+            byte[] output = readAll(process);
+            assertTrue(process.waitFor(WAIT_S, TimeUnit.SECONDS), "explain ends");
+            String text = new String(output, StandardCharsets.UTF_8);
+            assertEquals(0, process.exitValue(), text);
+            return text;
+        } finally {
+            Files.deleteIfExists(config);
+        }
+    }
+
+    private static byte[] readAll(Process process) throws IOException {
+        try (java.io.InputStream in = process.getInputStream()) {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            byte[] chunk = new byte[8192];
+            int n;
+            while ((n = in.read(chunk)) > 0) {
+                out.write(chunk, 0, n);
+            }
+            return out.toByteArray();
+        }
     }
 
     @Test
-    @Order(2)
+    @Order(3)
+    void explainReadsTheClustersQuotasAndResolvesThemAsTheCallbackDoes() throws Exception {
+        String shared = explainQuota("clientC");
+        assertTrue(shared.contains("user alice with client id clientC (2 quota entities)"), shared);
+        assertTrue(shared.contains("producer_byte_rate: 9991808 bytes/s\n    group: user=alice\n    rule 3: <user>"),
+                "clientC shares alice's total less clientA's reserved 8192: " + shared);
+        assertTrue(shared.contains("consumer_byte_rate: unthrottled"), shared);
+        String reserved = explainQuota("clientA");
+        assertTrue(reserved.contains("producer_byte_rate: 8192 bytes/s\n    group: user=alice,client-id=clientA\n    rule 1:"), reserved);
+    }
+
+    @Test
+    @Order(4)
     void removingTheSubQuotaGivesClientAThePoolOfItsUserAgain() throws Exception {
         alter(aliceClient("clientA"), null);
         assertEquals(0.0, produce("clientA", 120), "clientA now shares alice's total");
@@ -198,7 +356,7 @@ abstract class QuotaCallback {
     }
 
     @Test
-    @Order(3)
+    @Order(5)
     void aControllerMutationRateThrottlesTopicCreationAtTheControllerUntilItIsRemoved() throws Exception {
         // e2e.json lets no one but the super user create topics (alice has read and write on orders), so the
         // rate is set for admin: quotas bind super users as anyone (authorization and quotas are apart).

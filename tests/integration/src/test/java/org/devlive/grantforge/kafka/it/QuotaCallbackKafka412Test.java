@@ -1,7 +1,7 @@
 package org.devlive.grantforge.kafka.it;
 
-/** {@link QuotaCallback} on Kafka 4.1.2. */
-class QuotaCallbackKafka412Test extends QuotaCallback {
+/** {@link MonitorableQuotaCallback} on Kafka 4.1.2. */
+class QuotaCallbackKafka412Test extends MonitorableQuotaCallback {
     QuotaCallbackKafka412Test() {
         super("4.1.2");
     }

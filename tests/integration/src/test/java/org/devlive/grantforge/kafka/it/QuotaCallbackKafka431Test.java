@@ -1,7 +1,7 @@
 package org.devlive.grantforge.kafka.it;
 
-/** {@link QuotaCallback} on Kafka 4.3.1. */
-class QuotaCallbackKafka431Test extends QuotaCallback {
+/** {@link MonitorableQuotaCallback} on Kafka 4.3.1. */
+class QuotaCallbackKafka431Test extends MonitorableQuotaCallback {
     QuotaCallbackKafka431Test() {
         super("4.3.1");
     }
