@@ -329,8 +329,8 @@ abstract class WalkingSkeleton {
 
     /**
      * The bindings {@code kafka-acls --list} printed, each as {@code ResourcePattern(...) (principal=..., ...)}:
-     * a line {@code Current ACLs for resource `<pattern>`:} and one line per entry, tab-indented (the same on
-     * every release).
+     * a line {@code Current ACLs for resource `<pattern>`:} and one line per entry, indented (3.x puts a space
+     * before the first entry's tab, 4.x does not).
      */
     private static Set<String> listedBindings(String stdout) {
         Set<String> listed = new HashSet<>();
@@ -338,8 +338,8 @@ abstract class WalkingSkeleton {
         for (String line : stdout.split("\\R")) {
             if (line.startsWith("Current ACLs for resource `")) {
                 pattern = line.substring("Current ACLs for resource `".length(), line.lastIndexOf('`'));
-            } else if (line.startsWith("\t") && pattern != null) {
-                listed.add(pattern + " " + line.trim());
+            } else if (line.strip().startsWith("(principal=") && pattern != null) {
+                listed.add(pattern + " " + line.strip());
             }
         }
         return listed;
