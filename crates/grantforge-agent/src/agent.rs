@@ -80,7 +80,8 @@ pub struct Agent {
     /// The snapshot in force with its decision cache; `None` means none yet, and everything but
     /// super users is refused.
     current: RwLock<Option<Arc<SnapshotInForce>>>,
-    /// Bumped on every applied snapshot: the shim recomputes what it derives (the ACL view) on change.
+    /// Bumped on every applied snapshot: each lane compares it to let go of an older one. (The ACL
+    /// view changes without a bump at validity boundaries: it is read afresh on every `acls()`.)
     generation: AtomicU64,
     /// Signalled when the first snapshot is applied and when the agent stops.
     state: Mutex<()>,
