@@ -80,7 +80,8 @@ pub struct Agent {
     /// The snapshot in force with its decision cache; `None` means none yet, and everything but
     /// super users is refused.
     current: RwLock<Option<Arc<SnapshotInForce>>>,
-    /// Bumped on every applied snapshot: the shim recomputes what it derives (the ACL view) on change.
+    /// Bumped on every applied snapshot: each lane compares it to let go of an older one. (The ACL
+    /// view changes without a bump at validity boundaries: it is read afresh on every `acls()`.)
     generation: AtomicU64,
     /// Signalled when the first snapshot is applied and when the agent stops.
     state: Mutex<()>,
@@ -391,7 +392,7 @@ impl Agent {
         };
         let mut next_fold = later(started, self.config.audit_fold_window);
         let mut next_flush = later(started, self.config.audit_flush_interval);
-        let (mut source_panic, mut audit_panic) = (None, None);
+        let (mut source_panic, mut audit_panic, mut view_panic) = (None, None, None);
         loop {
             {
                 let mut state = self.state.lock();
@@ -434,6 +435,29 @@ impl Agent {
                 return;
             }
             self.drop_expired_decisions();
+            survive_panic("recomputing the ACL view", &mut view_panic, || {
+                self.advance_acl_view()
+            });
+        }
+    }
+
+    /// Once a validity period of the snapshot in force starts or ends, the ACL view is recomputed
+    /// here, within a tick of the boundary, and swapped in: `acls()` callers on Kafka's request
+    /// threads never build a view nor wait for one (an offline agent with an unchanged file would
+    /// otherwise show the policies of the moment it loaded, forever).
+    fn advance_acl_view(&self) {
+        let applied = self.current.read().clone();
+        let Some(applied) = applied else { return };
+        let policies = &applied.policies;
+        if let Some(view) = policies.advance_acl_view(Instant::now()) {
+            tracing::info!(
+                "policy version {}: a validity period started or ended, the ACL view now lists {} rows",
+                policies.policy_version,
+                view.rows.len()
+            );
+            if let Some(warning) = view.truncation_warning() {
+                tracing::warn!("policy version {}: {warning}", policies.policy_version);
+            }
         }
     }
 

@@ -396,11 +396,13 @@ impl Explainer<'_> {
     }
 
     /// The ACL rows of this resource, as `kafka-acls --list --topic T` (Kafka's MATCH filter) shows them.
-    fn acl_rows_for(&self, q: &Question) -> Vec<&AclRow> {
+    fn acl_rows_for(&self, q: &Question) -> Vec<AclRow> {
         self.policies
-            .acl_rows()
+            .acl_view()
+            .rows
             .iter()
             .filter(|r| r.matches_resource(q.resource_type, &q.name))
+            .cloned()
             .collect()
     }
 }
@@ -423,7 +425,7 @@ fn item_json(index: usize, item: &Item) -> Value {
     })
 }
 
-fn acl_json(row: &&AclRow) -> Value {
+fn acl_json(row: &AclRow) -> Value {
     json!({
         "resourceType": ResourceType::from_code(row.resource_type).map_or("?", ResourceType::level),
         "patternType": if row.pattern_type == PatternType::Literal { "LITERAL" } else { "PREFIXED" },

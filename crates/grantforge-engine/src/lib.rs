@@ -59,8 +59,8 @@ pub use model::{
     AccessTypeDefinition, MatcherKind, ResourceLevel, ServiceModel, ServiceModelBuilder,
 };
 pub use snapshot::{
-    ConditionDefinition, ConditionRef, Definition, Item, LevelIter, LevelMap, PolicyRecord,
-    Priority, ResourceValues, Snapshot, Validity, FORMAT,
+    next_validity_change, ConditionDefinition, ConditionRef, Definition, Item, LevelIter, LevelMap,
+    PolicyRecord, Priority, ResourceValues, Snapshot, Validity, FORMAT,
 };
 pub use time::Instant;
 

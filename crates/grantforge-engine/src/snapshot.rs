@@ -641,6 +641,26 @@ impl Validity {
     }
 }
 
+/// The first instant after `now` at which one of `policies` starts or stops applying: the earliest
+/// `from` or `until` of their validity periods strictly after `now`; `None` when none lies ahead.
+///
+/// A boundary at `now` itself has already taken effect (`from` is inclusive, `until` exclusive, so
+/// [`PolicyRecord::applies_at`] at `now` already reads it): what was computed for `now` holds until
+/// the instant returned here. Instants are compared on the UTC time line, whatever offset the
+/// snapshot wrote them with.
+pub fn next_validity_change<'a>(
+    policies: impl IntoIterator<Item = &'a PolicyRecord>,
+    now: Instant,
+) -> Option<Instant> {
+    policies
+        .into_iter()
+        .flat_map(|policy| &policy.validity)
+        .flat_map(|period| [period.from, period.until])
+        .flatten()
+        .filter(|&boundary| boundary > now)
+        .min()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -661,6 +681,41 @@ mod tests {
         assert!(!period.contains(now().plus_seconds(10)));
         assert!(!period.contains(now().plus_seconds(-1)));
         assert!(Validity::default().contains(now()));
+    }
+
+    #[test]
+    fn the_next_validity_change_is_the_earliest_start_or_end_after_now() {
+        let at = |offset: i64| now().plus_seconds(offset);
+        let policies = [
+            PolicyRecord::new(1),
+            PolicyRecord::new(2).with_validity(Some(at(-60)), Some(at(30))),
+            PolicyRecord::new(3)
+                .with_validity(None, Some(at(-5)))
+                .with_validity(Some(at(10)), None),
+            PolicyRecord::new(4).with_validity(Some(at(20)), Some(at(40))),
+        ];
+        assert_eq!(next_validity_change(&policies, now()), Some(at(10)));
+        assert_eq!(next_validity_change(&policies, at(10)), Some(at(20)));
+        assert_eq!(next_validity_change(&policies, at(20)), Some(at(30)));
+        assert_eq!(next_validity_change(&policies, at(39)), Some(at(40)));
+        assert_eq!(next_validity_change(&policies, at(40)), None);
+        assert_eq!(next_validity_change(&policies[..1], now()), None);
+        assert_eq!(next_validity_change(&[], now()), None);
+    }
+
+    #[test]
+    fn a_boundary_at_now_has_taken_effect_and_offsets_compare_as_instants() {
+        // 14:00 at +02:00 is 12:00Z, which is `now()`: already in effect, not ahead.
+        let starts = Instant::parse("2026-06-15T14:00:00+02:00").unwrap();
+        // 07:00 at -05:00 is 12:00:01Z, one second ahead, though its clock reads earlier.
+        let ends = Instant::parse("2026-06-15T07:00:01-05:00").unwrap();
+        let policy = PolicyRecord::new(1).with_validity(Some(starts), Some(ends));
+        assert!(policy.applies_at(now()));
+        assert_eq!(
+            next_validity_change([&policy], now()),
+            Some(now().plus_seconds(1))
+        );
+        assert!(!policy.applies_at(now().plus_seconds(1)));
     }
 
     // PolicyTest.appliesWhileEnabledAndWithinAPeriod (snapshots carry no enabled flag).

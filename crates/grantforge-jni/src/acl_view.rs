@@ -9,8 +9,9 @@
 //!         u8 permissionTypeCode                          (Kafka's codes; the host is always `*`)
 //! ```
 //!
-//! Empty (count 0) without a snapshot. At most `grantforge_kafka::ACL_VIEW_MAX_ROWS` rows: the view
-//! is bounded when the snapshot is loaded.
+//! Empty (count 0) without a snapshot or for a disabled service. At most
+//! `grantforge_kafka::ACL_VIEW_MAX_ROWS` rows: the view is bounded when it is computed (when the
+//! snapshot is applied, and at each validity boundary of its policies).
 //!
 //! Golden bytes: `tests/fixtures/jni/acl-rows.bin`, which `AclViewGoldenTest.java` decodes.
 

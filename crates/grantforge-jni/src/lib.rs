@@ -164,8 +164,8 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_acls<
     handle: jlong,
 ) -> JByteArray<'local> {
     export_env(&mut env, |env| {
-        let policies = with_agent(handle, |agent| Ok(agent.policies()))?;
-        let rows = policies.as_ref().map_or(&[][..], |p| p.acl_rows());
+        let view = with_agent(handle, |agent| Ok(agent.policies()))?.map(|p| p.acl_view());
+        let rows = view.as_ref().map_or(&[][..], |view| &view.rows);
         Ok(env.byte_array_from_slice(&acl_view::encode(rows))?)
     })
 }
@@ -183,7 +183,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_aclCo
 
 fn acl_count(handle: jlong) -> Result<jint, export::BridgeError> {
     let rows = with_agent(handle, |agent| {
-        Ok(agent.policies().map_or(0, |p| p.acl_rows().len()))
+        Ok(agent.policies().map_or(0, |p| p.acl_view().rows.len()))
     })?;
     Ok(jint::try_from(rows).unwrap_or(jint::MAX))
 }

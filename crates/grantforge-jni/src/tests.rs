@@ -233,3 +233,16 @@ fn snapshot_warnings_are_logged_once_at_warn_when_the_snapshot_is_applied() {
     );
     close_shell(shell(handle).unwrap());
 }
+
+#[test]
+fn a_disabled_service_counts_no_acl_and_leaves_kafka_unchecked() {
+    let text = e2e().replacen("\"serviceEnabled\":true", "\"serviceEnabled\":false", 1);
+    let handle = open(&policy_file("disabled", &text));
+    assert_eq!(acl_count(handle).unwrap(), 0, "aclCount() lists nothing");
+    assert_eq!(
+        authorize(handle, &mut request("bob", &[(WRITE, "orders")])),
+        1,
+        "Kafka is unchecked"
+    );
+    close_shell(shell(handle).unwrap());
+}

@@ -1,8 +1,10 @@
 //! Policies shown as Kafka ACLs (`Authorizer.acls`, `kafka-acls --list`).
 //!
-//! A projection, computed once per snapshot: what ACLs can express is shown, the rest is left out
-//! (see `docs/operations.md`). Priorities cannot be expressed in ACLs, so both are listed; the
-//! `explain` command gives the true answer for one request.
+//! A projection of the policies that apply now: what ACLs can express is shown, the rest is left out
+//! (see `docs/kafka-service-type.md`). Priorities cannot be expressed in ACLs, so both are listed;
+//! the `explain` command gives the true answer for one request. A disabled service (Kafka is
+//! unchecked) shows nothing. The view is computed when a snapshot is applied and again each time a
+//! validity period of its policies starts or ends ([`TimedAclView`]).
 //!
 //! Each allow or deny item of a policy asks for a cross product (its resource values × its
 //! principals × its operations), so a snapshot of a few kilobytes can ask for a hundred million
@@ -18,7 +20,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use grantforge_engine::{Instant, Item, PolicyRecord, Snapshot};
+use grantforge_engine::{next_validity_change, Instant, Item, PolicyRecord, Snapshot};
+use parking_lot::{Mutex, RwLock};
 
 use crate::names::{Operation, ResourceType};
 
@@ -120,6 +123,16 @@ impl AclView {
     pub fn truncated(&self) -> bool {
         self.asked > self.max_rows as u64
     }
+
+    /// What the operator reads once when a view had to stop at its maximum; `None` when whole.
+    pub fn truncation_warning(&self) -> Option<String> {
+        self.truncated().then(|| format!(
+            "the ACL view (Authorizer.acls, kafka-acls --list) is cut at {} rows: the policies ask for {} rows, and it lists the {} distinct rows of the first of them; decisions are not affected, only the listing is incomplete (use `explain` for one resource)",
+            self.max_rows,
+            self.asked,
+            self.rows.len()
+        ))
+    }
 }
 
 /// The ACL rows of the policies of `snapshot` that apply at `now`, sorted and without duplicates,
@@ -130,11 +143,85 @@ pub fn acl_rows(snapshot: &Snapshot, now: Instant) -> Vec<AclRow> {
 
 /// The ACL view of the policies of `snapshot` that apply at `now`: the rows are counted before any
 /// is built, and building stops at `max_rows`, so the work and memory are bounded by the snapshot's
-/// size plus `max_rows` rows, whatever the cross products ask for.
+/// size plus `max_rows` rows, whatever the cross products ask for. Empty for a disabled service:
+/// no policy applies to a Kafka that is unchecked.
 pub fn acl_view(snapshot: &Snapshot, now: Instant, max_rows: usize) -> AclView {
+    if !snapshot.service_enabled {
+        return AclView {
+            max_rows,
+            ..AclView::default()
+        };
+    }
+    view_of(&snapshot.policies, now, max_rows)
+}
+
+/// The ACL view of a snapshot as time passes: the view for now, swapped for a new one each time
+/// a validity period of its policies starts or ends.
+///
+/// Readers (`Authorizer.acls`, `aclCount`, on Kafka's request threads) only clone the `Arc` of the
+/// view shown, under a read lock held for that clone; the new view is built outside the lock, by
+/// whoever calls [`TimedAclView::advance`] (the agent's own thread), and swapped in whole.
+///
+/// The policies are kept for recomputing only while a boundary lies ahead: a snapshot without
+/// validity periods (or whose periods have all passed) keeps no second copy of its policies.
+pub(crate) struct TimedAclView {
+    shown: RwLock<Arc<AclView>>,
+    ahead: Mutex<Option<Ahead>>,
+}
+
+/// What recomputing needs: the policies, and when the view next changes.
+struct Ahead {
+    policies: Box<[PolicyRecord]>,
+    at: Instant,
+    max_rows: usize,
+}
+
+impl TimedAclView {
+    /// The view of `snapshot` at `now`.
+    pub(crate) fn new(snapshot: &Snapshot, now: Instant, max_rows: usize) -> TimedAclView {
+        let ahead = if snapshot.service_enabled {
+            next_validity_change(&snapshot.policies, now).map(|at| Ahead {
+                policies: snapshot.policies.clone().into_boxed_slice(),
+                at,
+                max_rows,
+            })
+        } else {
+            None
+        };
+        TimedAclView {
+            shown: RwLock::new(Arc::new(acl_view(snapshot, now, max_rows))),
+            ahead: Mutex::new(ahead),
+        }
+    }
+
+    /// The view shown now.
+    pub(crate) fn shown(&self) -> Arc<AclView> {
+        Arc::clone(&self.shown.read())
+    }
+
+    /// When the view next changes; `None` when it never will.
+    pub(crate) fn next_change(&self) -> Option<Instant> {
+        self.ahead.lock().as_ref().map(|ahead| ahead.at)
+    }
+
+    /// Recomputes the view if a boundary has passed by `now`, and returns the new view; `None`
+    /// (and no work but one comparison) before the next boundary.
+    pub(crate) fn advance(&self, now: Instant) -> Option<Arc<AclView>> {
+        let mut ahead = self.ahead.lock();
+        let due = ahead.as_mut().filter(|ahead| now >= ahead.at)?;
+        let view = Arc::new(view_of(&due.policies, now, due.max_rows));
+        *self.shown.write() = Arc::clone(&view);
+        match next_validity_change(&*due.policies, now) {
+            Some(at) => due.at = at,
+            None => *ahead = None,
+        }
+        Some(view)
+    }
+}
+
+fn view_of(policies: &[PolicyRecord], now: Instant, max_rows: usize) -> AclView {
     let mut principals = Interner::default();
-    let blocks: Vec<Block> = snapshot
-        .policies
+    let blocks: Vec<Block> = policies
         .iter()
         .filter(|p| p.applies_at(now))
         .flat_map(|policy| blocks_of(policy, &mut principals))

@@ -6,7 +6,9 @@ use grantforge_engine::{
     AccessRequest, Explanation, Instant, Outcome, PolicyEngine, RequestError, Snapshot,
 };
 
-use crate::acl::{acl_view, AclRow, AclView, ACL_VIEW_MAX_ROWS};
+use std::sync::Arc;
+
+use crate::acl::{AclView, TimedAclView, ACL_VIEW_MAX_ROWS};
 use crate::conditions::{kafka_evaluators, ConditionReads, KafkaContext};
 use crate::names::{Operation, ResourceType};
 
@@ -162,11 +164,12 @@ pub struct KafkaPolicies {
     /// What of the request the conditions read, so a decision cache keys on exactly that.
     pub reads: ConditionReads,
     engine: PolicyEngine<KafkaContext>,
-    acl_view: AclView,
+    acl_view: TimedAclView,
 }
 
 impl KafkaPolicies {
-    /// Parses and compiles snapshot bytes; `now` fixes which policies the ACL view shows.
+    /// Parses and compiles snapshot bytes; `now` fixes which policies the ACL view shows until the
+    /// next validity boundary ([`KafkaPolicies::advance_acl_view`]).
     pub fn load(bytes: &[u8], now: Instant) -> Result<KafkaPolicies, LoadError> {
         let snapshot = Snapshot::parse(bytes).map_err(LoadError::Snapshot)?;
         KafkaPolicies::from_snapshot(&snapshot, now)
@@ -182,7 +185,7 @@ impl KafkaPolicies {
             PolicyEngine::build(snapshot, &kafka_evaluators()).map_err(LoadError::Snapshot)?;
         Ok(KafkaPolicies {
             reads: ConditionReads::of(&engine),
-            acl_view: acl_view(snapshot, now, ACL_VIEW_MAX_ROWS),
+            acl_view: TimedAclView::new(snapshot, now, ACL_VIEW_MAX_ROWS),
             service: snapshot.service.clone(),
             service_enabled: snapshot.service_enabled,
             policy_version: snapshot.policy_version,
@@ -278,10 +281,24 @@ impl KafkaPolicies {
             .unwrap_or(false)
     }
 
-    /// The policies as ACL rows, computed when the snapshot was loaded: at most
-    /// [`ACL_VIEW_MAX_ROWS`](crate::ACL_VIEW_MAX_ROWS), see [`KafkaPolicies::warnings`].
-    pub fn acl_rows(&self) -> &[AclRow] {
-        &self.acl_view.rows
+    /// The policies that apply now as ACL rows (none for a disabled service): at most
+    /// [`ACL_VIEW_MAX_ROWS`](crate::ACL_VIEW_MAX_ROWS), see [`KafkaPolicies::warnings`]. Computed at
+    /// load and at each validity boundary since ([`KafkaPolicies::advance_acl_view`]).
+    pub fn acl_view(&self) -> Arc<AclView> {
+        self.acl_view.shown()
+    }
+
+    /// When a validity period of the policies next starts or ends, changing the ACL view; `None`
+    /// when no boundary lies ahead (nor for a disabled service, whose view is always empty).
+    pub fn next_acl_view_change(&self) -> Option<Instant> {
+        self.acl_view.next_change()
+    }
+
+    /// Recomputes the ACL view once `now` has reached the next validity boundary and swaps it in,
+    /// returning it; `None` before that (one comparison). Meant for the agent's own thread: building
+    /// a view can take a fraction of a second, and readers keep the previous view until the swap.
+    pub fn advance_acl_view(&self, now: Instant) -> Option<Arc<AclView>> {
+        self.acl_view.advance(now)
     }
 
     /// What the operator should read once, when the snapshot is applied: the engine's warnings (a
@@ -289,15 +306,7 @@ impl KafkaPolicies {
     /// both taken in the safe direction) and an ACL view that stopped at its maximum.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = self.engine.warnings().to_vec();
-        let view = &self.acl_view;
-        if view.truncated() {
-            warnings.push(format!(
-                "the ACL view (Authorizer.acls, kafka-acls --list) is cut at {} rows: the policies ask for {} rows, and it lists the {} distinct rows of the first of them; decisions are not affected, only the listing is incomplete (use `explain` for one resource)",
-                view.max_rows,
-                view.asked,
-                view.rows.len()
-            ));
-        }
+        warnings.extend(self.acl_view().truncation_warning());
         warnings
     }
 
@@ -373,6 +382,7 @@ fn check_definition(snapshot: &Snapshot) -> Result<(), LoadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::AclRow;
 
     fn e2e() -> String {
         std::fs::read_to_string(concat!(
@@ -437,7 +447,7 @@ mod tests {
             text.len()
         );
         assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
-        let rows = policies.acl_rows().len();
+        let rows = policies.acl_view().rows.len();
         assert!(
             rows <= ACL_VIEW_MAX_ROWS && rows > ACL_VIEW_MAX_ROWS / 2,
             "{rows} rows"
@@ -472,8 +482,91 @@ mod tests {
     #[test]
     fn the_fixture_has_its_whole_acl_view_and_no_warning() {
         let policies = KafkaPolicies::load(e2e().as_bytes(), Instant::now()).unwrap();
-        assert_eq!(policies.acl_rows().len(), 7);
+        assert_eq!(policies.acl_view().rows.len(), 7);
         assert!(policies.warnings().is_empty(), "{:?}", policies.warnings());
+    }
+
+    /// The fixture with the `validity` of its policy `id` set to `periods`.
+    fn with_validity(text: &str, id: i64, periods: &str) -> String {
+        let policy = text
+            .find(&format!("{{\"id\":\"{id}\""))
+            .expect("the fixture's policy");
+        let at = policy + text[policy..].find("\"validity\":[]").unwrap();
+        format!(
+            "{}\"validity\":{periods}{}",
+            &text[..at],
+            &text[at + "\"validity\":[]".len()..]
+        )
+    }
+
+    fn noon() -> Instant {
+        Instant::parse("2026-06-15T12:00:00Z").unwrap()
+    }
+
+    /// Whether the view lists alice's `orders` rows (policy 1) and the analysts' (policy 2).
+    fn shows(view: &AclView) -> (bool, bool) {
+        let alice = |r: &&AclRow| &*r.principal == "User:alice" && &*r.name == "orders";
+        let analysts = |r: &&AclRow| &*r.principal == "Role:analyst" && &*r.name == "orders";
+        (
+            view.rows.iter().any(|r| alice(&r)),
+            view.rows.iter().any(|r| analysts(&r)),
+        )
+    }
+
+    #[test]
+    fn the_acl_view_shows_a_policy_from_its_start_and_hides_it_from_its_end() {
+        // Written with offsets as a server may write them: 14:00:10+02:00 is noon + 10 s, and
+        // 07:00:05-05:00 is noon + 5 s.
+        let text = with_validity(
+            &e2e(),
+            1,
+            r#"[{"from":"2026-06-15T14:00:10+02:00","until":"2026-06-15T12:00:20Z"}]"#,
+        );
+        let text = with_validity(&text, 2, r#"[{"until":"2026-06-15T07:00:05-05:00"}]"#);
+        let at = |secs| noon().plus_seconds(secs);
+        let policies = KafkaPolicies::load(text.as_bytes(), noon()).unwrap();
+        let loaded = policies.acl_view();
+        assert_eq!(shows(&loaded), (false, true));
+        assert_eq!(policies.next_acl_view_change(), Some(at(5)));
+
+        assert!(
+            policies.advance_acl_view(at(4)).is_none(),
+            "no boundary passed"
+        );
+        let ended = policies.advance_acl_view(at(5)).expect("policy 2 ended");
+        assert_eq!(shows(&ended), (false, false));
+        assert_eq!(shows(&policies.acl_view()), (false, false));
+        assert_eq!(
+            shows(&loaded),
+            (false, true),
+            "a reader keeps the view it took"
+        );
+        assert_eq!(policies.next_acl_view_change(), Some(at(10)));
+
+        let started = policies.advance_acl_view(at(12)).expect("policy 1 started");
+        assert_eq!(shows(&started), (true, false));
+        assert_eq!(policies.next_acl_view_change(), Some(at(20)));
+
+        let over = policies.advance_acl_view(at(20)).expect("policy 1 ended");
+        assert_eq!(shows(&over), (false, false));
+        assert_eq!(over.rows.len(), 7 - 2 - 1, "the fixture's other rows stay");
+        assert_eq!(policies.next_acl_view_change(), None);
+        assert!(policies.advance_acl_view(at(3600)).is_none());
+    }
+
+    #[test]
+    fn a_disabled_service_shows_no_acl_and_never_recomputes() {
+        let text = with_validity(&e2e(), 1, r#"[{"from":"2026-06-15T12:00:10Z"}]"#).replacen(
+            "\"serviceEnabled\":true",
+            "\"serviceEnabled\":false",
+            1,
+        );
+        let policies = KafkaPolicies::load(text.as_bytes(), noon()).unwrap();
+        assert!(!policies.service_enabled);
+        assert!(policies.acl_view().rows.is_empty());
+        assert_eq!(policies.next_acl_view_change(), None);
+        assert!(policies.advance_acl_view(noon().plus_seconds(60)).is_none());
+        assert!(policies.acl_view().rows.is_empty());
     }
 
     #[test]

@@ -218,8 +218,9 @@ fn idempotent_producers_need_write_on_some_topic() {
 #[test]
 fn policies_show_as_acl_rows() {
     let p = policies();
-    let rows: Vec<(u8, PatternType, &str, &str, Operation, Permission)> = p
-        .acl_rows()
+    let view = p.acl_view();
+    let rows: Vec<(u8, PatternType, &str, &str, Operation, Permission)> = view
+        .rows
         .iter()
         .map(|r| {
             (

@@ -18,7 +18,8 @@ import org.apache.kafka.common.resource.ResourceType;
  * The policies in force as Kafka {@link AclBinding}s, filtered with Kafka's own
  * {@link AclBindingFilter#matches}, so {@code kafka-acls --list} behaves as with any authorizer.
  *
- * <p>The native library computes the rows when it applies a snapshot (at most
+ * <p>The native library computes the rows when it applies a snapshot and again, on the agent's own thread,
+ * whenever a validity period of its policies starts or ends (at most
  * {@code ACL_VIEW_MAX_ROWS} of {@code crates/grantforge-kafka/src/acl.rs}). They are fetched for each
  * {@code acls(filter)} call, decoded one at a time, and only the matching ones are kept: the broker's
  * heap never holds the whole view between calls, and {@code aclCount()} asks the native library

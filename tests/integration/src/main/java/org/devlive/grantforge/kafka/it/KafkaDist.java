@@ -53,6 +53,15 @@ public final class KafkaDist {
         return version;
     }
 
+    /**
+     * The class {@code bin/kafka-acls.sh} of this release runs: Scala's {@code kafka.admin.AclCommand} in the
+     * core jar of 3.x, {@code org.apache.kafka.tools.AclCommand} of kafka-tools from 4.0 (KIP-906's move of the
+     * tools to Java).
+     */
+    public String aclCommandClass() {
+        return major >= 4 ? "org.apache.kafka.tools.AclCommand" : "kafka.admin.AclCommand";
+    }
+
     /** Kafka 4.0 moved the server to Log4j2. */
     public boolean usesLog4j2() {
         return major >= 4;

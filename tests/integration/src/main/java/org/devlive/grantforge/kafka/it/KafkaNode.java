@@ -21,6 +21,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -205,6 +206,7 @@ public final class KafkaNode implements AutoCloseable {
         Files.writeString(propertiesFile, sb.toString(), StandardCharsets.UTF_8);
         writeLogConfig("server", serverLog);
         writeLogConfig("storage", dir.resolve("storage.log"));
+        writeLogConfig("tool", dir.resolve("tool.log"));
         // the launcher is the only harness class on the node's classpath
         Path launcherFile = dir.resolve("launcher").resolve(NodeLauncher.class.getName().replace('.', '/') + ".class");
         Files.createDirectories(launcherFile.getParent());
@@ -551,6 +553,59 @@ public final class KafkaNode implements AutoCloseable {
         String[] all = read(file).split("\\R");
         return String.join("\n", Arrays.asList(all).subList(Math.max(0, all.length - lines), all.length));
     }
+
+    // ------------------------------------------------------------------------------------------
+    // the release's command-line tools
+
+    /** What a tool run printed and how it ended. */
+    public record ToolRun(int exitCode, String stdout, String stderr) {
+        @Override
+        public String toString() {
+            return "exit code " + exitCode + "\n--- stdout\n" + stdout + "\n--- stderr\n" + stderr;
+        }
+    }
+
+    /**
+     * Runs one of the release's command-line tools as its {@code bin/} script does: {@code mainClass} in a JVM
+     * of its own on the release's classpath, with {@code --bootstrap-server} of this node and
+     * {@code --command-config} with {@code user}'s client settings before {@code args}. A tool ends by returning
+     * from {@code main} or through Kafka's {@code Exit} (a {@code System.exit}), so the exit code is the JVM's.
+     */
+    public ToolRun runTool(String user, String mainClass, List<String> args) {
+        try {
+            Path commandConfig = dir.resolve("tool-" + user + ".properties");
+            StringBuilder props = new StringBuilder();
+            clientProps(user).forEach((k, v) -> props.append(k).append('=').append(escapeProperty(v.toString())).append('\n'));
+            Files.writeString(commandConfig, props.toString(), StandardCharsets.UTF_8);
+            String cp = dir.resolve("launcher") + java.io.File.pathSeparator + dist.classpath();
+            List<String> cmd = javaCommand("tool", cp, List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+            cmd.add(mainClass);
+            cmd.addAll(List.of("--bootstrap-server", bootstrapServers(), "--command-config", commandConfig.toString()));
+            cmd.addAll(args);
+            long run = TOOL_RUNS.incrementAndGet();
+            Path out = dir.resolve("tool-" + run + ".out");
+            Path err = dir.resolve("tool-" + run + ".err");
+            ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile())
+                    .redirectOutput(out.toFile()).redirectError(err.toFile());
+            pb.environment().remove("KAFKA_OPTS");
+            pb.environment().remove("CLASSPATH");
+            Process p = pb.start();
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IllegalStateException(mainClass + " did not finish in 120 s: " + String.join(" ", cmd)
+                        + "\n" + read(out) + "\n" + read(err));
+            }
+            return new ToolRun(p.exitValue(), read(out), read(err));
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot run " + mainClass + " in " + dir, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while running " + mainClass, e);
+        }
+    }
+
+    /** Numbers each tool run's output files in the node's directory. */
+    private static final AtomicLong TOOL_RUNS = new AtomicLong();
 
     // ------------------------------------------------------------------------------------------
     // clients

@@ -303,6 +303,48 @@ abstract class WalkingSkeleton {
         assertEquals(expectedBindings(), describe(AclBindingFilter.ANY));
     }
 
+    // ---------------------------------------------------------------------------------------------
+    // Kafka's own kafka-acls tool of this release (the class its bin/kafka-acls.sh runs), in a JVM of its own
+
+    @Test
+    void kafkaAclsListShowsThePolicies() {
+        KafkaNode.ToolRun list = node.runTool("admin", node.dist().aclCommandClass(), List.of("--list"));
+        assertEquals(0, list.exitCode(), "kafka-acls --list: " + list);
+        Set<String> expected = expectedBindings().stream()
+                .map(b -> b.pattern() + " " + b.entry()).collect(Collectors.toSet());
+        assertEquals(expected, listedBindings(list.stdout()), "kafka-acls --list: " + list);
+    }
+
+    @Test
+    void kafkaAclsAddFailsWithTheMessageThatNamesGrantForge() throws Exception {
+        KafkaNode.ToolRun add = node.runTool("admin", node.dist().aclCommandClass(),
+                List.of("--add", "--allow-principal", "User:x", "--operation", "Read", "--topic", "t"));
+        assertEquals(1, add.exitCode(), "kafka-acls --add: " + add);
+        assertTrue(add.stdout().contains("Error while executing ACL command")
+                        && add.stdout().contains("ACLs of this cluster are GrantForge policies of service kafka-demo; "
+                                + "change them in GrantForge"),
+                "kafka-acls --add: " + add);
+        assertEquals(expectedBindings(), describe(AclBindingFilter.ANY), "nothing was added");
+    }
+
+    /**
+     * The bindings {@code kafka-acls --list} printed, each as {@code ResourcePattern(...) (principal=..., ...)}:
+     * a line {@code Current ACLs for resource `<pattern>`:} and one line per entry, indented (3.x puts a space
+     * before the first entry's tab, 4.x does not).
+     */
+    private static Set<String> listedBindings(String stdout) {
+        Set<String> listed = new HashSet<>();
+        String pattern = null;
+        for (String line : stdout.split("\\R")) {
+            if (line.startsWith("Current ACLs for resource `")) {
+                pattern = line.substring("Current ACLs for resource `".length(), line.lastIndexOf('`'));
+            } else if (line.strip().startsWith("(principal=") && pattern != null) {
+                listed.add(pattern + " " + line.strip());
+            }
+        }
+        return listed;
+    }
+
     @Test
     @Order(Integer.MAX_VALUE - 1) // after the accesses above
     void auditLogShowsWhatKafkaAsksToReport() throws Exception {
