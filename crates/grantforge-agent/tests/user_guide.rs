@@ -45,7 +45,10 @@ fn every_test_the_user_guide_cites_exists_where_it_says() {
     let guide = std::fs::read_to_string(root.join("docs/user-guide.md")).unwrap();
     let mut known: Vec<String> = Vec::new();
     let mut checked = 0;
-    for row in guide.lines().filter(|l| l.starts_with('|') && !l.contains("---")) {
+    for row in guide
+        .lines()
+        .filter(|l| l.starts_with('|') && !l.contains("---"))
+    {
         let mut file: Option<(String, String)> = None;
         for word in proved_by(row) {
             if let Some(cited) = cited_file(word) {
@@ -58,8 +61,9 @@ fn every_test_the_user_guide_cites_exists_where_it_says() {
                         .unwrap_or_else(|| panic!("{cited} is cited by name before its path"))
                         .clone()
                 };
-                let source = std::fs::read_to_string(root.join(&path))
-                    .unwrap_or_else(|e| panic!("the guide cites {path}, which cannot be read: {e}"));
+                let source = std::fs::read_to_string(root.join(&path)).unwrap_or_else(|e| {
+                    panic!("the guide cites {path}, which cannot be read: {e}")
+                });
                 if !known.contains(&path) {
                     known.push(path.clone());
                 }
@@ -73,7 +77,10 @@ fn every_test_the_user_guide_cites_exists_where_it_says() {
             }
         }
     }
-    assert!(checked >= 40, "only {checked} tests were cited: did the table layout change?");
+    assert!(
+        checked >= 40,
+        "only {checked} tests were cited: did the table layout change?"
+    );
 }
 
 #[test]
