@@ -4,9 +4,13 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Properties;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.CommonClientConfigs;
@@ -124,9 +128,11 @@ public final class KafkaCluster implements AutoCloseable {
     /** Stops the brokers (at once, each with its controlled shutdown), then the controller; removes their data. */
     @Override
     public void close() {
-        CompletableFuture.allOf(brokers.stream().map(b -> CompletableFuture.runAsync(b::close)).toArray(CompletableFuture[]::new))
-                .join();
-        controller.close();
+        try {
+            atOnce(brokers, KafkaNode::close);
+        } finally {
+            controller.close();
+        }
     }
 
     @Override
@@ -206,8 +212,7 @@ public final class KafkaCluster implements AutoCloseable {
                             .build());
                 }
                 // formatting and the JVMs' start take most of the time: all brokers at once
-                CompletableFuture.allOf(started.stream().map(b -> CompletableFuture.runAsync(b::start))
-                        .toArray(CompletableFuture[]::new)).join();
+                atOnce(started, KafkaNode::start);
                 KafkaCluster cluster = new KafkaCluster(controller, List.copyOf(started));
                 cluster.awaitBrokers();
                 return cluster;
@@ -216,6 +221,27 @@ public final class KafkaCluster implements AutoCloseable {
                 controller.close();
                 throw e;
             }
+        }
+    }
+
+    /** Runs {@code action} on every node, each in a thread of its own, and rethrows the first failure. */
+    private static void atOnce(List<KafkaNode> nodes, Consumer<KafkaNode> action) {
+        ExecutorService threads = Executors.newFixedThreadPool(nodes.size());
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (KafkaNode node : nodes) {
+                done.add(threads.submit(() -> action.accept(node)));
+            }
+            for (Future<?> each : done) {
+                each.get();
+            }
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException ? (RuntimeException) e.getCause() : new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted", e);
+        } finally {
+            threads.shutdown();
         }
     }
 
