@@ -34,9 +34,10 @@
 //! | `POST /_test/fault` | set the fault, see [`Fault`] / [`FaultMode`]; `{"mode":"none"}` clears it |
 //! | `GET /_test/fault` | the current fault |
 //! | `POST /_test/policies` | replace the policies (policies-file JSON), bumping the version |
-//! | `GET /_test/state` | `{service, policyVersion, etag, keyId, otherKeyId, fault, requests: {endpoint: count}, events, heartbeats}` |
+//! | `GET /_test/state` | `{service, policyVersion, policyVersionSince, etag, keyId, otherKeyId, fault, requests: {endpoint: count}, events, heartbeats}` |
 //! | `GET /_test/events` | every recorded access event, as sent, in arrival order |
 //! | `GET /_test/heartbeats` | the last heartbeat of each instance (`instance`, `count`, `receivedAt`, `remoteAddr`, `body`) |
+//! | `GET /_test/instances` | per instance: `instance`, `heartbeats`, `lastHeartbeatAt`, `appliedPolicyVersion` (of its last heartbeat), `applied: [{policyVersion, firstReportedAt}]` |
 //! | `GET /_test/requests` | the last 1000 agent API requests (method, path, status, fault, headers without `Authorization`, the answer's `contentEncoding` and `responseBytes` on the wire) |
 //! | `POST /_test/reset` | forget events (and truncate `events.jsonl`), heartbeats, request counts; clear the fault |
 //!
@@ -75,7 +76,7 @@ pub use fault::{Endpoint, Fault, FaultMode, DEFAULT_HUGE_BYTES, MAX_HUGE_BYTES};
 pub use keys::{etag_of, key_id_of_spki, sha256_hex, SigningKey, ED25519_SPKI_PREFIX};
 pub use lifecycle::{RunningServer, Server};
 pub use snapshot::{build as build_snapshot, Definition, PolicySet, KAFKA_DEFINITION_JSON};
-pub use state::{HeartbeatRecord, RequestRecord, SignedSnapshot};
+pub use state::{AppliedVersion, HeartbeatRecord, InstanceRecord, RequestRecord, SignedSnapshot};
 
 /// Largest request body accepted (413 beyond).
 pub const MAX_REQUEST_BODY: usize = 64 * 1024 * 1024;

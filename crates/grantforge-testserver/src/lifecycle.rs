@@ -24,7 +24,7 @@ use crate::store::{
     file_signature, load_events, load_or_create_key, load_or_create_token, read_persisted_state,
     write_atomic,
 };
-use crate::{files, Config, Error};
+use crate::{files, time, Config, Error};
 
 /// Most connections handled at once; more are closed at once.
 const MAX_CONNECTIONS: usize = 256;
@@ -102,6 +102,8 @@ impl Server {
                 events,
                 event_ids,
                 heartbeats: BTreeMap::new(),
+                applied: BTreeMap::new(),
+                version_since: time::now_iso(),
                 requests: BTreeMap::new(),
                 recent: VecDeque::new(),
                 watched: watched.flatten(),

@@ -37,6 +37,35 @@ pub struct HeartbeatRecord {
     pub body: Value,
 }
 
+/// What one instance reported about the policy versions it applied, as `/_test/instances` lists it:
+/// when each version was first reported, so a test can tell when every instance of a fleet applied a
+/// version, on the server's clock and as an operator of the real server would see it (the real
+/// server learns this only from heartbeats, the next one after the agent applied a version).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct InstanceRecord {
+    /// The instance name.
+    pub instance: String,
+    /// How many heartbeats it sent.
+    pub heartbeats: u64,
+    /// When the last one arrived (ISO-8601).
+    pub last_heartbeat_at: String,
+    /// The `appliedPolicyVersion` of the last heartbeat (`None`: nothing applied yet).
+    pub applied_policy_version: Option<i64>,
+    /// Every version it reported, oldest first, with the arrival of the first heartbeat reporting it.
+    pub applied: Vec<AppliedVersion>,
+}
+
+/// A policy version one instance reported, and when it first did.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct AppliedVersion {
+    /// The version.
+    pub policy_version: i64,
+    /// The arrival of the first heartbeat that reported it (ISO-8601, milliseconds).
+    pub first_reported_at: String,
+}
+
 /// One agent API request, as `/_test/requests` lists it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -112,6 +141,15 @@ impl Signed {
     }
 }
 
+/// The versions one instance reported applying, from its heartbeats.
+#[derive(Default)]
+pub(crate) struct Applied {
+    /// The `appliedPolicyVersion` of its last heartbeat.
+    pub(crate) last: Option<i64>,
+    /// Each version it reported, with the arrival of the first heartbeat that did.
+    pub(crate) first_reported: BTreeMap<i64, String>,
+}
+
 pub(crate) struct State {
     pub(crate) set: PolicySet,
     pub(crate) version: i64,
@@ -120,6 +158,10 @@ pub(crate) struct State {
     pub(crate) events: Vec<Value>,
     pub(crate) event_ids: HashSet<String>,
     pub(crate) heartbeats: BTreeMap<String, HeartbeatRecord>,
+    /// Per instance: the versions it reported applying.
+    pub(crate) applied: BTreeMap<String, Applied>,
+    /// When the current version was installed (ISO-8601).
+    pub(crate) version_since: String,
     pub(crate) requests: BTreeMap<String, u64>,
     pub(crate) recent: VecDeque<RequestRecord>,
     pub(crate) watched: Option<(Option<SystemTime>, u64)>,
@@ -200,6 +242,7 @@ impl Shared {
         st.version += 1;
         st.set = set;
         st.current = Arc::new(self.sign_current(&st.set, st.version));
+        st.version_since = time::now_iso();
         self.persist_version(st.version, &hash);
         self.log(&format!(
             "policies changed: version {}, ETag {}",
@@ -212,6 +255,7 @@ impl Shared {
         st.events.clear();
         st.event_ids.clear();
         st.heartbeats.clear();
+        st.applied.clear();
         st.requests.clear();
         st.recent.clear();
         st.fault = Fault::none();
@@ -222,6 +266,31 @@ impl Shared {
                 self.log(&format!("cannot truncate {}: {e}", files::EVENTS));
             }
         }
+    }
+
+    /// Every instance that sent a heartbeat, by name, with the versions it reported.
+    pub(crate) fn instances(&self) -> Vec<InstanceRecord> {
+        let st = self.lock();
+        st.heartbeats
+            .values()
+            .map(|beat| {
+                let applied = st.applied.get(&beat.instance);
+                InstanceRecord {
+                    instance: beat.instance.clone(),
+                    heartbeats: beat.count,
+                    last_heartbeat_at: beat.received_at.clone(),
+                    applied_policy_version: applied.and_then(|a| a.last),
+                    applied: applied
+                        .into_iter()
+                        .flat_map(|a| &a.first_reported)
+                        .map(|(version, at)| AppliedVersion {
+                            policy_version: *version,
+                            first_reported_at: at.clone(),
+                        })
+                        .collect(),
+                }
+            })
+            .collect()
     }
 
     pub(crate) fn poll_policies_file(&self) {

@@ -154,6 +154,7 @@ fn instant(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<Ins
 #[derive(Debug)]
 pub(crate) struct Heartbeat {
     pub instance: String,
+    pub applied_policy_version: Option<i64>,
 }
 
 /// Validates a heartbeat body.
@@ -183,6 +184,7 @@ pub(crate) fn heartbeat(body: &Value) -> Result<Heartbeat, Invalid> {
     if c.errors.is_empty() {
         Ok(Heartbeat {
             instance: instance.unwrap_or_default(),
+            applied_policy_version: applied,
         })
     } else {
         Err(Invalid::Fields(c.errors))

@@ -449,6 +449,97 @@ fn heartbeat_answers_and_records() {
     assert_eq!(server.heartbeats().len(), 3); // broker-1:9092, the 128-character one, "a"
 }
 
+/// An instant as `Instant.toString()` writes it (`…:05Z`, `…:05.120Z`), with milliseconds always
+/// written, so that instants order as strings.
+fn sortable(instant: &str) -> String {
+    let bare = instant.strip_suffix('Z').unwrap();
+    match bare.split_once('.') {
+        Some((seconds, fraction)) => format!("{seconds}.{fraction:0<3}Z"),
+        None => format!("{bare}.000Z"),
+    }
+}
+
+#[test]
+fn instances_show_when_each_first_reported_each_applied_version() {
+    let server = start("instances");
+    let client = Client::new(&server);
+    let beat = |instance: &str, applied: Value| {
+        let reply = client.post(
+            "/api/v1/agent/heartbeat",
+            &json!({"instance": instance, "appliedPolicyVersion": applied}),
+        );
+        assert_eq!(reply.status, 200);
+    };
+    let installed_1 = client.test_get("/_test/state")["policyVersionSince"].clone();
+    assert!(
+        installed_1.as_str().is_some_and(|s| s.ends_with('Z')),
+        "{installed_1}"
+    );
+    beat("controller-100", Value::Null);
+    beat("broker-1", json!(1));
+    let first_1 = server.instances()[0].applied[0].first_reported_at.clone();
+    std::thread::sleep(Duration::from_millis(5));
+    beat("broker-1", json!(1));
+    let version_2 = server.set_policies_json(br#"{"policies":[]}"#).unwrap();
+    assert_eq!(version_2, 2);
+    let installed_2 = server.policy_version_since();
+    assert_ne!(
+        json!(installed_2),
+        installed_1,
+        "installing a version moves policyVersionSince"
+    );
+    assert_eq!(
+        client.test_get("/_test/state")["policyVersionSince"],
+        json!(installed_2)
+    );
+    std::thread::sleep(Duration::from_millis(5));
+    beat("broker-1", json!(2));
+    // A version the agent reports again, or an older one after a restart, keeps its first arrival.
+    beat("broker-1", json!("1"));
+
+    let listed = client.test_get("/_test/instances");
+    let instances = listed.as_array().unwrap();
+    assert_eq!(instances.len(), 2, "{listed}");
+    let broker = &instances[0];
+    assert_eq!(broker["instance"], "broker-1");
+    assert_eq!(broker["heartbeats"], 4);
+    assert_eq!(
+        broker["appliedPolicyVersion"], 1,
+        "the last heartbeat's version"
+    );
+    let applied = broker["applied"].as_array().unwrap();
+    assert_eq!(applied.len(), 2, "{broker}");
+    assert_eq!(applied[0]["policyVersion"], 1);
+    assert_eq!(applied[0]["firstReportedAt"], json!(first_1));
+    assert_eq!(applied[1]["policyVersion"], 2);
+    let first_2 = applied[1]["firstReportedAt"].as_str().unwrap();
+    assert!(
+        sortable(first_2) >= sortable(&installed_2),
+        "{first_2} < {installed_2}"
+    );
+    assert!(sortable(first_2) > sortable(&first_1));
+    let controller = &instances[1];
+    assert_eq!(controller["instance"], "controller-100");
+    assert_eq!(controller["appliedPolicyVersion"], Value::Null);
+    assert_eq!(controller["applied"], json!([]));
+    assert_eq!(server.instances().len(), 2);
+    assert_eq!(server.instances()[0].applied_policy_version, Some(1));
+
+    // A refused heartbeat records nothing; a reset forgets the versions with the heartbeats.
+    let refused = client.post(
+        "/api/v1/agent/heartbeat",
+        &json!({"instance": "broker-2", "appliedPolicyVersion": -1}),
+    );
+    assert_eq!(refused.status, 400);
+    assert_eq!(server.instances().len(), 2);
+    client.test_post("/_test/reset", &json!({}));
+    assert_eq!(client.test_get("/_test/instances"), json!([]));
+    beat("broker-1", json!(2));
+    assert_eq!(server.instances()[0].applied.len(), 1);
+    let post = client.test_post("/_test/instances", &json!({}));
+    assert_eq!(post.status, 405);
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Policies, signing key, ETag
 

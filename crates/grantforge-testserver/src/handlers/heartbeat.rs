@@ -1,4 +1,5 @@
-//! `POST /api/v1/agent/heartbeat`: records the instance's heartbeat and answers the policy version
+//! `POST /api/v1/agent/heartbeat`: records the instance's heartbeat (and when it first reported each
+//! applied version) and answers the policy version
 //! and `refreshSeconds` (faults `old-version`, `refresh-seconds`).
 
 use serde::Serialize;
@@ -27,6 +28,15 @@ impl Shared {
             Err(invalid) => return self.invalid(request, invalid),
         };
         let mut st = self.lock();
+        let now = time::now_iso();
+        let applied = st.applied.entry(heartbeat.instance.clone()).or_default();
+        applied.last = heartbeat.applied_policy_version;
+        if let Some(version) = heartbeat.applied_policy_version {
+            applied
+                .first_reported
+                .entry(version)
+                .or_insert_with(|| now.clone());
+        }
         let count = st
             .heartbeats
             .get(&heartbeat.instance)
@@ -37,7 +47,7 @@ impl Shared {
             HeartbeatRecord {
                 instance: heartbeat.instance,
                 count,
-                received_at: time::now_iso(),
+                received_at: now,
                 remote_addr: request.peer.map(|p| p.ip().to_string()),
                 body,
             },

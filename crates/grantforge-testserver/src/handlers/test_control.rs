@@ -15,7 +15,8 @@ impl Shared {
     pub(crate) fn route_test(&self, request: &Request) -> Response {
         let method = request.method.as_str();
         let allowed: &[&str] = match request.path.as_str() {
-            "/_test/state" | "/_test/events" | "/_test/heartbeats" | "/_test/requests" => &["GET"],
+            "/_test/state" | "/_test/events" | "/_test/heartbeats" | "/_test/instances"
+            | "/_test/requests" => &["GET"],
             "/_test/fault" => &["GET", "POST"],
             "/_test/policies" | "/_test/reset" => &["POST"],
             _ => {
@@ -46,6 +47,7 @@ impl Shared {
                     &json!({
                         "service": self.service_name(&st.set),
                         "policyVersion": st.version,
+                        "policyVersionSince": st.version_since,
                         "etag": st.current.etag,
                         "keyId": self.key.key_id(),
                         "otherKeyId": self.other_key.key_id(),
@@ -60,6 +62,7 @@ impl Shared {
             ("GET", "/_test/heartbeats") => {
                 json_response(200, &self.lock().heartbeats.values().collect::<Vec<_>>())
             }
+            ("GET", "/_test/instances") => json_response(200, &self.instances()),
             ("GET", "/_test/requests") => json_response(200, &self.lock().recent),
             ("GET", "/_test/fault") => json_response(200, &self.lock().fault),
             ("POST", "/_test/fault") => match Fault::from_json(&request.body) {

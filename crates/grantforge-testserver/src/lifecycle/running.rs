@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::fault::{Endpoint, Fault};
 use crate::snapshot::PolicySet;
-use crate::state::{HeartbeatRecord, RequestRecord, Shared, SignedSnapshot};
+use crate::state::{HeartbeatRecord, InstanceRecord, RequestRecord, Shared, SignedSnapshot};
 use crate::Error;
 
 /// A started server; stops when dropped.
@@ -111,6 +111,12 @@ impl RunningServer {
         self.shared.lock().heartbeats.values().cloned().collect()
     }
 
+    /// Every instance that sent a heartbeat, with the policy versions it reported applying and when
+    /// it first reported each (`GET /_test/instances`).
+    pub fn instances(&self) -> Vec<InstanceRecord> {
+        self.shared.instances()
+    }
+
     /// The recent agent API requests, oldest first.
     pub fn requests(&self) -> Vec<RequestRecord> {
         self.shared.lock().recent.iter().cloned().collect()
@@ -135,6 +141,11 @@ impl RunningServer {
     /// The current policy version.
     pub fn policy_version(&self) -> i64 {
         self.shared.lock().version
+    }
+
+    /// When the current version was installed (ISO-8601, milliseconds), as `/_test/state` says.
+    pub fn policy_version_since(&self) -> String {
+        self.shared.lock().version_since.clone()
     }
 
     /// The current ETag.

@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -38,7 +39,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * A real Kafka KRaft node that is broker and controller at once, run as a child JVM from a plain
+ * A real Kafka KRaft node, by default broker and controller at once ({@link Role}; {@link KafkaCluster}
+ * starts split roles), run as a child JVM from a plain
  * classpath (the Kafka server jars of {@link KafkaDist} plus, unless disabled, the agent JAR) in its
  * own directory. Listeners are SASL_PLAINTEXT with PLAIN users {@code admin} (super user, also the
  * inter-node and controller principal), {@code alice}, {@code bob} and {@code carol}; passwords are
@@ -50,8 +52,29 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * }</pre>
  *
  * Nodes that must die at start: {@code build()}, {@link #launch()}, then {@link #awaitExit(Duration)}.
+ * A restart on the same storage: {@link #stop()}, then {@link #start()}.
  */
 public final class KafkaNode implements AutoCloseable {
+
+    /** What a node is in KRaft ({@code process.roles}). */
+    public enum Role {
+        /** Broker and controller in one JVM (the default). */
+        COMBINED("broker,controller"),
+        /** A broker only: its controllers are named by {@link Builder#controllerQuorumVoters(String)}. */
+        BROKER("broker"),
+        /** A controller only: no client listener; clients reach it with {@code bootstrap.controllers}. */
+        CONTROLLER("controller");
+
+        private final String processRoles;
+
+        Role(String processRoles) {
+            this.processRoles = processRoles;
+        }
+
+        public String processRoles() {
+            return processRoles;
+        }
+    }
 
     public static final String AUTHORIZER_CLASS = "org.devlive.grantforge.kafka.agent.GrantForgeKafkaAuthorizer";
     /** The agent class for Kafka 4.1 and later, which also publishes Kafka plugin metrics. */
@@ -101,6 +124,10 @@ public final class KafkaNode implements AutoCloseable {
     private volatile Process process;
     private long startMillis = -1;
     private volatile long startedAfterMillis = -1;
+    /** Whether the storage is formatted: a node started again after {@link #stop()} keeps it. */
+    private boolean formatted;
+    /** Length of the log when the JVM was launched: a restart looks for its own start message. */
+    private volatile int logLengthAtLaunch;
     private volatile Exception lastProbeError;
 
     private KafkaNode(Builder config) {
@@ -128,7 +155,7 @@ public final class KafkaNode implements AutoCloseable {
         int[] ports = freePorts(2);
         this.brokerPort = ports[0];
         this.controllerPort = ports[1];
-        this.clusterId = Uuid.randomUuid().toString();
+        this.clusterId = config.clusterId != null ? config.clusterId : Uuid.randomUuid().toString();
         this.serverProperties = buildServerProperties();
     }
 
@@ -141,28 +168,49 @@ public final class KafkaNode implements AutoCloseable {
 
     private Map<String, String> buildServerProperties() {
         Map<String, String> p = new LinkedHashMap<>();
-        p.put("process.roles", "broker,controller");
-        p.put("node.id", "1");
-        p.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
+        Role role = config.role;
+        String brokerListener = "SASL_PLAINTEXT://127.0.0.1:" + brokerPort;
+        String controllerListener = "CONTROLLER://127.0.0.1:" + controllerPort;
+        p.put("process.roles", role.processRoles());
+        p.put("node.id", String.valueOf(config.nodeId));
+        p.put("controller.quorum.voters", config.controllerQuorumVoters != null ? config.controllerQuorumVoters
+                : config.nodeId + "@127.0.0.1:" + controllerPort);
         p.put("controller.listener.names", "CONTROLLER");
-        p.put("listeners", "SASL_PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
-        p.put("advertised.listeners", "SASL_PLAINTEXT://127.0.0.1:" + brokerPort);
-        p.put("inter.broker.listener.name", "SASL_PLAINTEXT");
+        if (role == Role.COMBINED) {
+            p.put("listeners", brokerListener + "," + controllerListener);
+        } else {
+            p.put("listeners", role == Role.BROKER ? brokerListener : controllerListener);
+        }
+        // a controller-only node has neither (3.7 refuses advertised.listeners on one)
+        if (role != Role.CONTROLLER) {
+            p.put("advertised.listeners", brokerListener);
+            p.put("inter.broker.listener.name", "SASL_PLAINTEXT");
+        }
         p.put("listener.security.protocol.map", "SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT");
         p.put("sasl.enabled.mechanisms", "PLAIN");
         p.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
         p.put("sasl.mechanism.controller.protocol", "PLAIN");
+        // the listener's own login (what this node sends to the others) and the users it accepts
+        Map<String, String> clientUsers = new LinkedHashMap<>(USERS);
+        clientUsers.put(config.interBrokerUser, interNodePassword(config.interBrokerUser));
         StringBuilder users = new StringBuilder();
-        USERS.forEach((u, pw) -> users.append(" user_").append(u).append("=\"").append(pw).append('"'));
+        clientUsers.forEach((u, pw) -> users.append(" user_").append(u).append("=\"").append(pw).append('"'));
         p.put("listener.name.sasl_plaintext.plain.sasl.jaas.config",
-                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\"admin-secret\""
-                        + users + ";");
+                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + config.interBrokerUser
+                        + "\" password=\"" + interNodePassword(config.interBrokerUser) + "\"" + users + ";");
+        Map<String, String> controllerUsers = new LinkedHashMap<>();
+        controllerUsers.put(SUPER_USER, USERS.get(SUPER_USER));
+        controllerUsers.put(config.controllerUser, interNodePassword(config.controllerUser));
+        StringBuilder acceptedByController = new StringBuilder();
+        controllerUsers.forEach((u, pw) -> acceptedByController.append(" user_").append(u).append("=\"").append(pw).append('"'));
         p.put("listener.name.controller.plain.sasl.jaas.config",
-                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\"admin-secret\""
-                        + " user_admin=\"admin-secret\";");
+                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + config.controllerUser
+                        + "\" password=\"" + interNodePassword(config.controllerUser) + "\"" + acceptedByController + ";");
         if (config.authorizer != null) {
             p.put("authorizer.class.name", config.authorizer);
-            p.put("super.users", "User:" + SUPER_USER);
+            // as the guide tells operators: the principals nodes use among themselves are super users
+            Set<String> superUsers = new LinkedHashSet<>(List.of(SUPER_USER, config.interBrokerUser, config.controllerUser));
+            p.put("super.users", superUsers.stream().map(u -> "User:" + u).collect(Collectors.joining(";")));
             if (config.policyFile != null) {
                 p.put("grantforge.policy.file", config.policyFile.toAbsolutePath().toString());
             }
@@ -197,6 +245,11 @@ public final class KafkaNode implements AutoCloseable {
             }
         }
         return p;
+    }
+
+    /** The password of a user: that of {@link #USERS}, or {@code <user>-secret} for an inter-node user. */
+    private static String interNodePassword(String user) {
+        return USERS.getOrDefault(user, user + "-secret");
     }
 
     private void writeFiles() throws IOException {
@@ -325,9 +378,13 @@ public final class KafkaNode implements AutoCloseable {
             throw new IllegalStateException("Node already launched");
         }
         try {
-            writeFiles();
             String cp = nodeClasspath();
-            format(cp);
+            if (!formatted) {
+                writeFiles();
+                format(cp);
+                formatted = true;
+            }
+            logLengthAtLaunch = logText().length();
             List<String> jvmArgs = new ArrayList<>();
             jvmArgs.add("-Xms64m");
             jvmArgs.add("-Xmx" + config.maxHeap);
@@ -392,9 +449,10 @@ public final class KafkaNode implements AutoCloseable {
                     throw new IllegalStateException("Kafka node exited with code " + p.exitValue() + " while starting ("
                             + dist + ", " + dir + ")\n" + diagnostics());
                 }
-                if (logText().contains(STARTED_MESSAGE)) {
+                if (logText().indexOf(STARTED_MESSAGE, logLengthAtLaunch) >= 0) {
                     if (probe == null) {
-                        Properties props = clientProps(SUPER_USER);
+                        // a controller-only node has no client listener: ask it over its controller listener
+                        Properties props = config.role == Role.CONTROLLER ? controllerClientProps(SUPER_USER) : clientProps(SUPER_USER);
                         props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
                         props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "10000");
                         probe = Admin.create(props);
@@ -464,6 +522,24 @@ public final class KafkaNode implements AutoCloseable {
     /** Stops the node (SIGTERM, then SIGKILL after {@code stopTimeout}) and removes its data. */
     @Override
     public synchronized void close() {
+        stopProcess();
+        try {
+            deleteRecursively(deleteWholeDir ? dir : dataDir);
+        } catch (IOException e) {
+            // leave it; it is under a temp or target directory
+        }
+    }
+
+    /**
+     * Stops the node's JVM as {@link #close()} does but keeps its storage, its directory and its log:
+     * {@link #start()} then runs it again on the same storage (a restart; the node is not formatted again).
+     */
+    public synchronized void stop() {
+        stopProcess();
+        process = null;
+    }
+
+    private void stopProcess() {
         Process p = process;
         if (p != null) {
             if (p.isAlive()) {
@@ -481,11 +557,6 @@ public final class KafkaNode implements AutoCloseable {
                 descendants.forEach(ProcessHandle::destroyForcibly);
             }
             LIVE.remove(this);
-        }
-        try {
-            deleteRecursively(deleteWholeDir ? dir : dataDir);
-        } catch (IOException e) {
-            // leave it; it is under a temp or target directory
         }
     }
 
@@ -655,6 +726,17 @@ public final class KafkaNode implements AutoCloseable {
         return props;
     }
 
+    /**
+     * Client settings that reach this node's controller listener ({@code bootstrap.controllers}, KIP-919,
+     * Kafka 3.7 and later): only an {@link Admin} speaks to controllers.
+     */
+    public Properties controllerClientProps(String user) {
+        Properties props = clientProps(user);
+        props.remove(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
+        props.put(AdminClientConfig.BOOTSTRAP_CONTROLLERS_CONFIG, "127.0.0.1:" + controllerPort);
+        return props;
+    }
+
     /** Client settings for one of {@link #USERS}. */
     public Properties clientProps(String user) {
         String password = USERS.get(user);
@@ -665,9 +747,15 @@ public final class KafkaNode implements AutoCloseable {
     }
 
     public Admin admin(String user) {
+        return admin(user, new Properties());
+    }
+
+    /** An admin client for {@code user}; {@code extra} overrides the defaults (e.g. bootstrap.servers). */
+    public Admin admin(String user, Properties extra) {
         Properties props = clientProps(user);
         props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "15000");
         props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
+        props.putAll(extra);
         return Admin.create(props);
     }
 
@@ -742,6 +830,12 @@ public final class KafkaNode implements AutoCloseable {
         private String name = "kafka-node";
         private Path javaHome = Paths.get(System.getProperty(JAVA_HOME_PROPERTY, System.getProperty("java.home")));
         private String authorizer = AUTHORIZER_CLASS;
+        private Role role = Role.COMBINED;
+        private int nodeId = 1;
+        private String controllerQuorumVoters;
+        private String clusterId;
+        private String interBrokerUser = SUPER_USER;
+        private String controllerUser = SUPER_USER;
         private Path agentJar = ItPaths.agentJar();
         private Path policyFile;
         private final Map<String, String> overrides = new LinkedHashMap<>();
@@ -775,6 +869,41 @@ public final class KafkaNode implements AutoCloseable {
         /** The JDK the node runs on (e.g. /usr/lib/jvm/temurin-25-jdk-amd64). */
         public Builder javaHome(Path javaHome) {
             this.javaHome = javaHome;
+            return this;
+        }
+
+        /** Broker, controller or both (the default). */
+        public Builder role(Role role) {
+            this.role = role;
+            return this;
+        }
+
+        /** {@code node.id} (default 1). */
+        public Builder nodeId(int nodeId) {
+            this.nodeId = nodeId;
+            return this;
+        }
+
+        /** {@code controller.quorum.voters} (default: this node, {@code <node.id>@127.0.0.1:<its controller port>}). */
+        public Builder controllerQuorumVoters(String voters) {
+            this.controllerQuorumVoters = voters;
+            return this;
+        }
+
+        /** The cluster id the storage is formatted with (default: a new one); every node of a cluster shares it. */
+        public Builder clusterId(String clusterId) {
+            this.clusterId = clusterId;
+            return this;
+        }
+
+        /**
+         * The principals nodes use among themselves: {@code interBrokerUser} on the inter-broker listener,
+         * {@code controllerUser} towards controllers (default {@value KafkaNode#SUPER_USER} for both). Each
+         * logs in with the password {@code <user>-secret} and is named in {@code super.users}.
+         */
+        public Builder interNodeUsers(String interBrokerUser, String controllerUser) {
+            this.interBrokerUser = interBrokerUser;
+            this.controllerUser = controllerUser;
             return this;
         }
 

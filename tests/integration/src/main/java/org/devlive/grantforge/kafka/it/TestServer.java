@@ -96,6 +96,27 @@ public final class TestServer implements AutoCloseable {
         return get("/_test/heartbeats");
     }
 
+    /**
+     * Per instance, the policy versions its heartbeats reported applying and when each was first reported
+     * ({@code GET /_test/instances}; {@code policyVersionSince} of {@link #state()} says when the current
+     * version was installed).
+     */
+    public String instances() throws IOException, InterruptedException {
+        return get("/_test/instances");
+    }
+
+    /**
+     * Server mode against this server for {@code node}: its URL and token, its signing key (plain HTTP is
+     * no trust anchor, so the key is configured), the node's own cache directory and instance name.
+     */
+    public KafkaNode.Builder agentOf(KafkaNode.Builder node, Path cacheDir, String instance) {
+        return node.property("grantforge.server.url", url)
+            .property("grantforge.token.file", tokenFile().toString())
+            .property("grantforge.signing.key.file", signingKeyFile().toString())
+            .property("grantforge.cache.dir", cacheDir.toString())
+            .property("grantforge.instance", instance);
+    }
+
     private void post(String path, String json) throws IOException, InterruptedException {
         HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(url + path))
             .header("Content-Type", "application/json")
