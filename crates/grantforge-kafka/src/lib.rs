@@ -12,7 +12,7 @@ mod conditions;
 mod names;
 mod policies;
 
-pub use acl::{acl_rows, acl_view, AclRow, AclView, PatternType, Permission, ACL_VIEW_MAX_ROWS};
+pub use acl::{acl_view, AclRow, AclView, PatternType, Permission, ACL_VIEW_MAX_ROWS};
 pub use conditions::{kafka_evaluators, ConditionReads, KafkaContext};
 pub use names::{Operation, ResourceType, CLUSTER_NAME};
 pub use policies::{
