@@ -247,6 +247,15 @@ fn conditions_must_hold_and_fail_safely() {
         "{:?}",
         hive.warnings()
     );
+    // What a decision can read of the context goes through the evaluators in use, and only
+    // through them: `mystery` has none, so nothing is read for it (a decision cache keys on this).
+    assert_eq!(hive.evaluators_in_use(), ["network"]);
+    assert!(
+        engine_with(definition.clone(), vec![], &evaluators)
+            .evaluators_in_use()
+            .is_empty(),
+        "defined but used by no item: nothing is read"
+    );
 
     let mut broken = Evaluators::new();
     broken.register("network", evaluator(|_, _| Err("broken".to_string())));
