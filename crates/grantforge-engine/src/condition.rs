@@ -92,3 +92,28 @@ pub(crate) fn holds<C: ?Sized>(condition: &Condition<C>, context: &C, unsure: bo
         Ok(Err(_)) | Err(_) => unsure,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Never;
+
+    impl ConditionEvaluator<()> for Never {
+        fn compile(&self, _: &[String]) -> Result<Box<dyn CompiledCondition<()>>, String> {
+            Err("never".to_string())
+        }
+    }
+
+    #[test]
+    fn a_clone_of_the_evaluators_registers_the_same_names() {
+        let mut evaluators = Evaluators::<()>::new();
+        evaluators.register("ip-range", Arc::new(Never));
+        evaluators.register("listener", Arc::new(Never));
+        let clone = evaluators.clone();
+        let mut names: Vec<&str> = clone.names().collect();
+        names.sort_unstable();
+        assert_eq!(names, ["ip-range", "listener"]);
+        assert!(clone.get("listener").is_some());
+    }
+}

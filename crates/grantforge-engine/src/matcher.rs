@@ -334,6 +334,10 @@ mod tests {
         assert!(!compile(&level, "*a*b", false).matches("xxaxxbxx"));
         assert!(compile(&level, "a?c", false).matches("aéc"));
         assert!(compile(&level, "a?c", false).matches("a😀c"));
+        assert!(
+            compile(&level, "a?c", false).matches("a€c"),
+            "`?` is one character of any UTF-8 length (€ is 3 bytes)"
+        );
         assert!(!compile(&level, "a?c", false).matches("ac"));
         assert!(compile(&level, "a\\*", false).matches("a\\xyz"));
         assert!(compile(&level, "a.c", false).matches("a.c"));

@@ -463,6 +463,16 @@ pub(crate) mod tests {
         assert!(hive.granted_by("fly").is_empty());
         assert!(hive.has_access_type("drop"));
         assert!(hive.level("schema").is_none());
+        assert_eq!(
+            hive.level("table").and_then(|l| l.parent.as_deref()),
+            Some("database")
+        );
+        let access_types: Vec<&str> = hive
+            .access_types()
+            .iter()
+            .map(|a| a.name.as_str())
+            .collect();
+        assert_eq!(access_types, ["select", "update", "drop", "all"]);
         assert!(hive.chain("schema").is_none());
     }
 
@@ -506,6 +516,11 @@ pub(crate) mod tests {
             .build()
             .unwrap_err()
             .contains("at least one"));
+        let mut no_access_type = ServiceModel::builder();
+        no_access_type
+            .level(ResourceLevel::new("a", None, MatcherKind::Exact, true))
+            .unwrap();
+        assert!(no_access_type.build().unwrap_err().contains("at least one"));
     }
 
     #[test]
@@ -546,6 +561,11 @@ pub(crate) mod tests {
             .unwrap_err()
             .contains("FUZZY"));
         assert!(MatcherKind::Exact < MatcherKind::Regex);
+        assert_eq!(
+            MatcherKind::Path.to_string(),
+            "PATH",
+            "shown as in the snapshot"
+        );
     }
 
     #[test]

@@ -247,6 +247,15 @@ fn conditions_must_hold_and_fail_safely() {
         "{:?}",
         hive.warnings()
     );
+    // What a decision can read of the context goes through the evaluators in use, and only
+    // through them: `mystery` has none, so nothing is read for it (a decision cache keys on this).
+    assert_eq!(hive.evaluators_in_use(), ["network"]);
+    assert!(
+        engine_with(definition.clone(), vec![], &evaluators)
+            .evaluators_in_use()
+            .is_empty(),
+        "defined but used by no item: nothing is read"
+    );
 
     let mut broken = Evaluators::new();
     broken.register("network", evaluator(|_, _| Err("broken".to_string())));
@@ -512,6 +521,17 @@ fn the_snapshot_gives_users_their_groups_and_roles() {
     assert_eq!(hive.snapshot_groups_of("bob"), ["ops"]);
     assert_eq!(hive.snapshot_roles_of("bob"), ["admin", "unused"]);
     assert!(hive.snapshot_roles_of("nobody").is_empty());
+    // A blank code the snapshot gives a user is refused as Java refuses the enriched request,
+    // for that user only.
+    snapshot.roles.insert(" ".into(), vec!["erin".into()]);
+    let blank = PolicyEngine::build(&snapshot, &Evaluators::new()).unwrap();
+    assert_eq!(
+        table_request("erin", "select", "sales", "t").try_decide(&blank),
+        Err(RequestError::Blank(
+            "a group or role the snapshot gives erin".into()
+        ))
+    );
+    assert!(table_request("bob", "select", "sales", "t").allowed(&blank));
 }
 
 #[test]

@@ -14,7 +14,14 @@ use grantforge_engine::{
 };
 use proptest::prelude::*;
 
-const CASES: u32 = 10_000;
+/// 10,000 cases per property; `GF_PROPTEST_CASES` lowers it where each run must be short (the
+/// mutation runs of `scripts/mutants`, which rebuild and rerun the tests for every mutant).
+fn cases() -> u32 {
+    std::env::var("GF_PROPTEST_CASES")
+        .ok()
+        .and_then(|cases| cases.parse().ok())
+        .unwrap_or(10_000)
+}
 
 // ---------------------------------------------------------------------------------------------
 // Random input
@@ -786,7 +793,7 @@ fn case(seed: u64, kind: usize, size: usize) -> Case {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(CASES))]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn the_prefix_index_never_changes_a_decision(seed in any::<u64>(), kind in 0..3usize, size in 0..24usize) {

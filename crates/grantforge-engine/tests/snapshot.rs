@@ -154,6 +154,11 @@ fn reads_the_service_and_counts_policies() {
     assert_eq!(snapshot.policies.len(), 3);
     assert_eq!(snapshot.other_policies, 1);
     let engine = PolicyEngine::build(&snapshot, &first_octet()).unwrap();
+    assert_eq!(
+        engine.policy_count(),
+        3,
+        "the ACCESS policies, not the DATA_MASK one"
+    );
     assert_eq!(engine.snapshot_roles_of("alice"), ["analyst"]);
     assert_eq!(engine.snapshot_groups_of("bob"), ["ops", "spies"]);
     assert!(engine.snapshot_roles_of("nobody").is_empty());

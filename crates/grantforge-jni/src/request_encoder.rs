@@ -201,10 +201,16 @@ mod tests {
     use crate::wire::{golden, put_str};
 
     fn context_bytes(out: &mut Vec<u8>, user: &str) {
+        context_bytes_from(out, user, &[4, 127, 0, 0, 1]);
+    }
+
+    /// A context with the client address as the layout writes it: its length (0, 4 or 16), then
+    /// its bytes.
+    fn context_bytes_from(out: &mut Vec<u8>, user: &str, address: &[u8]) {
         let mut context = Vec::new();
         put_str(&mut context, "User");
         put_str(&mut context, user);
-        context.extend_from_slice(&[4, 127, 0, 0, 1]);
+        context.extend_from_slice(address);
         put_str(&mut context, "SASL_PLAINTEXT");
         put_str(&mut context, "producer-1");
         context.extend_from_slice(&0i16.to_le_bytes());
@@ -311,6 +317,29 @@ mod tests {
             .principal
             .name,
             "carol"
+        );
+    }
+
+    #[test]
+    fn a_client_address_is_absent_ipv4_or_ipv6_and_no_other_length() {
+        let address_of = |address: &[u8]| {
+            let mut bytes = Vec::new();
+            context_bytes_from(&mut bytes, "alice", address);
+            bytes.extend_from_slice(&[4, 2]);
+            decode_by_resource_type(&bytes, &mut ContextMemo::default())
+                .map(|(context, ..)| context.conditions.client_address)
+        };
+        assert_eq!(address_of(&[0]), Ok(None), "Kafka gave no address");
+        assert_eq!(
+            address_of(&[4, 10, 0, 0, 1]),
+            Ok(Some("10.0.0.1".parse().unwrap()))
+        );
+        let mut v6 = vec![16];
+        v6.extend_from_slice(&"2001:db8::7".parse::<Ipv6Addr>().unwrap().octets());
+        assert_eq!(address_of(&v6), Ok(Some("2001:db8::7".parse().unwrap())));
+        assert_eq!(
+            address_of(&[5, 10, 0, 0, 1, 2]),
+            Err(MalformedRequest("client address"))
         );
     }
 

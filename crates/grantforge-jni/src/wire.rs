@@ -134,3 +134,16 @@ pub(crate) mod golden {
         std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_malformed_request_is_logged_naming_the_shim_and_the_part() {
+        assert_eq!(
+            MalformedRequest("client address").to_string(),
+            "malformed request from the Java shim: client address"
+        );
+    }
+}

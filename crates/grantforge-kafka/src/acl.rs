@@ -135,12 +135,6 @@ impl AclView {
     }
 }
 
-/// The ACL rows of the policies of `snapshot` that apply at `now`, sorted and without duplicates,
-/// at most [`ACL_VIEW_MAX_ROWS`] of them.
-pub fn acl_rows(snapshot: &Snapshot, now: Instant) -> Vec<AclRow> {
-    acl_view(snapshot, now, ACL_VIEW_MAX_ROWS).rows
-}
-
 /// The ACL view of the policies of `snapshot` that apply at `now`: the rows are counted before any
 /// is built, and building stops at `max_rows`, so the work and memory are bounded by the snapshot's
 /// size plus `max_rows` rows, whatever the cross products ask for. Empty for a disabled service:
@@ -406,6 +400,11 @@ mod tests {
             .with_allow(vec![Item::users(users, access_types)])
     }
 
+    /// The view reads only the policies: the definition is left empty.
+    fn snapshot_of(record: PolicyRecord) -> Snapshot {
+        Snapshot::new("kafka", Default::default(), vec![record])
+    }
+
     #[test]
     fn rows_are_counted_before_they_are_built_and_stop_at_the_maximum() {
         let values: Vec<String> = (0..100).map(|i| format!("t{i}")).collect();
@@ -420,5 +419,63 @@ mod tests {
             100 * 100 * 2,
             "duplicate access types count once"
         );
+    }
+
+    #[test]
+    fn pattern_and_permission_codes_are_kafkas() {
+        // kafka-clients: PatternType UNKNOWN 0, ANY 1, MATCH 2, LITERAL 3, PREFIXED 4;
+        // AclPermissionType UNKNOWN 0, ANY 1, DENY 2, ALLOW 3.
+        assert_eq!(PatternType::Literal.code(), 3);
+        assert_eq!(PatternType::Prefixed.code(), 4);
+        assert_eq!(Permission::Deny.code(), 2);
+        assert_eq!(Permission::Allow.code(), 3);
+    }
+
+    fn row(resource_type: ResourceType, pattern_type: PatternType, name: &str) -> AclRow {
+        AclRow {
+            resource_type: resource_type.code(),
+            pattern_type,
+            name: name.into(),
+            principal: "User:alice".into(),
+            operation: Operation::Read,
+            permission: Permission::Allow,
+        }
+    }
+
+    #[test]
+    fn a_row_matches_a_resource_as_kafkas_match_filter_does() {
+        let literal = row(ResourceType::Topic, PatternType::Literal, "orders");
+        assert!(literal.matches_resource(ResourceType::Topic, "orders"));
+        assert!(!literal.matches_resource(ResourceType::Topic, "orders-eu"));
+        assert!(!literal.matches_resource(ResourceType::Topic, "order"));
+        assert!(
+            !literal.matches_resource(ResourceType::Group, "orders"),
+            "another resource type"
+        );
+        let wildcard = row(ResourceType::Topic, PatternType::Literal, "*");
+        assert!(wildcard.matches_resource(ResourceType::Topic, "orders"));
+        assert!(!wildcard.matches_resource(ResourceType::Group, "orders"));
+        let prefixed = row(ResourceType::Group, PatternType::Prefixed, "alice-");
+        assert!(prefixed.matches_resource(ResourceType::Group, "alice-1"));
+        assert!(prefixed.matches_resource(ResourceType::Group, "alice-"));
+        assert!(!prefixed.matches_resource(ResourceType::Group, "alice"));
+        assert!(!prefixed.matches_resource(ResourceType::Topic, "alice-1"));
+        let star_prefix = row(ResourceType::Group, PatternType::Prefixed, "*");
+        assert!(
+            !star_prefix.matches_resource(ResourceType::Group, "alice"),
+            "a prefixed `*` is a prefix, not the wildcard"
+        );
+    }
+
+    #[test]
+    fn a_view_holding_every_row_asked_for_is_not_truncated() {
+        let record = policy(&["a", "b"], &["u"], &["read"]);
+        let snapshot = snapshot_of(record);
+        let whole = acl_view(&snapshot, Instant::now(), 2);
+        assert_eq!((whole.rows.len(), whole.asked), (2, 2));
+        assert!(!whole.truncated(), "exactly the maximum: nothing left out");
+        let cut = acl_view(&snapshot, Instant::now(), 1);
+        assert_eq!((cut.rows.len(), cut.asked), (1, 2));
+        assert!(cut.truncated());
     }
 }

@@ -14,7 +14,7 @@ mod migrate;
 mod names;
 mod policies;
 
-pub use acl::{acl_rows, acl_view, AclRow, AclView, PatternType, Permission, ACL_VIEW_MAX_ROWS};
+pub use acl::{acl_view, AclRow, AclView, PatternType, Permission, ACL_VIEW_MAX_ROWS};
 pub use conditions::{kafka_evaluators, ConditionReads, KafkaContext};
 pub use migrate::{
     describe_acl, migrate_acls, Finding, KafkaAcl, Migration, ReportEntry, MIGRATION_LABEL,

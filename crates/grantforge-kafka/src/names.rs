@@ -183,4 +183,16 @@ mod tests {
         assert_eq!(ResourceType::from_code(1), None);
         assert_eq!(ResourceType::from_code(8), None);
     }
+
+    #[test]
+    fn kafka_names_are_the_constants_of_acl_operation() {
+        // AclOperation's constant names are its access types in upper case (READ, CLUSTER_ACTION...).
+        for operation in Operation::ALL {
+            assert_eq!(
+                operation.kafka_name(),
+                operation.access_type().to_uppercase()
+            );
+        }
+        assert_eq!(Operation::IdempotentWrite.kafka_name(), "IDEMPOTENT_WRITE");
+    }
 }

@@ -480,6 +480,149 @@ mod tests {
     }
 
     #[test]
+    fn each_reason_says_whether_it_allows_is_checked_is_kept_and_which_policy_decided() {
+        // (reason, allowed, checked, cacheable, policy id)
+        let table = [
+            (Reason::SuperUser, true, false, false, None),
+            (Reason::ServiceDisabled, true, false, true, None),
+            (Reason::NoSnapshot, false, true, false, None),
+            (Reason::RefusedServiceType, false, true, false, None),
+            (Reason::Unplaced, false, true, false, None),
+            (
+                Reason::Policy {
+                    id: 7,
+                    allowed: true,
+                },
+                true,
+                true,
+                true,
+                Some(7),
+            ),
+            (
+                Reason::Policy {
+                    id: 9,
+                    allowed: false,
+                },
+                false,
+                true,
+                true,
+                Some(9),
+            ),
+            (Reason::NoPolicy, false, true, true, None),
+        ];
+        for (reason, allowed, checked, cacheable, policy_id) in table {
+            assert_eq!(
+                (
+                    reason.allowed(),
+                    reason.checked(),
+                    reason.cacheable(),
+                    reason.policy_id()
+                ),
+                (allowed, checked, cacheable, policy_id),
+                "{reason:?}"
+            );
+        }
+        let described: std::collections::HashSet<&str> =
+            table.iter().map(|(reason, ..)| reason.describe()).collect();
+        assert_eq!(described.len(), table.len(), "each rule in its own words");
+        assert!(Reason::NoPolicy.describe().contains("fail closed"));
+    }
+
+    #[test]
+    fn principals_are_written_as_kafka_writes_them_and_only_users_are_users() {
+        let principal = |principal_type: &str, name: &str| Principal {
+            principal_type: principal_type.into(),
+            name: name.into(),
+        };
+        assert_eq!(principal("User", "alice").to_kafka_string(), "User:alice");
+        assert_eq!(subject_user(&principal("User", "alice")), "alice");
+        assert_eq!(
+            subject_user(&principal("Group", "alice")),
+            "\u{0}Group:alice",
+            "a name no policy can contain, and distinct per principal"
+        );
+    }
+
+    #[test]
+    fn a_kafka_level_with_a_parent_is_refused_at_load() {
+        let text = e2e().replacen(
+            "{\"name\":\"delegation_token\",\"parent\":null",
+            "{\"name\":\"delegation_token\",\"parent\":\"user\"",
+            1,
+        );
+        let Err(error) = KafkaPolicies::load(text.as_bytes(), Instant::now()) else {
+            panic!("a delegation_token level below user must be refused");
+        };
+        assert!(
+            error
+                .to_string()
+                .contains("level `delegation_token` must be a root level"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_definition_without_one_of_kafkas_access_types_is_refused_naming_it() {
+        let text = e2e()
+            .replacen(
+                "{\"name\":\"describe_tokens\",\"impliedGrants\":[]},",
+                "",
+                1,
+            )
+            .replacen("\"describe_tokens\",", "", 1);
+        let Err(error) = KafkaPolicies::load(text.as_bytes(), Instant::now()) else {
+            panic!("a definition without describe_tokens must be refused");
+        };
+        assert!(
+            error
+                .to_string()
+                .contains("has no access type `describe_tokens`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn explain_asks_the_engine_the_request_decide_asks() {
+        let policies = KafkaPolicies::load(e2e().as_bytes(), Instant::now()).unwrap();
+        let alice = RequestContext {
+            principal: Principal {
+                principal_type: "User".into(),
+                name: "alice".into(),
+            },
+            ..Default::default()
+        };
+        let mut describe_payments = Action {
+            operation: Some(Operation::Describe),
+            resource_type: Some(ResourceType::Topic),
+            literal: true,
+            name: "payments",
+            log_if_allowed: false,
+            log_if_denied: false,
+        };
+        let now = Instant::now();
+        let explained = policies
+            .explain(&alice, &describe_payments, now)
+            .expect("a placed action is explained")
+            .expect("the engine can place it");
+        assert_eq!(
+            (explained.decision.outcome, explained.decision.policy_id),
+            (Outcome::Denied, Some(5))
+        );
+        assert_eq!(
+            policies.decide(&alice, &describe_payments, now),
+            Reason::Policy {
+                id: 5,
+                allowed: false
+            }
+        );
+        describe_payments.literal = false;
+        assert!(
+            policies.explain(&alice, &describe_payments, now).is_none(),
+            "refused before the policies are asked"
+        );
+    }
+
+    #[test]
     fn the_fixture_has_its_whole_acl_view_and_no_warning() {
         let policies = KafkaPolicies::load(e2e().as_bytes(), Instant::now()).unwrap();
         assert_eq!(policies.acl_view().rows.len(), 7);

@@ -453,6 +453,53 @@ mod tests {
         }
         assert_eq!(auditor.queued(), 1000);
         assert_eq!(auditor.take_dropped(), 99_000);
+        assert_eq!(
+            auditor.take_dropped(),
+            0,
+            "taken: counted once per log line"
+        );
+        assert_eq!(
+            auditor.dropped_total(),
+            99_000,
+            "the metric counts since start, whatever was taken for the log"
+        );
+    }
+
+    #[test]
+    fn a_single_refusal_is_one_event_and_its_quiet_second_adds_none() {
+        let auditor = Auditor::new(10);
+        let t0 = Instant::from_unix_millis(1_000_000);
+        auditor.record(&context("bob"), &write("orders"), &DENIED, 1, t0);
+        assert_eq!(take(&auditor, t0, false).len(), 1);
+        assert!(
+            take(&auditor, t0.plus_millis(1100), false).is_empty(),
+            "no repeat to report: no event of zero accesses"
+        );
+        assert_eq!(auditor.queued(), 0);
+    }
+
+    #[test]
+    fn a_group_merged_from_a_lane_keeps_the_first_and_last_access_of_both() {
+        let auditor = Auditor::new(10);
+        let t0 = Instant::from_unix_millis(1_000_000);
+        auditor.record(&context("alice"), &write("orders"), &ALLOWED, 1, t0);
+        let mut folded = Group::first_access(
+            &context("alice"),
+            &write("orders"),
+            &ALLOWED,
+            1,
+            t0.plus_millis(100),
+        );
+        folded.add(t0.plus_millis(200));
+        auditor.merge(folded);
+        let events = take(&auditor, t0.plus_millis(300), true);
+        assert_eq!(
+            events
+                .iter()
+                .map(|e| (e.count, e.first, e.last))
+                .collect::<Vec<_>>(),
+            [(3, t0, t0.plus_millis(200))]
+        );
     }
 
     #[test]

@@ -377,6 +377,31 @@ mod tests {
     }
 
     #[test]
+    fn the_key_bound_counts_every_name_the_key_holds_to_the_byte() {
+        // "User" and "alice" are 9 bytes; the names may take MAX_KEY_BYTES - KEY_FRAME_BYTES.
+        let names = MAX_KEY_BYTES - KEY_FRAME_BYTES;
+        let fits = |cache: &DecisionCache, context: &RequestContext, topic_bytes: usize| {
+            let topic = "t".repeat(topic_bytes);
+            cache.pack(context, &read(&topic), &mut Vec::new(), false)
+        };
+        let blind = DecisionCache::new(100, Duration::from_secs(60), ConditionReads::default());
+        let alice = context("10.0.0.1", "a");
+        assert!(fits(&blind, &alice, names - 9));
+        assert!(!fits(&blind, &alice, names - 8));
+        // The listener ("L", 1 byte) and the client id count when a condition reads them.
+        let by_listener = DecisionCache::new(
+            100,
+            Duration::from_secs(60),
+            ConditionReads {
+                listener: true,
+                ..Default::default()
+            },
+        );
+        assert!(fits(&by_listener, &alice, names - 10));
+        assert!(!fits(&by_listener, &alice, names - 9));
+    }
+
+    #[test]
     fn expired_entries_are_dropped_without_their_shard_filling() {
         let cache = DecisionCache::new(1000, Duration::from_millis(20), ConditionReads::default());
         for i in 0..50 {
@@ -388,6 +413,18 @@ mod tests {
         std::thread::sleep(Duration::from_millis(40));
         cache.drop_expired();
         assert_eq!(cache.size(), 0);
+    }
+
+    #[test]
+    fn a_sweep_keeps_every_entry_that_has_not_expired() {
+        let cache = DecisionCache::new(1000, Duration::from_secs(60), ConditionReads::default());
+        for i in 0..50 {
+            cache.get_or_decide(&context("10.0.0.1", "a"), &read(&format!("t{i}")), || {
+                SETTLED
+            });
+        }
+        cache.drop_expired();
+        assert_eq!(cache.size(), 50);
     }
 
     #[test]
@@ -419,7 +456,12 @@ mod tests {
 
     #[test]
     fn zero_entries_or_ttl_turns_caching_off() {
+        let on = DecisionCache::new(1, Duration::from_secs(60), ConditionReads::default());
+        assert!(on.enabled());
+        let no_ttl = DecisionCache::new(100, Duration::ZERO, ConditionReads::default());
+        assert!(!no_ttl.enabled());
         let off = DecisionCache::new(0, Duration::from_secs(60), ConditionReads::default());
+        assert!(!off.enabled(), "a lane's front keeps nothing either");
         let asked = Cell::new(0);
         for _ in 0..2 {
             off.get_or_decide(&context("10.0.0.1", "a"), &read("orders"), || {

@@ -203,6 +203,29 @@ mod tests {
             .chain([hash_of(&base), hash_of(&base[..39])])
             .collect();
         assert_eq!(hashes.len(), base.len() + 2);
+        // And in every tail of 1 to 15 bytes, each read its own way (`tail`).
+        for len in 1..16 {
+            let base: Vec<u8> = (0..len).collect();
+            let hashes: std::collections::HashSet<u64> = (0..len as usize)
+                .map(|i| {
+                    let mut changed = base.clone();
+                    changed[i] ^= 1;
+                    hash_of(&changed)
+                })
+                .chain([hash_of(&base)])
+                .collect();
+            assert_eq!(hashes.len(), len as usize + 1, "a tail of {len} bytes");
+        }
+    }
+
+    #[test]
+    fn the_seeds_are_drawn_and_odd() {
+        // Odd, so that no seed multiplies a hash to zero; drawn, so that they are not 0 or 1.
+        assert!(
+            seeds().iter().all(|seed| seed % 2 == 1 && *seed > 1),
+            "{:?}",
+            seeds()
+        );
     }
 
     /// Prints this process's hash of a fixed key when asked to by the test below.

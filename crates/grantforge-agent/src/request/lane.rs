@@ -426,6 +426,71 @@ mod tests {
     }
 
     #[test]
+    fn an_audited_hit_on_a_front_kept_without_audit_is_handed_on() {
+        let (applied, lanes, auditor) = (applied(100), Lanes::new(), Auditor::new(100));
+        let mut unreported = write("orders");
+        unreported.log_if_allowed = false;
+        lanes.with_mine(|lane, _| {
+            let alice = context("alice");
+            assert!(lane.decide(&applied, &alice, &unreported, &auditor, &mut None));
+            assert!(lane.decide(&applied, &alice, &write("orders"), &auditor, &mut None));
+        });
+        lanes.hand_on(&auditor, 0);
+        assert_eq!(take_counts(&auditor), vec![(true, 1)]);
+    }
+
+    #[test]
+    fn a_refusal_without_a_snapshot_is_counted_and_audited_under_no_policy_version() {
+        let (lanes, auditor) = (Lanes::new(), Auditor::new(100));
+        lanes.with_mine(|lane, _| {
+            let alice = context("alice");
+            lane.refuse_undecided(
+                Reason::NoSnapshot,
+                &alice,
+                &write("orders"),
+                &auditor,
+                &mut None,
+            )
+        });
+        assert_eq!(lanes.counts().denied, 1);
+        let ids = crate::audit::events::EventIds::new("t");
+        let events = auditor.take_events(Instant::now(), false, |key, parts| {
+            crate::audit::events::AccessEvent::new(ids.next(), key, parts)
+        });
+        assert_eq!(
+            events
+                .iter()
+                .map(|e| (e.allowed, e.policy_id, e.policy_version))
+                .collect::<Vec<_>>(),
+            [(false, None, -1)]
+        );
+    }
+
+    #[test]
+    fn a_thread_keeps_one_lane_per_agent_and_forgets_those_of_agents_gone() {
+        // A thread of its own: the lanes a thread keeps are thread-local.
+        std::thread::spawn(|| {
+            let (applied, auditor) = (applied(100), Auditor::new(100));
+            let (a, b) = (Lanes::new(), Lanes::new());
+            for _ in 0..3 {
+                decide(&a, &applied, "alice", "orders", &auditor);
+                decide(&b, &applied, "alice", "orders", &auditor);
+            }
+            assert_eq!((a.all.lock().len(), b.all.lock().len()), (1, 1));
+            drop(a);
+            let c = Lanes::new();
+            decide(&c, &applied, "alice", "orders", &auditor);
+            assert_eq!(
+                MINE.with(|mine| mine.borrow().len()),
+                2,
+                "b's and c's: a's agent is gone"
+            );
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
     fn a_new_snapshot_starts_the_front_afresh_and_keeps_the_audit() {
         let (lanes, auditor) = (Lanes::new(), Auditor::new(100));
         let first = applied(100);
