@@ -7,7 +7,10 @@
 //! request := str service  u32 count  acl{count}
 //! acl     := u8 resourceTypeCode  u8 patternTypeCode  str name  str principal  str host
 //!            u8 operationCode  u8 permissionTypeCode                      (Kafka's codes)
-//! answer  := u8 0  str snapshotJson  str policyRequestsJson  str reportText  u32 count  entry{count}
+//! answer  := u8 0  str policyFileKey  str snapshotJson  str policyRequestsJson  str reportText
+//!            u32 count  entry{count}
+//!            (policyFileKey: the setting that runs an agent on the snapshot, so that the shim's
+//!            verifier does not spell a setting of its own)
 //!          | u8 1  str message
 //! entry   := u32 aclIndex  u8 finding(1 not migrated, 2 a deny covering implied operations,
 //!            3 a Group principal)  u8 n  u8 operationCode{n}  str message
@@ -59,6 +62,7 @@ pub(crate) fn answer(request: &[u8]) -> Vec<u8> {
 
 pub(crate) fn encode(migration: &Migration, acls: &[KafkaAcl]) -> Vec<u8> {
     let mut out = vec![0];
+    put_str(&mut out, grantforge_agent::settings::POLICY_FILE.key);
     put_str(&mut out, &migration.snapshot_json);
     put_str(&mut out, &migration.policy_requests_json);
     put_str(&mut out, &migration.report_text(acls));

@@ -50,12 +50,16 @@ final class AclMigration {
         }
     }
 
+    /** The setting that runs an agent on {@link #snapshotJson} written to a file (the native side's key). */
+    final String policyFileKey;
     final String snapshotJson;
     final String policyRequestsJson;
     final String reportText;
     final List<Entry> report;
 
-    private AclMigration(String snapshotJson, String policyRequestsJson, String reportText, List<Entry> report) {
+    private AclMigration(String policyFileKey, String snapshotJson, String policyRequestsJson, String reportText,
+                         List<Entry> report) {
+        this.policyFileKey = policyFileKey;
         this.snapshotJson = snapshotJson;
         this.policyRequestsJson = policyRequestsJson;
         this.reportText = reportText;
@@ -92,6 +96,7 @@ final class AclMigration {
         if (in.get() != 0) {
             throw new MigrationException(Wire.readString(in));
         }
+        String policyFileKey = Wire.readString(in);
         String snapshot = Wire.readString(in);
         String requests = Wire.readString(in);
         String text = Wire.readString(in);
@@ -107,7 +112,7 @@ final class AclMigration {
             }
             entries.add(new Entry(acl, finding, narrowed, Wire.readString(in)));
         }
-        return new AclMigration(snapshot, requests, text, Collections.unmodifiableList(entries));
+        return new AclMigration(policyFileKey, snapshot, requests, text, Collections.unmodifiableList(entries));
     }
 
     private static void writeInt(ByteArrayOutputStream out, int n) {

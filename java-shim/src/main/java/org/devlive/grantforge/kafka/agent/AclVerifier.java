@@ -96,7 +96,7 @@ final class AclVerifier {
         Authorizer kafka = standardAuthorizer(acls);
         GrantForgeKafkaAuthorizer agent = new GrantForgeKafkaAuthorizer();
         Map<String, Object> settings = new HashMap<String, Object>();
-        settings.put("grantforge.policy.file", snapshot.getAbsolutePath());
+        settings.put(migration.policyFileKey, snapshot.getAbsolutePath());
         agent.configure(settings);
         try {
             if (!NativeAgent.awaitSnapshot(agent.nativeHandle(), 30000L)) {

@@ -40,6 +40,7 @@ class AclMigrationGoldenTest {
     @Test
     void decodesTheGoldenAnswer() throws Exception {
         AclMigration migration = AclMigration.decodeAnswer(GoldenFixtures.read("acl-migration-answer.bin"));
+        assertEquals("grantforge.policy.file", migration.policyFileKey);
         assertTrue(migration.snapshotJson.contains("\"service\": \"kafka-prod\""), migration.snapshotJson);
         assertTrue(migration.policyRequestsJson.contains("\"labels\": ["), migration.policyRequestsJson);
         assertTrue(migration.reportText.startsWith("migrate-acls: 3 ACLs read, 2 migrated into 2 policies, 1 not migrated"),
