@@ -38,32 +38,69 @@ fn never_applies_what_it_cannot_verify_or_use() {
     let server = server("faults");
     let agent = agent(&server, &temp_dir("faults-cache"), &[]);
     assert!(agent.await_snapshot(Duration::from_secs(10)));
-    for (i, mode) in [
-        "wrong-signature",
-        "other-key",
-        "old-version",
-        "other-service",
-        "truncated",
-    ]
-    .iter()
-    .enumerate()
-    {
+    // Each round: the fault (on the policies only: the heartbeat must announce the new version so
+    // the agent downloads it; OLDER is a version before the applied one), the mode the server logs
+    // for it, and the agent's last refresh error naming the check that refused it.
+    let rounds = [
+        (
+            r#"{"mode":"wrong-signature"}"#,
+            FaultMode::WrongSignature,
+            "its signature does not verify",
+        ),
+        (
+            r#"{"mode":"other-key"}"#,
+            FaultMode::OtherKey,
+            "but grantforge.signing.key.file pins key",
+        ),
+        (
+            // The default old version is the applied one, with the new content.
+            r#"{"mode":"old-version"}"#,
+            FaultMode::OldVersion,
+            "but other content",
+        ),
+        (
+            r#"{"mode":"old-version","policyVersion":OLDER}"#,
+            FaultMode::OldVersion,
+            "(no rollback)",
+        ),
+        (
+            r#"{"mode":"other-service"}"#,
+            FaultMode::OtherService,
+            "but this agent serves",
+        ),
+        (
+            r#"{"mode":"truncated","endpoints":["policies"]}"#,
+            FaultMode::Truncated,
+            "the body could not be read completely",
+        ),
+    ];
+    for (i, (json, mode, refused_for)) in rounds.iter().enumerate() {
         let applied = version(&agent);
-        server
-            .set_fault(fault(&format!(r#"{{"mode":"{mode}"}}"#)))
-            .unwrap();
+        let json = json.replace("OLDER", &(applied.unwrap() - 1).to_string());
+        let json = json.as_str();
+        let before = last_seq(&server);
+        server.set_fault(fault(json)).unwrap();
         server
             .set_policies_json(policies(Some(&format!("t{i}"))).as_bytes())
             .unwrap();
-        std::thread::sleep(Duration::from_millis(2500));
+        eventually(
+            &format!("{json} is served to the agent"),
+            Duration::from_secs(10),
+            || served(&server, before, "policies", *mode, 200),
+        );
+        eventually(
+            &format!("{json}: the agent refused it: {refused_for}"),
+            Duration::from_secs(10),
+            || agent.stats().last_error.contains(refused_for),
+        );
         assert_eq!(
             version(&agent),
             applied,
-            "{mode}: the applied snapshot stays in force"
+            "{json}: the applied snapshot stays in force"
         );
-        assert!(!may_read(&agent, &format!("t{i}")), "{mode}");
+        assert!(!may_read(&agent, &format!("t{i}")), "{json}");
         server.clear_fault();
-        eventually(mode, Duration::from_secs(10), || {
+        eventually(json, Duration::from_secs(10), || {
             may_read(&agent, &format!("t{i}"))
         });
     }
@@ -171,8 +208,27 @@ fn a_pinned_key_refuses_snapshots_signed_by_another() {
         &temp_dir("pinned-cache"),
         &[("grantforge.signing.key.file", key_file.to_str().unwrap())],
     );
-    assert!(
-        !agent.await_snapshot(Duration::from_secs(3)),
+    // The snapshot was served whole and refused for its key: not merely never asked for.
+    eventually(
+        "the snapshot is downloaded",
+        Duration::from_secs(10),
+        || {
+            requests_after(&server, 0).iter().any(|r| {
+                r.endpoint.as_deref() == Some("policies")
+                    && r.status == Some(200)
+                    && r.fault.is_none()
+            })
+        },
+    );
+    eventually("it is refused for its key", Duration::from_secs(10), || {
+        agent
+            .stats()
+            .last_error
+            .contains("but grantforge.signing.key.file pins key")
+    });
+    assert_eq!(
+        version(&agent),
+        None,
         "signed by a key other than the pinned one"
     );
     assert!(!may_read(&agent, "orders"));
@@ -249,21 +305,48 @@ fn a_refused_batch_is_split_and_the_rest_delivered() {
     let server = server("split");
     let agent = agent(&server, &temp_dir("split-cache"), FAST_AUDIT);
     assert!(agent.await_snapshot(Duration::from_secs(10)));
+    let before = last_seq(&server);
+    // The server never takes the event on `orders-us`: every batch holding it is refused.
     server
-        .set_fault(fault(r#"{"mode":"fail-events-400","times":1}"#))
+        .set_fault(fault(
+            r#"{"mode":"fail-events-400","resource":"orders-us"}"#,
+        ))
         .unwrap();
+    let good = ["orders", "orders-eu", "orders-asia"];
     for topic in ["orders", "orders-eu", "orders-us", "orders-asia"] {
         access(&agent, "alice", topic, Operation::Read);
     }
     eventually(
-        "all four delivered after the split",
-        Duration::from_secs(5),
+        "the three others are delivered",
+        Duration::from_secs(10),
         || {
-            ["orders", "orders-eu", "orders-us", "orders-asia"]
-                .iter()
+            good.iter()
                 .all(|t| counted(&server, "alice", "ALLOWED", t) == 1)
         },
     );
+    eventually(
+        "the refused event is dropped and counted, the others counted as sent",
+        Duration::from_secs(10),
+        || {
+            let stats = agent.stats();
+            stats.audit_dropped == 1 && stats.audit_sent == 3
+        },
+    );
+    assert_eq!(counted(&server, "alice", "ALLOWED", "orders-us"), 0);
+    // The bad event is accessed between others in one quick loop, so its batch holds at least one
+    // more (a flush boundary cannot fall on both sides of it): refused whole, then halved down to
+    // the event alone, while the half without it is taken.
+    let batches: Vec<_> = requests_after(&server, before)
+        .into_iter()
+        .filter(|r| r.endpoint.as_deref() == Some("access-events"))
+        .map(|r| r.status)
+        .collect();
+    let refused = batches.iter().filter(|s| **s == Some(400)).count();
+    assert!(
+        refused >= 2,
+        "the batch holding it and the event alone are refused: {batches:?}"
+    );
+    assert!(batches.contains(&Some(200)), "{batches:?}");
     registry::release(&agent);
 }
 
