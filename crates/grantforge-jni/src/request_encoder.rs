@@ -226,6 +226,12 @@ mod tests {
     }
 
     #[test]
+    fn literal_is_kafkas_pattern_type_code() {
+        // grantforge-kafka's codes are held to kafka-clients' own (tests/kafka_codes.rs).
+        assert_eq!(LITERAL, grantforge_kafka::PatternType::Literal.code());
+    }
+
+    #[test]
     fn decodes_a_call_with_its_actions() {
         let bytes = request("alice", &[([4, 2, 3, 2], "orders"), ([99, 2, 4, 1], "pay")]);
         let mut memo = ContextMemo::default();
