@@ -662,7 +662,11 @@ mod tests {
     #[test]
     fn usage_and_file_errors_have_their_own_exit_codes() {
         assert_eq!(explain("--principal User:alice --operation READ", "").0, 2);
-        let (code, out) = run(&["--snapshot".into(), "/nonexistent.json".into()], "");
+        // Below a directory that is never created: missing on any machine, whoever runs the test.
+        let missing = std::env::temp_dir()
+            .join(format!("gf-explain-never-created-{}", std::process::id()))
+            .join("snapshot.json");
+        let (code, out) = run(&["--snapshot".into(), missing.display().to_string()], "");
         assert_eq!(code, 1, "{out}");
         assert!(out.contains("does not exist"), "{out}");
     }

@@ -5,14 +5,13 @@
 mod common;
 
 use std::sync::{Mutex, Once};
-use std::time::Duration;
 
 use common::*;
 use grantforge_agent::internals::testing::{panic_in_next_calls, Call};
 use grantforge_agent::logging::{self, LogLevel, LogRecord};
 use grantforge_agent::registry;
 use grantforge_kafka::Operation;
-use grantforge_testserver::FaultMode;
+use grantforge_testserver::{Endpoint, FaultMode};
 
 /// Every record drained so far: the queue is drained by whichever test looks first, so they
 /// are kept here for all of them.
@@ -46,7 +45,7 @@ fn the_agents_thread_survives_panics_in_its_rounds_and_logs_each_once() {
     install_logging();
     let server = server("panics");
     let agent = agent(&server, &temp_dir("panics-cache"), FAST_AUDIT);
-    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    assert!(agent.await_snapshot(PATIENCE));
     let url = server.base_url().to_string();
 
     panic_in_next_calls(&url, Call::Heartbeat, 3);
@@ -55,7 +54,7 @@ fn the_agents_thread_survives_panics_in_its_rounds_and_logs_each_once() {
         .unwrap();
     eventually(
         "the next version is applied after three rounds that panicked",
-        Duration::from_secs(15),
+        PATIENCE,
         || version(&agent) == Some(next),
     );
     let source = records_with(&format!("the agent's thread failed while keeping the policies current: injected panic in the Heartbeat call to {url}"));
@@ -66,7 +65,7 @@ fn the_agents_thread_survives_panics_in_its_rounds_and_logs_each_once() {
     assert!(!access(&agent, "bob", "orders", Operation::Write));
     eventually(
         "bob's refusal is delivered after two deliveries that panicked",
-        Duration::from_secs(15),
+        PATIENCE,
         || counted(&server, "bob", "DENIED", "orders") == 1,
     );
     let audit = records_with(&format!("the agent's thread failed while delivering the audit: injected panic in the AccessEvents call to {url}"));
@@ -84,7 +83,7 @@ fn the_agents_thread_survives_panics_in_its_rounds_and_logs_each_once() {
         .unwrap();
     eventually(
         "the thread still keeps the policies current",
-        Duration::from_secs(5),
+        PATIENCE,
         || version(&agent) == Some(last),
     );
     registry::release(&agent);
@@ -96,8 +95,12 @@ fn plain_http_is_warned_about_once_at_start() {
     let server = server("clear-token");
     let url = format!("{}/", server.base_url());
     let agent = agent(&server, &temp_dir("clear-token-cache"), &[]);
-    assert!(agent.await_snapshot(Duration::from_secs(10)));
-    std::thread::sleep(Duration::from_millis(1500));
+    assert!(agent.await_snapshot(PATIENCE));
+    // Two more rounds after the start: a warning of each round would show by then.
+    let heartbeats = server.request_count(Endpoint::Heartbeat);
+    eventually("two more rounds", PATIENCE, || {
+        server.request_count(Endpoint::Heartbeat) >= heartbeats + 2
+    });
     let warnings = records_with(&format!(
         "grantforge.server.url {url} is plain HTTP: the agent token travels in clear"
     ));
@@ -111,7 +114,7 @@ fn a_304_that_contradicts_the_heartbeat_is_logged_once() {
     install_logging();
     let server = server("stale-304-log");
     let agent = agent(&server, &temp_dir("stale-304-log-cache"), &[]);
-    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    assert!(agent.await_snapshot(PATIENCE));
     let applied = version(&agent).unwrap();
     let before = last_seq(&server);
     // The heartbeat announces an older version, the snapshot is still the applied one: every
@@ -119,17 +122,13 @@ fn a_304_that_contradicts_the_heartbeat_is_logged_once() {
     server
         .set_fault(fault(r#"{"mode":"old-version","endpoints":["heartbeat"]}"#))
         .unwrap();
-    eventually(
-        "three rounds with a contradicting 304",
-        Duration::from_secs(10),
-        || {
-            requests_after(&server, before)
-                .iter()
-                .filter(|r| r.endpoint.as_deref() == Some("policies") && r.status == Some(304))
-                .count()
-                >= 3
-        },
-    );
+    eventually("three rounds with a contradicting 304", PATIENCE, || {
+        requests_after(&server, before)
+            .iter()
+            .filter(|r| r.endpoint.as_deref() == Some("policies") && r.status == Some(304))
+            .count()
+            >= 3
+    });
     assert!(served(
         &server,
         before,

@@ -5,9 +5,8 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
-use common::{access, counted, eventually, fault, server, temp_dir, FAST_AUDIT};
+use common::{access, counted, eventually, fault, server, temp_dir, FAST_AUDIT, PATIENCE};
 
 use grantforge_agent::{registry, AgentConfig};
 use grantforge_kafka::Operation;
@@ -96,7 +95,7 @@ fn refusals_while_no_snapshot_is_in_force_are_counted_and_audited() {
 fn close_waits_for_the_last_audit_delivery_only_until_its_deadline_and_loses_nothing() {
     let server = server("close-deadline");
     let agent = common::agent(&server, &temp_dir("close-deadline-cache"), FAST_AUDIT);
-    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    assert!(agent.await_snapshot(PATIENCE));
     // The server takes three close deadlines to answer a delivery.
     let delay = grantforge_agent::CLOSE_DEADLINE * 3;
     server

@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::*;
 use grantforge_agent::registry;
 use grantforge_testserver::Endpoint;
@@ -28,7 +26,7 @@ fn proxy_environment_variables_are_ignored() {
     let server = server("no-proxy");
     let agent = agent(&server, &temp_dir("no-proxy-cache"), &[]);
     assert!(
-        agent.await_snapshot(Duration::from_secs(10)),
+        agent.await_snapshot(PATIENCE),
         "the snapshot is fetched directly, not through HTTP_PROXY"
     );
     assert!(server.request_count(Endpoint::Heartbeat) > 0);

@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::*;
 use grantforge_agent::{registry, AgentConfig};
@@ -15,16 +15,14 @@ fn applies_verified_snapshots_and_follows_policy_changes() {
     let server = server("changes");
     let cache = temp_dir("changes-cache");
     let agent = agent(&server, &cache, &[]);
-    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    assert!(agent.await_snapshot(PATIENCE));
     assert!(may_read(&agent, "orders") && !may_read(&agent, "reports"));
     server
         .set_policies_json(policies(Some("reports")).as_bytes())
         .unwrap();
-    eventually(
-        "the change reaches the agent",
-        Duration::from_secs(5),
-        || may_read(&agent, "reports"),
-    );
+    eventually("the change reaches the agent", PATIENCE, || {
+        may_read(&agent, "reports")
+    });
     assert!(cache.join("snapshot.json").exists());
     assert!(
         !cache.join("signing-key.pin").exists(),
@@ -37,35 +35,68 @@ fn applies_verified_snapshots_and_follows_policy_changes() {
 fn never_applies_what_it_cannot_verify_or_use() {
     let server = server("faults");
     let agent = agent(&server, &temp_dir("faults-cache"), &[]);
-    assert!(agent.await_snapshot(Duration::from_secs(10)));
-    for (i, mode) in [
-        "wrong-signature",
-        "other-key",
-        "old-version",
-        "other-service",
-        "truncated",
-    ]
-    .iter()
-    .enumerate()
-    {
+    assert!(agent.await_snapshot(PATIENCE));
+    // Each round: the fault (on the policies only: the heartbeat must announce the new version so
+    // the agent downloads it; OLDER is a version before the applied one), the mode the server logs
+    // for it, and the agent's last refresh error naming the check that refused it.
+    let rounds = [
+        (
+            r#"{"mode":"wrong-signature"}"#,
+            FaultMode::WrongSignature,
+            "its signature does not verify",
+        ),
+        (
+            r#"{"mode":"other-key"}"#,
+            FaultMode::OtherKey,
+            "but grantforge.signing.key.file pins key",
+        ),
+        (
+            // The default old version is the applied one, with the new content.
+            r#"{"mode":"old-version"}"#,
+            FaultMode::OldVersion,
+            "but other content",
+        ),
+        (
+            r#"{"mode":"old-version","policyVersion":OLDER}"#,
+            FaultMode::OldVersion,
+            "(no rollback)",
+        ),
+        (
+            r#"{"mode":"other-service"}"#,
+            FaultMode::OtherService,
+            "but this agent serves",
+        ),
+        (
+            r#"{"mode":"truncated","endpoints":["policies"]}"#,
+            FaultMode::Truncated,
+            "the body could not be read completely",
+        ),
+    ];
+    for (i, (json, mode, refused_for)) in rounds.iter().enumerate() {
         let applied = version(&agent);
-        server
-            .set_fault(fault(&format!(r#"{{"mode":"{mode}"}}"#)))
-            .unwrap();
+        let json = json.replace("OLDER", &(applied.unwrap() - 1).to_string());
+        let json = json.as_str();
+        let before = last_seq(&server);
+        server.set_fault(fault(json)).unwrap();
         server
             .set_policies_json(policies(Some(&format!("t{i}"))).as_bytes())
             .unwrap();
-        std::thread::sleep(Duration::from_millis(2500));
+        eventually(&format!("{json} is served to the agent"), PATIENCE, || {
+            served(&server, before, "policies", *mode, 200)
+        });
+        eventually(
+            &format!("{json}: the agent refused it: {refused_for}"),
+            PATIENCE,
+            || agent.stats().last_error.contains(refused_for),
+        );
         assert_eq!(
             version(&agent),
             applied,
-            "{mode}: the applied snapshot stays in force"
+            "{json}: the applied snapshot stays in force"
         );
-        assert!(!may_read(&agent, &format!("t{i}")), "{mode}");
+        assert!(!may_read(&agent, &format!("t{i}")), "{json}");
         server.clear_fault();
-        eventually(mode, Duration::from_secs(10), || {
-            may_read(&agent, &format!("t{i}"))
-        });
+        eventually(json, PATIENCE, || may_read(&agent, &format!("t{i}")));
     }
     registry::release(&agent);
 }
@@ -74,21 +105,19 @@ fn never_applies_what_it_cannot_verify_or_use() {
 fn a_snapshot_of_another_service_type_refuses_everything() {
     let server = server("type");
     let agent = agent(&server, &temp_dir("type-cache"), &[]);
-    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    assert!(agent.await_snapshot(PATIENCE));
     assert!(may_read(&agent, "orders"));
     server.set_fault(fault(r#"{"mode":"other-type"}"#)).unwrap();
     server
         .set_policies_json(policies(Some("x")).as_bytes())
         .unwrap();
-    eventually("everything refused", Duration::from_secs(5), || {
+    eventually("everything refused", PATIENCE, || {
         !may_read(&agent, "orders")
     });
     server.clear_fault();
-    eventually(
-        "a kafka snapshot decides again",
-        Duration::from_secs(10),
-        || may_read(&agent, "x"),
-    );
+    eventually("a kafka snapshot decides again", PATIENCE, || {
+        may_read(&agent, "x")
+    });
     registry::release(&agent);
 }
 
@@ -97,7 +126,7 @@ fn starts_from_the_verified_disk_cache_when_the_server_is_away_and_refuses_a_tam
     let server = server("cache");
     let cache = temp_dir("cache-cache");
     let first = agent(&server, &cache, &[]);
-    assert!(first.await_snapshot(Duration::from_secs(10)));
+    assert!(first.await_snapshot(PATIENCE));
     registry::release(&first);
     let key_file = signing_key_file(&server);
     let question: Vec<String> = [
@@ -123,13 +152,14 @@ fn starts_from_the_verified_disk_cache_when_the_server_is_away_and_refuses_a_tam
     );
     server.set_fault(fault(r#"{"mode":"down"}"#)).unwrap();
 
-    let started = Instant::now();
+    // The cache is applied while the agent is configured, before its thread asks the (away)
+    // server anything: in force as soon as `open` returns. How long that takes is measured by the
+    // benchmarks, not promised here.
     let second = agent(&server, &cache, &[]);
     assert!(
-        second.await_snapshot(Duration::from_millis(100)),
+        version(&second).is_some(),
         "the cache is applied at configure time"
     );
-    assert!(started.elapsed() < Duration::from_secs(1));
     assert!(may_read(&second, "orders"));
     registry::release(&second);
 
@@ -144,11 +174,13 @@ fn starts_from_the_verified_disk_cache_when_the_server_is_away_and_refuses_a_tam
         "explain refuses a cache that does not verify: {answer}"
     );
     assert!(answer.contains("does not verify"), "{answer}");
+    let before = last_seq(&server);
     let third = agent(&server, &cache, &[]);
-    assert!(
-        !third.await_snapshot(Duration::from_millis(300)),
-        "a tampered cache is never used"
-    );
+    assert_eq!(version(&third), None, "a tampered cache is never used");
+    eventually("the agent's round finds the server away", PATIENCE, || {
+        went_unanswered(&server, before)
+    });
+    assert_eq!(version(&third), None, "nor later");
     assert!(!may_read(&third, "orders"));
     let moved_aside = std::fs::read_dir(&cache)
         .unwrap()
@@ -171,8 +203,21 @@ fn a_pinned_key_refuses_snapshots_signed_by_another() {
         &temp_dir("pinned-cache"),
         &[("grantforge.signing.key.file", key_file.to_str().unwrap())],
     );
-    assert!(
-        !agent.await_snapshot(Duration::from_secs(3)),
+    // The snapshot was served whole and refused for its key: not merely never asked for.
+    eventually("the snapshot is downloaded", PATIENCE, || {
+        requests_after(&server, 0).iter().any(|r| {
+            r.endpoint.as_deref() == Some("policies") && r.status == Some(200) && r.fault.is_none()
+        })
+    });
+    eventually("it is refused for its key", PATIENCE, || {
+        agent
+            .stats()
+            .last_error
+            .contains("but grantforge.signing.key.file pins key")
+    });
+    assert_eq!(
+        version(&agent),
+        None,
         "signed by a key other than the pinned one"
     );
     assert!(!may_read(&agent, "orders"));
@@ -183,21 +228,23 @@ fn a_pinned_key_refuses_snapshots_signed_by_another() {
 fn folded_accesses_and_refusals_reach_the_server_and_counts_add_up() {
     let server = server("audit");
     let agent = agent(&server, &temp_dir("audit-cache"), FAST_AUDIT);
-    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    assert!(agent.await_snapshot(PATIENCE));
+    let looped = Instant::now();
     for _ in 0..10_000 {
         assert!(access(&agent, "alice", "orders", Operation::Write));
     }
+    // Fold windows of 500 ms: the loop, however slow the machine, spans this many at most.
+    let windows = looped.elapsed().as_millis() / 500 + 2;
     let refused_at = Instant::now();
     assert!(!access(&agent, "bob", "orders", Operation::Write));
-    eventually(
-        "bob's refusal reaches the server",
-        Duration::from_secs(1),
-        || counted(&server, "bob", "DENIED", "orders") == 1,
-    );
+    eventually("bob's refusal reaches the server", PATIENCE, || {
+        counted(&server, "bob", "DENIED", "orders") == 1
+    });
+    // A measurement, not a promise (docs/benchmarks.md): with a 300 ms flush, about that.
     println!("refusal to server: {:?}", refused_at.elapsed());
     eventually(
         "alice's accesses are folded and delivered",
-        Duration::from_secs(5),
+        PATIENCE,
         || counted(&server, "alice", "ALLOWED", "orders") == 10_000,
     );
     let events = server
@@ -206,8 +253,8 @@ fn folded_accesses_and_refusals_reach_the_server_and_counts_add_up() {
         .filter(|e| e["user"] == "alice")
         .count();
     assert!(
-        events <= 3,
-        "10,000 accesses become one event per fold window, not {events}"
+        events as u128 <= windows,
+        "10,000 accesses become one event per fold window ({windows} at most), not {events}"
     );
     registry::release(&agent);
 }
@@ -217,28 +264,32 @@ fn nothing_is_lost_while_the_server_is_away() {
     let server = server("outage");
     let cache = temp_dir("outage-cache");
     let agent = agent(&server, &cache, FAST_AUDIT);
-    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    assert!(agent.await_snapshot(PATIENCE));
     server.set_fault(fault(r#"{"mode":"down"}"#)).unwrap();
-    for round in 0..5 {
+    let spooled = || {
+        std::fs::read_dir(cache.join("audit-spool"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    // Five rounds, each waiting until its events wait in the spool: several batches to deliver.
+    for _ in 0..5 {
+        let batches = spooled();
         for _ in 0..100 {
             access(&agent, "alice", "orders", Operation::Read);
         }
         access(&agent, "bob", "orders", Operation::Write);
-        std::thread::sleep(Duration::from_millis(600 + round * 10));
+        eventually(
+            "the round's events wait in the spool while the server is away",
+            PATIENCE,
+            || spooled() > batches,
+        );
     }
-    let spooled = std::fs::read_dir(cache.join("audit-spool"))
-        .map(|d| d.count())
-        .unwrap_or(0);
-    assert!(
-        spooled > 0,
-        "events wait in the spool while the server is away"
-    );
     assert_eq!(counted(&server, "alice", "ALLOWED", "orders"), 0);
     server.clear_fault();
-    eventually("the spool is delivered", Duration::from_secs(15), || {
+    eventually("the spool is delivered", PATIENCE, || {
         counted(&server, "alice", "ALLOWED", "orders") == 500
     });
-    eventually("every refusal too", Duration::from_secs(5), || {
+    eventually("every refusal too", PATIENCE, || {
         counted(&server, "bob", "DENIED", "orders") == 5
     });
     registry::release(&agent);
@@ -248,22 +299,45 @@ fn nothing_is_lost_while_the_server_is_away() {
 fn a_refused_batch_is_split_and_the_rest_delivered() {
     let server = server("split");
     let agent = agent(&server, &temp_dir("split-cache"), FAST_AUDIT);
-    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    assert!(agent.await_snapshot(PATIENCE));
+    let before = last_seq(&server);
+    // The server never takes the event on `orders-us`: every batch holding it is refused.
     server
-        .set_fault(fault(r#"{"mode":"fail-events-400","times":1}"#))
+        .set_fault(fault(
+            r#"{"mode":"fail-events-400","resource":"orders-us"}"#,
+        ))
         .unwrap();
+    let good = ["orders", "orders-eu", "orders-asia"];
     for topic in ["orders", "orders-eu", "orders-us", "orders-asia"] {
         access(&agent, "alice", topic, Operation::Read);
     }
+    eventually("the three others are delivered", PATIENCE, || {
+        good.iter()
+            .all(|t| counted(&server, "alice", "ALLOWED", t) == 1)
+    });
     eventually(
-        "all four delivered after the split",
-        Duration::from_secs(5),
+        "the refused event is dropped and counted, the others counted as sent",
+        PATIENCE,
         || {
-            ["orders", "orders-eu", "orders-us", "orders-asia"]
-                .iter()
-                .all(|t| counted(&server, "alice", "ALLOWED", t) == 1)
+            let stats = agent.stats();
+            stats.audit_dropped == 1 && stats.audit_sent == 3
         },
     );
+    assert_eq!(counted(&server, "alice", "ALLOWED", "orders-us"), 0);
+    // The bad event is accessed between others in one quick loop, so its batch holds at least one
+    // more (a flush boundary cannot fall on both sides of it): refused whole, then halved down to
+    // the event alone, while the half without it is taken.
+    let batches: Vec<_> = requests_after(&server, before)
+        .into_iter()
+        .filter(|r| r.endpoint.as_deref() == Some("access-events"))
+        .map(|r| r.status)
+        .collect();
+    let refused = batches.iter().filter(|s| **s == Some(400)).count();
+    assert!(
+        refused >= 2,
+        "the batch holding it and the event alone are refused: {batches:?}"
+    );
+    assert!(batches.contains(&Some(200)), "{batches:?}");
     registry::release(&agent);
 }
 
@@ -277,26 +351,25 @@ fn a_heartbeat_asking_never_to_come_back_is_held_to_ten_refresh_intervals() {
         &temp_dir("refresh-max-cache"),
         &[("grantforge.refresh.interval.ms", "300")],
     );
-    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    assert!(agent.await_snapshot(PATIENCE));
     let before = last_seq(&server);
     server
         .set_fault(fault(
             r#"{"mode":"refresh-seconds","refreshSeconds":9223372036854775807}"#,
         ))
         .unwrap();
-    eventually(
-        "the agent got refreshSeconds = 2^63 - 1",
-        Duration::from_secs(5),
-        || served(&server, before, "heartbeat", FaultMode::RefreshSeconds, 200),
-    );
+    eventually("the agent got refreshSeconds = 2^63 - 1", PATIENCE, || {
+        served(&server, before, "heartbeat", FaultMode::RefreshSeconds, 200)
+    });
     let heartbeats = server.request_count(Endpoint::Heartbeat);
     let next = server
         .set_policies_json(policies(Some("later")).as_bytes())
         .unwrap();
-    // The round is held to 10 × 300 ms = 3 s; a little more for the round itself.
+    // The round is held to 10 × 300 ms = 3 s; unheld, the agent would never come back. How soon
+    // it does is not timed here (a busy machine): only that it does.
     eventually(
         "the next version is applied within the clamp",
-        Duration::from_secs(5),
+        PATIENCE,
         || version(&agent) == Some(next),
     );
     assert!(may_read(&agent, "later"));
@@ -311,7 +384,7 @@ fn a_heartbeat_asking_never_to_come_back_is_held_to_ten_refresh_intervals() {
 fn a_304_that_contradicts_the_heartbeat_is_followed_by_a_full_download() {
     let server = server("stale-304");
     let agent = agent(&server, &temp_dir("stale-304-cache"), &[]);
-    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    assert!(agent.await_snapshot(PATIENCE));
     let before = last_seq(&server);
     server
         .set_fault(fault(r#"{"mode":"stale-not-modified"}"#))
@@ -321,7 +394,7 @@ fn a_304_that_contradicts_the_heartbeat_is_followed_by_a_full_download() {
         .unwrap();
     eventually(
         "a stale 304 is served for the announced version",
-        Duration::from_secs(5),
+        PATIENCE,
         || {
             served(
                 &server,
@@ -332,10 +405,10 @@ fn a_304_that_contradicts_the_heartbeat_is_followed_by_a_full_download() {
             )
         },
     );
-    // Heartbeats every second: the download follows the 304 in the same round.
+    // The download follows the 304 in the same round (shown below from the server's log).
     eventually(
         "the announced version is applied within a round",
-        Duration::from_secs(3),
+        PATIENCE,
         || version(&agent) == Some(next),
     );
     assert!(may_read(&agent, "fresh"));
@@ -349,6 +422,11 @@ fn a_304_that_contradicts_the_heartbeat_is_followed_by_a_full_download() {
         .expect("the 304");
     assert!(policies_calls[stale].headers.contains_key("if-none-match"));
     let full = &policies_calls[stale + 1];
+    let same_round = requests_after(&server, policies_calls[stale].seq)
+        .into_iter()
+        .take_while(|r| r.seq < full.seq)
+        .all(|r| r.endpoint.as_deref() != Some("heartbeat"));
+    assert!(same_round, "no heartbeat between the 304 and the download");
     assert_eq!(full.status, Some(200), "{policies_calls:?}");
     assert!(
         !full.headers.contains_key("if-none-match"),
@@ -375,7 +453,7 @@ fn the_applied_etag_is_the_bodys_not_the_servers_header_nor_the_caches() {
     let cache = temp_dir("etag-cache");
     server.set_fault(fault(r#"{"mode":"wrong-etag"}"#)).unwrap();
     let first = agent(&server, &cache, &[]);
-    assert!(first.await_snapshot(Duration::from_secs(10)));
+    assert!(first.await_snapshot(PATIENCE));
     assert!(
         served(&server, 0, "policies", FaultMode::WrongEtag, 200),
         "the snapshot came under an ETag header that is not its body's"
@@ -385,7 +463,7 @@ fn the_applied_etag_is_the_bodys_not_the_servers_header_nor_the_caches() {
     let second_version = server
         .set_policies_json(policies(Some("two")).as_bytes())
         .unwrap();
-    eventually("version two is applied", Duration::from_secs(5), || {
+    eventually("version two is applied", PATIENCE, || {
         version(&first) == Some(second_version)
     });
     assert_eq!(
@@ -404,14 +482,14 @@ fn the_applied_etag_is_the_bodys_not_the_servers_header_nor_the_caches() {
     let body_etag = server.etag();
     let second = agent(&server, &cache, &[]);
     assert!(
-        second.await_snapshot(Duration::from_millis(100)),
+        version(&second).is_some(),
         "the cache is applied at configure time"
     );
     let before = last_seq(&server);
     let third_version = server
         .set_policies_json(policies(Some("three")).as_bytes())
         .unwrap();
-    eventually("version three is applied", Duration::from_secs(5), || {
+    eventually("version three is applied", PATIENCE, || {
         version(&second) == Some(third_version)
     });
     assert_eq!(
@@ -429,7 +507,7 @@ fn the_applied_etag_is_the_bodys_not_the_servers_header_nor_the_caches() {
         .unwrap();
     eventually(
         "a conditional request with the applied ETag gets 304",
-        Duration::from_secs(5),
+        PATIENCE,
         || {
             requests_after(&server, before).iter().any(|r| {
                 r.status == Some(304)
@@ -446,7 +524,7 @@ fn the_applied_etag_is_the_bodys_not_the_servers_header_nor_the_caches() {
 fn the_audit_is_delivered_while_snapshots_are_refused() {
     let server = server("refused-audit");
     let agent = agent(&server, &temp_dir("refused-audit-cache"), FAST_AUDIT);
-    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    assert!(agent.await_snapshot(PATIENCE));
     let before = last_seq(&server);
     server
         .set_fault(fault(r#"{"mode":"wrong-signature"}"#))
@@ -454,15 +532,13 @@ fn the_audit_is_delivered_while_snapshots_are_refused() {
     server
         .set_policies_json(policies(Some("forged")).as_bytes())
         .unwrap();
-    eventually(
-        "the forged snapshot is served",
-        Duration::from_secs(5),
-        || served(&server, before, "policies", FaultMode::WrongSignature, 200),
-    );
+    eventually("the forged snapshot is served", PATIENCE, || {
+        served(&server, before, "policies", FaultMode::WrongSignature, 200)
+    });
     assert!(!access(&agent, "bob", "orders", Operation::Write));
     eventually(
         "bob's refusal reaches the server while its snapshots are refused",
-        Duration::from_secs(3),
+        PATIENCE,
         || counted(&server, "bob", "DENIED", "orders") == 1,
     );
     assert!(
@@ -476,7 +552,7 @@ fn the_audit_is_delivered_while_snapshots_are_refused() {
 fn the_last_refresh_error_is_set_while_a_problem_lasts_and_cleared_when_it_is_over() {
     let server = server("last-error");
     let agent = agent(&server, &temp_dir("last-error-cache"), &[]);
-    assert!(agent.await_snapshot(Duration::from_secs(10)));
+    assert!(agent.await_snapshot(PATIENCE));
     assert_eq!(agent.stats().last_error, "");
 
     server
@@ -487,7 +563,7 @@ fn the_last_refresh_error_is_set_while_a_problem_lasts_and_cleared_when_it_is_ov
         .unwrap();
     eventually(
         "a refused snapshot is the last refresh error",
-        Duration::from_secs(5),
+        PATIENCE,
         || {
             agent
                 .stats()
@@ -498,20 +574,20 @@ fn the_last_refresh_error_is_set_while_a_problem_lasts_and_cleared_when_it_is_ov
     server.clear_fault();
     eventually(
         "the next snapshot is applied and the error cleared",
-        Duration::from_secs(10),
+        PATIENCE,
         || may_read(&agent, "m1") && agent.stats().last_error.is_empty(),
     );
 
     server.set_fault(fault(r#"{"mode":"down"}"#)).unwrap();
     eventually(
         "an unreachable server is the last refresh error",
-        Duration::from_secs(5),
+        PATIENCE,
         || agent.stats().last_error.contains("cannot be reached"),
     );
     server.clear_fault();
     eventually(
         "the error is cleared once the server answers",
-        Duration::from_secs(10),
+        PATIENCE,
         || agent.stats().last_error.is_empty(),
     );
     registry::release(&agent);
@@ -523,26 +599,31 @@ fn a_service_type_refusal_survives_a_restart_and_only_an_installed_kafka_snapsho
     let cache = temp_dir("type-restart-cache");
     let marker = cache.join("refused-service-type");
     let first = agent(&server, &cache, &[]);
-    assert!(first.await_snapshot(Duration::from_secs(10)));
+    assert!(first.await_snapshot(PATIENCE));
     assert!(may_read(&first, "orders"));
     let before = last_seq(&server);
     server.set_fault(fault(r#"{"mode":"other-type"}"#)).unwrap();
     server
         .set_policies_json(policies(Some("x")).as_bytes())
         .unwrap();
-    eventually("the other type is served", Duration::from_secs(5), || {
+    eventually("the other type is served", PATIENCE, || {
         served(&server, before, "policies", FaultMode::OtherType, 200)
     });
-    eventually("everything refused", Duration::from_secs(2), || {
+    eventually("everything refused", PATIENCE, || {
         !may_read(&first, "orders")
     });
     registry::release(&first);
 
     // A restart with the server away: the older kafka snapshot of the cache does not serve again.
     server.set_fault(fault(r#"{"mode":"down"}"#)).unwrap();
+    let before = last_seq(&server);
     let second = agent(&server, &cache, &[]);
-    assert!(
-        !second.await_snapshot(Duration::from_millis(300)),
+    eventually("the agent's round finds the server away", PATIENCE, || {
+        went_unanswered(&server, before)
+    });
+    assert_eq!(
+        version(&second),
+        None,
         "the cached kafka snapshot is not put in force"
     );
     assert!(
@@ -558,25 +639,21 @@ fn a_service_type_refusal_survives_a_restart_and_only_an_installed_kafka_snapsho
     // The server back, still serving the other type: still refused.
     let before = last_seq(&server);
     server.set_fault(fault(r#"{"mode":"other-type"}"#)).unwrap();
-    eventually(
-        "the other type is served again",
-        Duration::from_secs(10),
-        || served(&server, before, "policies", FaultMode::OtherType, 200),
-    );
+    eventually("the other type is served again", PATIENCE, || {
+        served(&server, before, "policies", FaultMode::OtherType, 200)
+    });
     assert!(!may_read(&second, "orders") && !may_read(&second, "x"));
     assert!(marker.exists());
 
     // Only an installed kafka snapshot lifts the refusal, and the record of it.
     server.clear_fault();
-    eventually(
-        "a kafka snapshot decides again",
-        Duration::from_secs(10),
-        || may_read(&second, "x"),
-    );
+    eventually("a kafka snapshot decides again", PATIENCE, || {
+        may_read(&second, "x")
+    });
     assert!(may_read(&second, "orders"));
     eventually(
         "the record of the refusal is removed once a kafka snapshot is installed",
-        Duration::from_secs(2),
+        PATIENCE,
         || !marker.exists(),
     );
     registry::release(&second);

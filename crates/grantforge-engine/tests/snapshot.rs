@@ -244,12 +244,16 @@ fn expired_policies_decide_nothing() {
 }
 
 #[test]
-fn a_service_not_in_use_decides_nothing() {
-    // The engine is generic: what a disabled service means (NOT_DETERMINED in the Java agent,
-    // "Kafka unchecked" in ours) is the agent's to decide from these two fields.
+fn a_service_not_in_use_is_read_as_such_for_the_agent_to_decide() {
+    // The engine is generic and decides by the policies either way: what a disabled service
+    // means (NOT_DETERMINED in the Java agent, "Kafka unchecked" in ours) is the agent's to decide
+    // from these two fields. That it decides nothing by the policies is tested where it is decided:
+    // `a_service_not_in_use_decides_nothing_by_its_policies_and_leaves_kafka_unchecked` in
+    // crates/grantforge-kafka/tests/e2e_fixture.rs.
     let disabled = parse(&json(3, false)).unwrap();
     assert!(!disabled.service_enabled);
     assert_eq!(disabled.policy_version, 3);
+    assert!(parse(&json(3, true)).unwrap().service_enabled);
 }
 
 fn refusal(json: &str) -> SnapshotError {

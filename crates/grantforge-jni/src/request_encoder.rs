@@ -232,6 +232,12 @@ mod tests {
     }
 
     #[test]
+    fn literal_is_kafkas_pattern_type_code() {
+        // grantforge-kafka's codes are held to kafka-clients' own (tests/kafka_codes.rs).
+        assert_eq!(LITERAL, grantforge_kafka::PatternType::Literal.code());
+    }
+
+    #[test]
     fn decodes_a_call_with_its_actions() {
         let bytes = request("alice", &[([4, 2, 3, 2], "orders"), ([99, 2, 4, 1], "pay")]);
         let mut memo = ContextMemo::default();
@@ -382,27 +388,61 @@ mod tests {
         );
     }
 
+    /// `bytes` with the one occurrence of `from` replaced by `to` (same length).
+    fn with_defect(mut bytes: Vec<u8>, from: &[u8], to: &[u8]) -> Vec<u8> {
+        assert_eq!(from.len(), to.len());
+        let at: Vec<usize> = (0..=bytes.len() - from.len())
+            .filter(|&i| &bytes[i..i + from.len()] == from)
+            .collect();
+        assert_eq!(at.len(), 1, "one occurrence of {from:?}");
+        bytes[at[0]..at[0] + from.len()].copy_from_slice(to);
+        bytes
+    }
+
+    fn refusal(bytes: &[u8]) -> Option<MalformedRequest> {
+        decode_authorize(
+            bytes,
+            &mut ContextMemo::default(),
+            &mut ActionSlots::default(),
+        )
+        .err()
+    }
+
     #[test]
     fn invalid_utf8_and_bad_versions_are_refused() {
-        let mut context = Vec::new();
-        put_str(&mut context, "User");
-        context.extend_from_slice(&2u32.to_le_bytes());
-        context.extend_from_slice(&[0xff, 0xfe]);
-        let mut bytes = vec![VERSION];
-        bytes.extend_from_slice(&(context.len() as u32).to_le_bytes());
-        bytes.extend_from_slice(&context);
-        assert!(decode_authorize(
-            &bytes,
-            &mut ContextMemo::default(),
-            &mut ActionSlots::default()
-        )
-        .is_err());
-        assert!(decode_authorize(
-            &[VERSION + 1],
-            &mut ContextMemo::default(),
-            &mut ActionSlots::default()
-        )
-        .is_err());
+        // Complete, well-formed requests but for the one defect each names: a check that is
+        // removed lets the request through instead of failing later as truncated.
+        let good = request("zz", &[([4, 2, 3, 3], "yy")]);
+        assert!(refusal(&good).is_none());
+        let invalid = [0xff, 0xfe];
+        assert_eq!(
+            refusal(&with_defect(good.clone(), b"zz", &invalid)),
+            Some(MalformedRequest("principal name"))
+        );
+        assert_eq!(
+            refusal(&with_defect(good.clone(), b"yy", &invalid)),
+            Some(MalformedRequest("resource name"))
+        );
+        let mut other_version = good.clone();
+        other_version[0] = VERSION + 1;
+        assert_eq!(
+            refusal(&other_version),
+            Some(MalformedRequest(
+                "layout version: the JAR's Java and native parts differ"
+            ))
+        );
+        let mut by_type = Vec::new();
+        context_bytes(&mut by_type, "zz");
+        by_type.extend_from_slice(&[4, 2]);
+        let mut memo = ContextMemo::default();
+        assert!(decode_by_resource_type(&by_type, &mut memo).is_ok());
+        by_type[0] = VERSION - 1;
+        assert_eq!(
+            decode_by_resource_type(&by_type, &mut memo).err(),
+            Some(MalformedRequest(
+                "layout version: the JAR's Java and native parts differ"
+            ))
+        );
     }
 
     /// The fixed example of `RequestEncoderGoldenTest.java`, in the layout above: User:alice from

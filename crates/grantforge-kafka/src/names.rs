@@ -166,6 +166,8 @@ impl Operation {
 mod tests {
     use super::*;
 
+    // That the codes are Kafka's own (a round trip holds for swapped codes too) is tested against
+    // kafka-clients' codes in tests/kafka_codes.rs.
     #[test]
     fn codes_round_trip_and_unknown_codes_are_refused() {
         for code in 0..=20u8 {

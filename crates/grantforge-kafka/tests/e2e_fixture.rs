@@ -135,6 +135,71 @@ fn alice_works_with_orders_and_bob_does_not() {
 }
 
 #[test]
+fn a_service_not_in_use_decides_nothing_by_its_policies_and_leaves_kafka_unchecked() {
+    let enabled = policies();
+    let file = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/snapshots/e2e.json"
+    ))
+    .unwrap();
+    let disabled_file = file.replacen(r#""serviceEnabled":true"#, r#""serviceEnabled":false"#, 1);
+    assert_ne!(disabled_file, file);
+    let disabled = KafkaPolicies::load(disabled_file.as_bytes(), Instant::now()).unwrap();
+    // Allowed by policy 1, refused by policy 5, and by no policy: in use, three different
+    // answers; not in use, none of them is the policies' (docs/kafka-service-type.md, rule 3).
+    let questions = [
+        ("alice", Operation::Write, "orders"),
+        ("alice", Operation::Write, "payments"),
+        ("bob", Operation::Write, "orders"),
+    ];
+    let in_use: Vec<Reason> = questions
+        .iter()
+        .map(|(who, op, topic)| {
+            enabled.decide(
+                &user(who),
+                &action(*op, ResourceType::Topic, topic),
+                Instant::now(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        in_use,
+        [
+            Reason::Policy {
+                id: 1,
+                allowed: true
+            },
+            Reason::Policy {
+                id: 5,
+                allowed: false
+            },
+            Reason::NoPolicy
+        ]
+    );
+    for (who, op, topic) in questions {
+        let reason = disabled.decide(
+            &user(who),
+            &action(op, ResourceType::Topic, topic),
+            Instant::now(),
+        );
+        assert_eq!(reason, Reason::ServiceDisabled, "{who} {op:?} {topic}");
+        assert!(reason.allowed() && !reason.checked() && reason.policy_id().is_none());
+    }
+    assert!(!enabled.holds_on_some_resource(
+        &user("bob"),
+        Operation::Write,
+        ResourceType::Topic,
+        Instant::now()
+    ));
+    assert!(disabled.holds_on_some_resource(
+        &user("bob"),
+        Operation::Write,
+        ResourceType::Topic,
+        Instant::now()
+    ));
+}
+
+#[test]
 fn a_denial_of_write_hides_the_topic() {
     let p = policies();
     let reason = p.decide(

@@ -90,7 +90,9 @@ pub enum FaultMode {
     /// Policies: a signed body of `hugeBytes` bytes (default 64 MiB + 1): the snapshot padded with spaces
     /// after its opening brace, so it is still valid JSON.
     Huge,
-    /// Access events: answer 400 (problem JSON with a field error) and record nothing.
+    /// Access events: answer 400 (problem JSON with a field error) and record nothing. With
+    /// `resource`, only a batch holding an event on that resource is refused, and a batch without
+    /// one is taken as usual: one event the server never takes, as an agent's batch split must find.
     #[serde(rename = "fail-events-400")]
     FailEvents400,
     /// Heartbeat: answer `refreshSeconds` = `refreshSeconds` (default `i64::MAX`), whatever the server is
@@ -143,6 +145,9 @@ pub struct Fault {
     /// `refresh-seconds`: the `refreshSeconds` of heartbeat answers (default `i64::MAX`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_seconds: Option<i64>,
+    /// `fail-events-400`: refuse only batches holding an event on this resource.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
     /// The fault applies to this many more requests, then the mode goes back to `none` (default: until changed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub times: Option<u64>,
@@ -168,6 +173,7 @@ impl Fault {
             policy_version: None,
             huge_bytes: None,
             refresh_seconds: None,
+            resource: None,
             times: None,
         }
     }
@@ -233,6 +239,9 @@ impl Fault {
         {
             return Err("otherService and serviceType must not be empty".into());
         }
+        if self.resource.is_some() && self.mode != FaultMode::FailEvents400 {
+            return Err("resource is a parameter of fail-events-400 only".into());
+        }
         if self.times == Some(0) {
             return Err("times must be at least 1".into());
         }
@@ -288,6 +297,8 @@ mod tests {
             .unwrap();
         assert_eq!(f.mode, FaultMode::FailEvents400);
         assert!(f.applies(Endpoint::AccessEvents) && !f.applies(Endpoint::Policies));
+        let f = Fault::from_json(br#"{"mode":"fail-events-400","resource":"orders"}"#).unwrap();
+        assert_eq!(f.resource.as_deref(), Some("orders"));
         let f = Fault::from_json(br#"{"mode":"other-key","rotateKey":true,"times":1}"#).unwrap();
         assert!(f.rotate_key);
         assert_eq!(
@@ -301,6 +312,7 @@ mod tests {
             br#"{"mode":"down","typo":1}"#,
             br#"{"mode":"slow","delayMs":-1}"#,
             br#"{"mode":"down","times":0}"#,
+            br#"{"mode":"down","resource":"orders"}"#,
         ] {
             assert!(
                 Fault::from_json(bad).is_err(),

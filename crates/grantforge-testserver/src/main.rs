@@ -65,7 +65,8 @@ TEST CONTROL (an extension of this test server only; no token needed):
         other-service    policies: snapshot of service otherService (default NAME-other)
         other-type       policies: snapshot with serviceType serviceType (default hive)
         huge             policies: signed body of hugeBytes (default 64 MiB + 1) bytes
-        fail-events-400  access-events: 400, nothing recorded
+        fail-events-400  access-events: 400, nothing recorded (with resource: only batches
+                         holding an event on that resource)
         refresh-seconds  heartbeat: refreshSeconds = refreshSeconds (default 2^63-1)
         stale-not-modified  policies: 304 to any request with If-None-Match
         wrong-etag       policies: the current snapshot under an ETag that is not the body's

@@ -313,7 +313,16 @@ mod tests {
 
     #[test]
     fn an_unwritable_directory_names_the_key() {
-        let err = SnapshotCache::open(Path::new("/proc/grantforge-cache")).unwrap_err();
+        // Below a regular file no directory can be made, even by root (unlike a read-only mode or
+        // a system path such as /proc).
+        let file = std::env::temp_dir().join(format!(
+            "gf-cache-not-a-dir-{}-{:?}",
+            std::process::id(),
+            std::time::Instant::now()
+        ));
+        fs::write(&file, b"").unwrap();
+        let err = SnapshotCache::open(&file.join("cache")).unwrap_err();
+        fs::remove_file(&file).unwrap();
         assert_eq!(err.key, "grantforge.cache.dir");
     }
 }

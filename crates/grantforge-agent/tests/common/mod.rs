@@ -153,6 +153,11 @@ pub fn counted(server: &RunningServer, user: &str, outcome: &str, resource: &str
         .sum()
 }
 
+/// How long a test waits for an event it expects: long enough that only an event that does not
+/// come fails the test, not a busy machine (two cores shared with other builds). Latencies are
+/// measured by the benchmarks (`docs/benchmarks.md`), never promised by a test.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
 pub fn eventually(what: &str, timeout: Duration, condition: impl Fn() -> bool) {
     let deadline = Instant::now() + timeout;
     while !condition() {
@@ -196,4 +201,12 @@ pub fn served(
     requests_after(server, after).iter().any(|r| {
         r.endpoint.as_deref() == Some(endpoint) && r.fault == Some(mode) && r.status == Some(status)
     })
+}
+
+/// Whether a request after `after` was met by the `down` fault (closed without an answer): the
+/// agent had its round, and the server gave it nothing.
+pub fn went_unanswered(server: &RunningServer, after: u64) -> bool {
+    requests_after(server, after)
+        .iter()
+        .any(|r| r.fault == Some(FaultMode::Down) && r.status.is_none())
 }

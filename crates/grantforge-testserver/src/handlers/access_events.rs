@@ -23,7 +23,8 @@ struct IngestedAnswer {
 
 impl Shared {
     pub(crate) fn access_events(&self, request: &Request, fault: Option<&Fault>) -> Response {
-        if fault.is_some_and(|f| f.mode == FaultMode::FailEvents400) {
+        let refusing = fault.filter(|f| f.mode == FaultMode::FailEvents400);
+        if refusing.is_some_and(|f| f.resource.is_none()) {
             let errors = [FieldError {
                 field: "events".into(),
                 message: "refused by the test server's fail-events-400 fault".into(),
@@ -38,6 +39,19 @@ impl Shared {
             Ok(batch) => batch,
             Err(invalid) => return self.invalid(request, invalid),
         };
+        if let Some(resource) = refusing.and_then(|f| f.resource.as_deref()) {
+            if let Some(at) = batch
+                .events
+                .iter()
+                .position(|e| e.raw["resource"] == resource)
+            {
+                let errors = [FieldError {
+                    field: format!("events[{at}].resource"),
+                    message: "refused by the test server's fail-events-400 fault".into(),
+                }];
+                return self.problem(request, 400, None, Some(&errors));
+            }
+        }
         // AccessAudit.record: expired first, then the first of each event id in the batch, then ids stored before.
         let oldest = time::now().0.saturating_sub(self.retention_secs);
         let total = batch.events.len();

@@ -14,8 +14,12 @@ final class GoldenFixtures {
     private GoldenFixtures() {
     }
 
+    static Path path(String name) {
+        return Paths.get(System.getProperty("grantforge.fixtures", "../tests/fixtures"), "jni", name);
+    }
+
     static byte[] read(String name) {
-        Path path = Paths.get(System.getProperty("grantforge.fixtures", "../tests/fixtures"), "jni", name);
+        Path path = path(name);
         try {
             return Files.readAllBytes(path);
         } catch (IOException e) {

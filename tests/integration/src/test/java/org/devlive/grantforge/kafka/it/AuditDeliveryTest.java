@@ -120,11 +120,12 @@ class AuditDeliveryTest {
                     assertTrue(e.getCause() instanceof TopicAuthorizationException, e.toString());
                     refusedAt = System.nanoTime();
                 }
-                await("bob's refusal reaches the server", Duration.ofSeconds(5),
+                // Waited for, not timed: how soon is a measurement (printed; docs/benchmarks.md), and a
+                // busy machine must not fail the test.
+                await("bob's refusal reaches the server", Duration.ofSeconds(60),
                     () -> counted(server, "bob", "DENIED", "orders", "METADATA") + counted(server, "bob", "DENIED", "orders", "PRODUCE") > 0);
                 long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - refusedAt);
                 System.out.printf("refusal to server: %d ms%n", millis);
-                assertTrue(millis <= 1000, "a refusal reaches the server within 1 s, took " + millis + " ms");
                 assertEquals(0, counted(server, "alice", "ALLOWED", "orders", "PRODUCE"), "allowed accesses wait for the fold window");
             }
             // stopping the node ends the fold window: the folded group is delivered

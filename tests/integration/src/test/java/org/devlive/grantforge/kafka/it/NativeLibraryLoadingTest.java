@@ -32,7 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class NativeLibraryLoadingTest {
-    private static final Path JDK25 = Paths.get("/usr/lib/jvm/temurin-25-jdk-amd64");
+    /** The JDK 25 to start nodes with: {@code -Dgrantforge.it.jdk25=<java home>}; the tests skip when it is not there. */
+    private static final Path JDK25 = Paths.get(System.getProperty("grantforge.it.jdk25", "/usr/lib/jvm/temurin-25-jdk-amd64"));
     private static final String LIBRARY_IN_JAR = "org/devlive/grantforge/kafka/agent/native/linux-x86_64/libgrantforge_kafka_jni.so";
     private static final String KEY = "grantforge.native.library.path";
 
@@ -45,7 +46,7 @@ class NativeLibraryLoadingTest {
 
     @Test
     void startsAndDecidesOnJdk25WithNativeAccessEnabled() throws Exception {
-        assumeTrue(Files.isExecutable(JDK25.resolve("bin/java")), "the Temurin 25 JDK is at " + JDK25);
+        assumeTrue(Files.isExecutable(JDK25.resolve("bin/java")), "a JDK 25 at " + JDK25 + " (set -Dgrantforge.it.jdk25)");
         try (KafkaNode node = node("jdk25").javaHome(JDK25).jvmArg("--enable-native-access=ALL-UNNAMED").start()) {
             assertTrue(node.logText().contains("GrantForge agent 0.1.0 configured on Java 25"), node.diagnostics());
             assertTrue(node.logText().contains("applied policy version 1 of service kafka-demo"), node.diagnostics());
@@ -56,7 +57,7 @@ class NativeLibraryLoadingTest {
 
     @Test
     void onJdk25WithoutTheFlagTheAgentLoadsAndTheJdkWarns() throws Exception {
-        assumeTrue(Files.isExecutable(JDK25.resolve("bin/java")), "the Temurin 25 JDK is at " + JDK25);
+        assumeTrue(Files.isExecutable(JDK25.resolve("bin/java")), "a JDK 25 at " + JDK25 + " (set -Dgrantforge.it.jdk25)");
         try (KafkaNode node = node("jdk25-no-flag").javaHome(JDK25).start()) {
             assertTrue(node.logText().contains("GrantForge agent 0.1.0 configured on Java 25"), node.diagnostics());
             assertTrue(node.consoleText().contains("--enable-native-access"), "JEP 472 warns:\n" + node.consoleText());
@@ -151,8 +152,15 @@ class NativeLibraryLoadingTest {
         }
     }
 
+    /** Runs a tool; a tool that is not installed answers 127, as a shell would, so the test skips instead of erroring. */
     private static int run(String... command) throws IOException, InterruptedException {
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        Process process;
+        try {
+            process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        } catch (IOException e) {
+            System.err.println(String.join(" ", command) + " -> not run: " + e.getMessage());
+            return 127;
+        }
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         int code = process.waitFor();
         if (code != 0) {

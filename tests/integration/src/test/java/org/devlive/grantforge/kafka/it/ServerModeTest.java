@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -124,6 +126,16 @@ class ServerModeTest {
         return agentLines(node, text);
     }
 
+    /** The heartbeats the test server has answered (or refused), from its {@code /_test/state}. */
+    private static long heartbeats(TestServer server) {
+        try {
+            Matcher count = Pattern.compile("\"heartbeat\"\\s*:\\s*(\\d+)").matcher(server.state());
+            return count.find() ? Long.parseLong(count.group(1)) : 0;
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
     private static long agentLines(KafkaNode node, String text) {
         return node.logLines().stream().filter(l -> l.contains("[org.devlive.grantforge") && l.contains(text)).count();
     }
@@ -199,7 +211,11 @@ class ServerModeTest {
                 String marker = "marker-" + round;
                 server.fault(fault[0]);
                 server.policies(policiesWithMarker(marker));
-                Thread.sleep(3500);
+                // The agent's line naming the fault shows it was served and refused; two more rounds
+                // after it would log it again if it were logged per round.
+                await(fault[0] + " is served and refused", Duration.ofSeconds(60), () -> agentLines(node, fault[1]) > 0);
+                long heartbeats = heartbeats(server);
+                await(fault[0] + ": two more rounds", Duration.ofSeconds(60), () -> heartbeats(server) >= heartbeats + 2);
                 assertFalse(hasAclFor(node, marker), fault[0] + " must leave the applied snapshot in force");
                 assertEquals(1, agentLines(node, fault[1]), fault[0] + ": one clear line, not one per round\n" + node.logText());
                 server.fault("{\"mode\":\"none\"}");
