@@ -149,3 +149,40 @@ fn a_304_that_contradicts_the_heartbeat_is_logged_once() {
     );
     registry::release(&agent);
 }
+
+#[test]
+fn a_refused_snapshot_is_logged_once_while_downloads_are_put_off_by_the_jitter() {
+    install_logging();
+    let server = server("jitter-refused-log");
+    let agent = agent(
+        &server,
+        &temp_dir("jitter-refused-log-cache"),
+        &[("grantforge.download.jitter.ms", "1000")],
+    );
+    assert!(agent.await_snapshot(PATIENCE));
+    let before = last_seq(&server);
+    server
+        .set_fault(fault(r#"{"mode":"wrong-signature"}"#))
+        .unwrap();
+    server
+        .set_policies_json(policies(Some("jitter-refused")).as_bytes())
+        .unwrap();
+    eventually("three refused downloads", PATIENCE, || {
+        requests_after(&server, before)
+            .iter()
+            .filter(|r| r.fault == Some(FaultMode::WrongSignature) && r.status == Some(200))
+            .count()
+            >= 3
+    });
+    let url = server.base_url().trim_end_matches('/').to_string();
+    let refused = records_with(&format!(
+        "a snapshot from {url}/ was refused: its signature does not verify"
+    ));
+    assert_eq!(refused.len(), 1, "one line, not one per round: {refused:?}");
+    let recovered = records_with(&format!("GrantForge server {url}/ answers again"));
+    assert!(
+        recovered.is_empty(),
+        "a round that only puts the download off is no recovery: {recovered:?}"
+    );
+    registry::release(&agent);
+}

@@ -230,8 +230,9 @@ impl ServerSync {
         if !stale {
             self.download_deferred = false;
         } else {
+            // Not a recovery: the heartbeat answered, but a refused snapshot or a failed
+            // download is only over once a download succeeds.
             if let Some(wait) = self.defer_download() {
-                self.recovered(agent);
                 return wait;
             }
             match self.download(agent, heartbeat.policy_version) {
@@ -246,10 +247,12 @@ impl ServerSync {
 
     /// A random wait before downloading a changed version, once per change, so that a fleet that
     /// learns of a version in the same second does not download it in the same second. The first
-    /// snapshot (nothing applied: listeners may be waiting for it) and a snapshot while another
-    /// service type is refused are not put off.
+    /// snapshot (nothing applied: listeners may be waiting for it), a snapshot while another
+    /// service type is refused, and the retry of a refused snapshot are not put off.
     fn defer_download(&mut self) -> Option<Duration> {
-        let settled = self.applied.is_some() && self.refused_type.is_none();
+        // After a refused download its back-off already spreads the retries. (After an outage
+        // it does not: the fleet's back-offs end when the server is back, so the wait applies.)
+        let settled = self.applied.is_some() && self.refused_type.is_none() && self.refusals == 0;
         let jitter = self.download_jitter.min(self.refresh_interval);
         if !settled || jitter.is_zero() || std::mem::take(&mut self.download_deferred) {
             return None;
