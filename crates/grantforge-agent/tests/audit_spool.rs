@@ -59,6 +59,7 @@ fn the_audit_spool_survives_a_restart_and_is_delivered_oldest_first() {
         "the spool outlives the agent: {batches} batches"
     );
 
+    let cleared = last_seq(&server);
     server.clear_fault();
     let second = agent(&server, &cache, FAST_AUDIT);
     assert!(second.await_snapshot(PATIENCE));
@@ -83,6 +84,13 @@ fn the_audit_spool_survives_a_restart_and_is_delivered_oldest_first() {
             1
         );
     }
+    // The server drops a resent event id as a duplicate, so its event log alone cannot show a batch
+    // sent twice: its request log can. Five spooled batches and the new one, each sent once.
+    let deliveries = requests_after(&server, cleared)
+        .iter()
+        .filter(|r| r.endpoint.as_deref() == Some("access-events") && r.status == Some(200))
+        .count();
+    assert_eq!(deliveries, 6, "each spooled batch is sent once");
     eventually("the delivered batches leave the spool", PATIENCE, || {
         spooled() == 0
     });
