@@ -792,8 +792,22 @@ fn case(seed: u64, kind: usize, size: usize) -> Case {
     }
 }
 
+/// A failing case is shrunk and its seed written to `tests/proptest-regressions/properties.txt`
+/// (relative to this crate, where `cargo test` runs): the file is committed, and proptest replays
+/// every seed in it before the random cases, so a failure once found stays a regression test.
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::Direct(
+                "tests/proptest-regressions/properties.txt",
+            ),
+        )),
+        ..ProptestConfig::with_cases(cases())
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases()))]
+    #![proptest_config(config())]
 
     #[test]
     fn the_prefix_index_never_changes_a_decision(seed in any::<u64>(), kind in 0..3usize, size in 0..24usize) {

@@ -57,8 +57,21 @@ fn last_per_key(changes: &[Change]) -> Vec<Change> {
     last
 }
 
+/// A failing case's seed is written to `tests/proptest-regressions/order.txt` (committed) and
+/// replayed before the random cases on every later run.
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::Direct(
+                "tests/proptest-regressions/order.txt",
+            ),
+        )),
+        ..ProptestConfig::with_cases(2_000)
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2_000))]
+    #![proptest_config(config())]
 
     #[test]
     fn any_order_of_the_same_entities_resolves_alike(changes in proptest::collection::vec(change(), 0..40), seed in any::<u64>()) {

@@ -12,6 +12,10 @@ use grantforge_agent::{registry, Agent, AgentConfig};
 use grantforge_kafka::{Action, KafkaContext, Operation, Principal, RequestContext, ResourceType};
 use grantforge_testserver::{Config, Fault, FaultMode, RequestRecord, RunningServer, Server};
 
+/// A fresh directory, removed when the test that made it ends, passed or failed: libtest runs each
+/// test on a thread of its own, and the thread's [`Scratch`] is dropped when that thread exits, after
+/// the test's own values (the agents and servers using the directory) were dropped, a panic
+/// included. `GF_KEEP_TEST_DIRS=1` keeps them, to look at after a failure.
 pub fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "gf-sync-{name}-{}-{:?}",
@@ -19,7 +23,26 @@ pub fn temp_dir(name: &str) -> PathBuf {
         Instant::now()
     ));
     std::fs::create_dir_all(&dir).unwrap();
+    SCRATCH.with(|scratch| scratch.borrow_mut().0.push(dir.clone()));
     dir
+}
+
+/// The directories a test thread made, removed on drop.
+pub struct Scratch(Vec<PathBuf>);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::env::var_os("GF_KEEP_TEST_DIRS").is_some() {
+            return;
+        }
+        for dir in &self.0 {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = const { std::cell::RefCell::new(Scratch(Vec::new())) };
 }
 
 /// The fixture's policies, plus one that lets alice read `marker` when given.
