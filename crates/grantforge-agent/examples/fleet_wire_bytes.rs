@@ -15,13 +15,17 @@
 //!
 //! Printed: a Markdown table for `docs/benchmarks.md`.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use grantforge_agent::{registry, Agent, AgentConfig};
-use grantforge_testserver::{files, Config, RequestRecord, RunningServer, Server};
+use grantforge_agent::{registry, Agent};
+use grantforge_testserver::{Config, RequestRecord, RunningServer, Server};
+
+// The agents are configured as the server-mode tests configure theirs.
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::temp_dir;
 
 const ROUND_SECONDS: i64 = 2;
 const WAIT: Duration = Duration::from_secs(600);
@@ -48,40 +52,19 @@ fn policies(resources: usize, extra: bool) -> String {
     format!(r#"{{"policies":[{}]}}"#, all.join(","))
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gf-fleet-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn agent(server: &RunningServer, n: usize) -> Arc<Agent> {
-    let cache = temp_dir(&format!("agent-{n}"));
-    let settings: BTreeMap<String, String> = [
-        ("grantforge.server.url", server.base_url().to_string()),
-        (
-            "grantforge.token.file",
-            server.state_dir().join("token").display().to_string(),
-        ),
-        ("grantforge.cache.dir", cache.display().to_string()),
-        ("grantforge.instance", format!("broker-{n}")),
-        (
-            "grantforge.refresh.interval.ms",
-            (ROUND_SECONDS * 1000).to_string(),
-        ),
-        (
-            "grantforge.signing.key.file",
-            server
-                .state_dir()
-                .join(files::PUBLIC_KEY)
-                .display()
-                .to_string(),
-        ),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    registry::open(AgentConfig::from_settings(&settings).unwrap()).unwrap()
+/// An agent of `server` as a broker of the fleet: its own instance name and cache directory
+/// (below `dir`).
+fn agent(server: &RunningServer, dir: &Path, n: usize) -> Arc<Agent> {
+    let cache = dir.join(format!("agent-{n}"));
+    let (instance, round) = (format!("broker-{n}"), (ROUND_SECONDS * 1000).to_string());
+    common::agent(
+        server,
+        &cache,
+        &[
+            ("grantforge.instance", &instance),
+            ("grantforge.refresh.interval.ms", &round),
+        ],
+    )
 }
 
 fn await_version(agents: &[Arc<Agent>], version: i64) {
@@ -105,13 +88,15 @@ struct Measured {
 }
 
 fn measure(resources: usize, agents: usize, gzip: bool) -> (usize, Measured) {
-    let mut config = Config::new(temp_dir("server"));
+    // Removed at the end of each measurement: 22 MB of snapshot per agent at the default size.
+    let dir = temp_dir("fleet");
+    let mut config = Config::new(dir.join("server"));
     config.policies_json = Some(policies(resources, false));
     config.refresh_seconds = ROUND_SECONDS;
     config.quiet = true;
     config.gzip = gzip;
     let server = Server::start(config).unwrap();
-    let fleet: Vec<Arc<Agent>> = (0..agents).map(|n| agent(&server, n)).collect();
+    let fleet: Vec<Arc<Agent>> = (0..agents).map(|n| agent(&server, &dir, n)).collect();
     await_version(&fleet, 1);
     let snapshot_bytes = server.snapshot().body.len();
     let before = server.requests().last().map_or(0, |r| r.seq);
@@ -142,6 +127,7 @@ fn measure(resources: usize, agents: usize, gzip: bool) -> (usize, Measured) {
         registry::release(agent);
     }
     server.stop();
+    let _ = std::fs::remove_dir_all(&dir);
     (snapshot_bytes, measured)
 }
 
