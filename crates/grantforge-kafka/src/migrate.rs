@@ -553,6 +553,10 @@ mod tests {
         acl(TOPIC, LITERAL, name, principal, "*", operation, ALLOW)
     }
 
+    fn deny(name: &str, principal: &str, operation: Operation) -> KafkaAcl {
+        acl(TOPIC, LITERAL, name, principal, "*", operation, DENY)
+    }
+
     /// Whether the agent on the migrated snapshot allows `principal` from `address` to perform
     /// `operation` on `resource_type` `name`.
     fn decides(
@@ -677,15 +681,7 @@ mod tests {
     fn a_deny_beats_an_allow_of_the_same_policy_and_of_another() {
         let m = migrate(&[
             allow("*", "User:*", Operation::All),
-            acl(
-                TOPIC,
-                LITERAL,
-                "payments",
-                "User:alice",
-                "*",
-                Operation::Write,
-                DENY,
-            ),
+            deny("payments", "User:alice", Operation::Write),
             acl(
                 TOPIC,
                 PREFIXED,
@@ -712,33 +708,9 @@ mod tests {
     fn a_deny_of_an_operation_that_implies_others_is_reported_as_narrower() {
         let acls = [
             allow("payments", "User:alice", Operation::Describe),
-            acl(
-                TOPIC,
-                LITERAL,
-                "payments",
-                "User:alice",
-                "*",
-                Operation::Write,
-                DENY,
-            ),
-            acl(
-                TOPIC,
-                LITERAL,
-                "payments",
-                "User:alice",
-                "*",
-                Operation::Create,
-                DENY,
-            ),
-            acl(
-                TOPIC,
-                LITERAL,
-                "payments",
-                "User:alice",
-                "*",
-                Operation::All,
-                DENY,
-            ),
+            deny("payments", "User:alice", Operation::Write),
+            deny("payments", "User:alice", Operation::Create),
+            deny("payments", "User:alice", Operation::All),
         ];
         let m = migrate(&acls);
         assert_eq!(m.report.len(), 1, "{:?}", m.report);
@@ -882,15 +854,7 @@ mod tests {
                 Operation::AlterConfigs,
                 ALLOW,
             ),
-            acl(
-                TOPIC,
-                LITERAL,
-                "orders",
-                "Group:ops",
-                "*",
-                Operation::Delete,
-                DENY,
-            ),
+            deny("orders", "Group:ops", Operation::Delete),
         ]);
         assert_eq!(m.migrated, 2);
         let findings: Vec<(usize, Finding)> = m.report.iter().map(|e| (e.acl, e.finding)).collect();
