@@ -335,7 +335,7 @@ impl Agent {
     }
 
     /// Puts a snapshot in force; a refusal of everything (another service type) is lifted only
-    /// once it is, never before: no request is reason by the older snapshot in between.
+    /// once it is, never before: no request is decided by the older snapshot in between.
     pub(crate) fn apply(&self, policies: KafkaPolicies, from: &str) {
         if self.stopping.load(Ordering::Acquire) {
             // A round that was under way when the agent closed: a closed agent refuses everything.
@@ -369,7 +369,7 @@ impl Agent {
         *self.current.write() = Some(Arc::new(applied));
         self.generation.fetch_add(1, Ordering::AcqRel);
         if self.refuse_all.swap(false, Ordering::AcqRel) {
-            tracing::info!("a kafka snapshot is in force: requests are reason again");
+            tracing::info!("a kafka snapshot is in force: requests are decided again");
         }
         let _state = self.state.lock();
         self.changed.notify_all();
@@ -527,12 +527,17 @@ impl Agent {
                 _ => Ok(policies),
             }
         }) {
-            Ok(policies) => self.apply(policies, &path.display().to_string()),
+            Ok(policies) => {
+                self.apply(policies, &path.display().to_string());
+                *self.metrics().last_error.lock() = None;
+            }
             Err(e) => {
                 let kept = self
                     .policies()
                     .map_or("none".to_string(), |p| p.policy_version.to_string());
                 tracing::error!("{e}; policy version {kept} stays in force");
+                // The operator's metric of what keeps the policies from being current, as in server mode.
+                *self.metrics().last_error.lock() = Some(e.to_string());
             }
         }
     }

@@ -123,3 +123,49 @@ fn close_waits_for_the_last_audit_delivery_only_until_its_deadline_and_loses_not
         counted(&server, "bob", "DENIED", "orders") == 1
     });
 }
+
+/// Offline mode tells the operator what keeps the policies from being current, as server mode does:
+/// a bad policy file shows in `last-refresh-error` (while the last good version stays in force) until
+/// a good one is applied.
+#[test]
+fn a_bad_policy_file_shows_in_the_last_refresh_error_until_a_good_one_is_applied() {
+    let home = temp_dir("bad-policy-file");
+    let file = home.join("policies.json");
+    let good = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/snapshots/e2e.json"
+    ))
+    .unwrap();
+    std::fs::write(&file, &good).unwrap();
+    let settings: BTreeMap<String, String> = [
+        ("grantforge.policy.file", file.display().to_string()),
+        ("grantforge.policy.file.poll.interval.ms", "20".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let agent = registry::open(AgentConfig::from_settings(&settings).unwrap()).unwrap();
+    assert_eq!(agent.stats().last_error, "");
+
+    std::fs::write(&file, "{not json").unwrap();
+    eventually("the bad file is reported", PATIENCE, || {
+        !agent.stats().last_error.is_empty()
+    });
+    let error = agent.stats().last_error;
+    assert!(
+        error.contains("grantforge.policy.file") && error.contains("policies.json"),
+        "{error}"
+    );
+    assert_eq!(agent.policies().map(|p| p.policy_version), Some(1));
+
+    std::fs::write(
+        &file,
+        good.replacen("\"policyVersion\":1", "\"policyVersion\":2", 1),
+    )
+    .unwrap();
+    eventually("the good file is applied", PATIENCE, || {
+        agent.policies().map(|p| p.policy_version) == Some(2)
+    });
+    assert_eq!(agent.stats().last_error, "");
+    registry::release(&agent);
+}

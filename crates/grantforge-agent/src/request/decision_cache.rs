@@ -8,7 +8,7 @@
 //! start or end up to the TTL late (documented in `docs/configuration.md`).
 //!
 //! Bounds in bytes: a question whose key would exceed [`MAX_KEY_BYTES`] (a client-chosen group id
-//! of a megabyte, say: Kafka asks before it validates names) is reason every time and never kept,
+//! of a megabyte, say: Kafka asks before it validates names) is decided every time and never kept,
 //! so an entry costs at most that much plus the map's own overhead. Expired entries are dropped by
 //! the agent's thread ([`DecisionCache::drop_expired`]); a full shard makes room for an eighth of
 //! its capacity in one pass, so an insert never scans the shard each time.
@@ -27,7 +27,7 @@ use crate::request::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 const SHARDS: usize = 16;
 
 /// The longest key kept. Kafka caps topic names at 249 characters, and principals, group ids and
-/// client ids in use are far below this; a longer question is reason every time (about 1 µs).
+/// client ids in use are far below this; a longer question is decided every time (about 1 µs).
 pub(crate) const MAX_KEY_BYTES: usize = 1024;
 
 /// The key's fixed parts: lengths, codes, the address and the request type (at most 50 bytes).
@@ -282,7 +282,7 @@ mod tests {
                 ERROR
             });
         }
-        assert_eq!(asked.get(), 4, "errors are reason every time");
+        assert_eq!(asked.get(), 4, "errors are decided every time");
         assert_eq!(cache.size(), 1);
     }
 
@@ -324,7 +324,7 @@ mod tests {
             asked.set(asked.get() + 1);
             SETTLED
         });
-        assert_eq!(asked.get(), 2, "an expired decision is reason again");
+        assert_eq!(asked.get(), 2, "an expired decision is decided again");
         let small = DecisionCache::new(16, Duration::from_secs(60), ConditionReads::default());
         let names: Vec<String> = (0..1000).map(|i| format!("t{i}")).collect();
         for name in &names {

@@ -280,7 +280,13 @@ class GrantForgeKafkaAuthorizerTest {
         assertEquals(List.of(AuthorizationResult.DENIED), authorizer.authorize(TestContexts.user("bob"), bobWrites));
 
         Files.write(policies, "{not json".getBytes(StandardCharsets.UTF_8));
-        Thread.sleep(300);
+        // The bad file was read and refused (the agent says so), not merely not yet seen.
+        AgentMetrics metrics = AgentMetrics.reader(authorizer.nativeHandle());
+        long refusedBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (String.valueOf(metrics.value("last-refresh-error")).isEmpty()) {
+            assertTrue(System.nanoTime() < refusedBy, "the bad policy file was never refused");
+            Thread.sleep(20);
+        }
         assertEquals(List.of(AuthorizationResult.ALLOWED),
             authorizer.authorize(TestContexts.user("alice"), bobWrites), "the last good snapshot stays in force");
 
@@ -289,7 +295,7 @@ class GrantForgeKafkaAuthorizerTest {
                 "\"users\":[\"alice\",\"bob\"],\"groups\":[],\"roles\":[],\"accessTypes\":[\"read\",\"write\"]")
             .replace("\"policyVersion\":1", "\"policyVersion\":2");
         Files.write(policies, allowBob.getBytes(StandardCharsets.UTF_8));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (authorizer.authorize(TestContexts.user("bob"), bobWrites).get(0) != AuthorizationResult.ALLOWED) {
             assertTrue(System.nanoTime() < deadline, "the changed policy file was not applied");
             Thread.sleep(20);
