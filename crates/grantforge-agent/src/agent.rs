@@ -81,8 +81,11 @@ pub struct Agent {
     /// super users is refused.
     current: RwLock<Option<Arc<SnapshotInForce>>>,
     /// Bumped on every applied snapshot: each lane compares it to let go of an older one. (The ACL
-    /// view changes without a bump at validity boundaries: it is read afresh on every `acls()`.)
+    /// view also changes at validity boundaries, without a bump: see `acl_view_serial`.)
     generation: AtomicU64,
+    /// Bumped whenever the ACL view may have changed (a snapshot applied, a validity boundary, the
+    /// agent closed): the shim keeps the view's bindings decoded while this stays the same.
+    acl_view_serial: AtomicU64,
     /// Signalled when the first snapshot is applied and when the agent stops.
     state: Mutex<()>,
     changed: Condvar,
@@ -135,6 +138,7 @@ impl Agent {
         let agent = Arc::new(Agent {
             current: RwLock::new(None),
             generation: AtomicU64::new(0),
+            acl_view_serial: AtomicU64::new(0),
             state: Mutex::new(()),
             changed: Condvar::new(),
             stopping: AtomicBool::new(false),
@@ -211,6 +215,12 @@ impl Agent {
         self.generation.load(Ordering::Acquire)
     }
 
+    /// Changes whenever the ACL view may have: read it before the view, so that a view read
+    /// with a serial is never older than that serial.
+    pub fn acl_view_serial(&self) -> u64 {
+        self.acl_view_serial.load(Ordering::Acquire)
+    }
+
     /// Decides every action of one `authorize` call against the same snapshot; `allowed[i]` is set
     /// for each allowed action (the slice starts all false: refusal is the default).
     pub fn authorize(
@@ -280,6 +290,7 @@ impl Agent {
         }
         *self.current.write() = None;
         self.generation.fetch_add(1, Ordering::AcqRel);
+        self.acl_view_serial.fetch_add(1, Ordering::AcqRel);
         if let Some(handle) = self.background.lock().take() {
             let deadline = std::time::Instant::now() + CLOSE_DEADLINE;
             while !handle.is_finished() && std::time::Instant::now() < deadline {
@@ -368,6 +379,7 @@ impl Agent {
         };
         *self.current.write() = Some(Arc::new(applied));
         self.generation.fetch_add(1, Ordering::AcqRel);
+        self.acl_view_serial.fetch_add(1, Ordering::AcqRel);
         if self.refuse_all.swap(false, Ordering::AcqRel) {
             tracing::info!("a kafka snapshot is in force: requests are decided again");
         }
@@ -450,6 +462,7 @@ impl Agent {
         let Some(applied) = applied else { return };
         let policies = &applied.policies;
         if let Some(view) = policies.advance_acl_view(Instant::now()) {
+            self.acl_view_serial.fetch_add(1, Ordering::AcqRel);
             tracing::info!(
                 "policy version {}: a validity period started or ended, the ACL view now lists {} rows",
                 policies.policy_version,

@@ -64,20 +64,37 @@ fn the_agents_thread_shows_a_policy_when_it_starts_and_hides_one_when_it_ends() 
     };
     assert!(!shows("User:alice", "orders"), "not started yet");
     assert!(shows("Role:analyst", "orders"), "not ended yet");
+    // The shim keeps the decoded view while its serial stays: every change of the view bumps it.
+    let applied = agent.acl_view_serial();
+    assert!(applied > 0, "applying a snapshot bumps the view's serial");
     eventually(
         "alice's policy is listed once it starts",
         Duration::from_secs(20),
         || shows("User:alice", "orders"),
     );
+    // bumped just after the new view is swapped in
+    eventually(
+        "a validity period that starts bumps the serial",
+        Duration::from_secs(20),
+        || agent.acl_view_serial() > applied,
+    );
+    let started = agent.acl_view_serial();
     eventually(
         "the analysts' policy is no longer listed once it ends",
         Duration::from_secs(20),
         || !shows("Role:analyst", "orders"),
+    );
+    eventually(
+        "a validity period that ends bumps the serial",
+        Duration::from_secs(20),
+        || agent.acl_view_serial() > started,
     );
     assert!(
         std::sync::Arc::ptr_eq(&policies, &agent.policies().unwrap()),
         "the same snapshot: the file did not change"
     );
     assert_eq!(policies.next_acl_view_change(), None);
+    let open = agent.acl_view_serial();
     registry::release(&agent);
+    assert!(agent.acl_view_serial() > open, "closing bumps it");
 }

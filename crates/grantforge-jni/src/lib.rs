@@ -40,8 +40,9 @@ use crate::shell::{close_shell, open_shell, shell, with_agent};
 
 /// Bumped whenever a native signature or a payload's layout changes; the Java shim refuses to run
 /// with a library of another ABI (a stale library on `grantforge.native.library.path`, say).
-/// (4: the metrics payload describes itself; 6: `migrateAcls`; 7: the quota table's `stats`.)
-pub const ABI_VERSION: jint = 7;
+/// (4: the metrics payload describes itself; 6: `migrateAcls`; 7: the quota table's `stats`;
+/// 8: `aclViewSerial`.)
+pub const ABI_VERSION: jint = 8;
 
 /// `authorize` returns this when it wrote one byte per action into the buffer (more than 63
 /// actions); otherwise it returns a bitmask with bit i set when action i is allowed.
@@ -153,6 +154,18 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_gener
 ) -> jlong {
     export_env(&mut env, |_env| {
         with_agent(handle, |agent| Ok(agent.generation() as jlong))
+    })
+}
+
+/// Changes whenever the ACL view may have (`Agent::acl_view_serial`); 0 once closed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_aclViewSerial<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jlong {
+    export_env(&mut env, |_env| {
+        with_agent(handle, |agent| Ok(agent.acl_view_serial() as jlong))
     })
 }
 

@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
  */
 final class NativeAgent {
     /** Must equal {@code ABI_VERSION} of the library: the payloads' layouts and these signatures. */
-    static final int ABI_VERSION = 7;
+    static final int ABI_VERSION = 8;
 
     /** {@link #authorize} wrote one byte per action into the buffer instead of a bit mask. */
     static final long RESULTS_IN_BUFFER = -2L;
@@ -38,6 +38,9 @@ final class NativeAgent {
 
     /** Changes whenever another snapshot is applied. */
     static native long generation(long handle);
+
+    /** Changes whenever the ACL view may have; read before {@link #acls}; 0 once closed. */
+    static native long aclViewSerial(long handle);
 
     /** The ACL view's rows (at most the native cap); null once closed. */
     static native byte[] acls(long handle);

@@ -1,6 +1,7 @@
 package org.devlive.grantforge.kafka.agent;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -42,5 +43,42 @@ class AclViewGoldenTest {
         assertEquals(2, AclView.decode(GoldenFixtures.read("acl-rows.bin"), topics).size());
         assertTrue(AclView.decode(null, AclBindingFilter.ANY).isEmpty(), "a closed agent: no row");
         assertTrue(AclView.decode(new byte[] {0, 0, 0, 0}, AclBindingFilter.ANY).isEmpty(), "no snapshot: no row");
+    }
+
+    /** Rows written as {@code acl_view.rs} writes them. */
+    private static byte[] rows(AclBinding... bindings) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        int n = bindings.length;
+        out.write(n);
+        out.write(n >>> 8);
+        out.write(n >>> 16);
+        out.write(n >>> 24);
+        for (AclBinding b : bindings) {
+            out.write(b.pattern().resourceType().code());
+            out.write(b.pattern().patternType().code());
+            Wire.writeString(out, b.pattern().name());
+            Wire.writeString(out, b.entry().principal());
+            out.write(b.entry().operation().code());
+            out.write(b.entry().permissionType().code());
+        }
+        return out.toByteArray();
+    }
+
+    /** What the decoder shares between rows (a repeated resource, a repeated principal) never changes a row. */
+    @Test
+    void rowsThatRepeatAResourceOrAPrincipalDecodeAsWritten() {
+        List<AclBinding> written = List.of(
+            binding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", AclOperation.READ, AclPermissionType.ALLOW),
+            binding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:bob", AclOperation.READ, AclPermissionType.DENY),
+            binding(ResourceType.TOPIC, "orders", PatternType.PREFIXED, "User:alice", AclOperation.READ, AclPermissionType.ALLOW),
+            binding(ResourceType.GROUP, "orders", PatternType.PREFIXED, "User:alice", AclOperation.READ, AclPermissionType.ALLOW),
+            binding(ResourceType.GROUP, "orderz", PatternType.PREFIXED, "User:alxce", AclOperation.WRITE, AclPermissionType.ALLOW),
+            binding(ResourceType.GROUP, "orderz", PatternType.PREFIXED, "User:alice", AclOperation.WRITE, AclPermissionType.ALLOW),
+            binding(ResourceType.TOPIC, "", PatternType.LITERAL, "", AclOperation.ALL, AclPermissionType.DENY),
+            binding(ResourceType.TOPIC, "", PatternType.LITERAL, "User:café", AclOperation.ALL, AclPermissionType.DENY));
+        List<AclBinding> decoded = AclView.decode(rows(written.toArray(new AclBinding[0])), AclBindingFilter.ANY);
+        assertEquals(written, decoded);
+        assertSame(decoded.get(0).pattern(), decoded.get(1).pattern(), "a resource's rows share its pattern");
+        assertSame(decoded.get(0).entry().principal(), decoded.get(2).entry().principal(), "principals are shared");
     }
 }

@@ -2,6 +2,7 @@ package org.devlive.grantforge.kafka.agent;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -247,6 +248,44 @@ class GrantForgeKafkaAuthorizerTest {
             result.exception().get().getMessage());
         assertTrue(authorizer.deleteAcls(TestContexts.user("admin"), List.of(AclBindingFilter.ANY)).get(0)
             .toCompletableFuture().get(1, TimeUnit.SECONDS).exception().isPresent());
+    }
+
+    /** The listing is decoded once per view, and a changed view (here a changed policy file) is listed anew. */
+    @Test
+    void aListingIsKeptUntilTheViewChangesAndEmptyOnceClosed() throws Exception {
+        Map<String, Object> fastPoll = new HashMap<>();
+        fastPoll.put("grantforge.policy.file.poll.interval.ms", "20");
+        GrantForgeKafkaAuthorizer authorizer = authorizer(fastPoll);
+        Iterable<AclBinding> first = authorizer.acls(AclBindingFilter.ANY);
+        assertSame(first, authorizer.acls(AclBindingFilter.ANY), "the same view: the decoded bindings are kept");
+        AclBinding bobWritesOrders = binding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:bob",
+            AclOperation.WRITE, AclPermissionType.ALLOW);
+        assertFalse(listed(authorizer).contains(bobWritesOrders));
+
+        String allowBob = new String(Files.readAllBytes(FIXTURE), StandardCharsets.UTF_8)
+            .replace("\"users\":[\"alice\"],\"groups\":[],\"roles\":[],\"accessTypes\":[\"read\",\"write\"]",
+                "\"users\":[\"alice\",\"bob\"],\"groups\":[],\"roles\":[],\"accessTypes\":[\"read\",\"write\"]")
+            .replace("\"policyVersion\":1", "\"policyVersion\":2");
+        Files.write(tmp.resolve("policies.json"), allowBob.getBytes(StandardCharsets.UTF_8));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!listed(authorizer).contains(bobWritesOrders)) {
+            assertTrue(System.nanoTime() < deadline, "the changed policy file was never listed");
+            Thread.sleep(20);
+        }
+        assertTrue(listed(authorizer).containsAll(listed(first)), "the rest of the view stays");
+
+        authorizer.close();
+        assertEquals(List.of(), listed(authorizer), "a closed authorizer lists nothing");
+    }
+
+    private static List<AclBinding> listed(Iterable<AclBinding> bindings) {
+        List<AclBinding> all = new ArrayList<>();
+        bindings.forEach(all::add);
+        return all;
+    }
+
+    private static List<AclBinding> listed(GrantForgeKafkaAuthorizer authorizer) {
+        return listed(authorizer.acls(AclBindingFilter.ANY));
     }
 
     private static AclBinding binding(ResourceType type, String name, PatternType patternType, String principal,
