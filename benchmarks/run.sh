@@ -5,6 +5,8 @@
 #   kafka    Kafka's AuthorizerBenchmark set, StandardAuthorizer vs the agent (~35 min; 200k sets need RAM)
 #   micro    cache-hit microbenchmarks on tests/fixtures/snapshots/e2e.json, 1 and 2 threads (~2 min)
 #   layers   where one cached call's time goes, layer by layer (~1 min)
+#   scale    one snapshot from 10k to 1M resources: load, memory, acls(ANY), both sides; plots in docs/img
+#            (~25 min; 1M needs about 8 GB)
 #   profile  JMH's gc and stack profilers on the 1-thread cache hit; perf on the native side when
 #            GF_BENCH_NATIVE names a library built with symbols (see docs/benchmarks.md)
 #   rust     the engine-only and agent criterion benches and the load profile (no JNI)
@@ -33,11 +35,18 @@ jmh() {
 }
 
 case "$stage" in
-  kafka|micro|layers|profile|all) build ;;
+  kafka|micro|layers|scale|profile|all) build ;;
 esac
 case "$stage" in kafka|all) jmh kafka-set KafkaAuthorizerBenchmark ;; esac
 case "$stage" in micro|all) jmh cache-hit CacheHitBenchmark ;; esac
 case "$stage" in layers|all) jmh layers JniLayersBenchmark ;; esac
+case "$stage" in
+  scale|all)
+    jmh scale SnapshotScaleBenchmark
+    jmh acl-view-layers AclViewLayersBenchmark
+    python3 benchmarks/plot_scale.py "$out" docs/img
+    ;;
+esac
 case "$stage" in
   profile|all)
     machine profile

@@ -65,8 +65,19 @@ public final class Bench {
 
     /** The agent in offline mode on {@code snapshot}; {@code cache} false sets the decision cache to 0 entries. */
     static GrantForgeKafkaAuthorizer grantforge(Path snapshot, boolean cache) {
+        return grantforge(snapshot, cache, null);
+    }
+
+    /**
+     * The agent in offline mode on {@code snapshot}, verified with the public key in {@code signingKey} (the
+     * signature beside it, {@link SignedSnapshot}) unless that is null.
+     */
+    static GrantForgeKafkaAuthorizer grantforge(Path snapshot, boolean cache, Path signingKey) {
         Map<String, Object> configs = new HashMap<String, Object>();
         configs.put("grantforge.policy.file", snapshot.toString());
+        if (signingKey != null) {
+            configs.put("grantforge.signing.key.file", signingKey.toString());
+        }
         configs.put("grantforge.snapshot.max.bytes", String.valueOf(1L << 34));
         if (!cache) {
             configs.put("grantforge.decision.cache.max.entries", "0");

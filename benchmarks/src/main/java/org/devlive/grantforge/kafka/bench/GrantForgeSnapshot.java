@@ -30,12 +30,12 @@ import org.apache.kafka.common.resource.ResourceType;
  * {@code 127.1.(i / 256).(i % 256)}, which never matches the benchmark's clients 127.0.0.1 and 127.0.0.2
  * either. The definition is {@code docs/kafka-service-type.json}, verbatim.
  */
-final class GrantForgeSnapshot {
+public final class GrantForgeSnapshot {
     private GrantForgeSnapshot() {
     }
 
     /** Writes the snapshot; returns its size in bytes. */
-    static long write(Path file, int resourceCount, int aclCount, double denyPercentage) {
+    public static long write(Path file, int resourceCount, int aclCount, double denyPercentage) {
         String definition = Bench.resource("kafka-service-type.json").trim();
         try (Writer out = new BufferedWriter(Files.newBufferedWriter(file, StandardCharsets.UTF_8), 1 << 20)) {
             out.write("{\"format\":1,\"service\":\"kafka-bench\",\"serviceType\":\"kafka\",\"typeVersion\":1,"

@@ -5,17 +5,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.acl.AccessControlEntry;
-import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclOperation;
-import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.requests.RequestContext;
-import org.apache.kafka.common.resource.PatternType;
-import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
-import org.apache.kafka.metadata.authorizer.StandardAcl;
 import org.apache.kafka.metadata.authorizer.StandardAuthorizer;
 import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
@@ -82,44 +75,14 @@ public class KafkaAuthorizerBenchmark {
             long heapBefore = Bench.heapUsedMiB();
             long start = System.nanoTime();
             authorizer = Bench.standardAuthorizer();
-            final StandardAuthorizer target = authorizer;
-            final long[] count = {0};
-            KafkaAclSet.generate(resourceCount, aclCount, denyPercentage, new KafkaAclSet.Sink() {
-                @Override
-                public void pattern(ResourceType type, String name, PatternType patternType, List<String> allowUsers,
-                                    List<String> denyUsers, List<String> allowHosts, List<String> denyHosts) {
-                    ResourcePattern pattern = new ResourcePattern(type, name, patternType);
-                    if (allowHosts == null) {
-                        for (String user : allowUsers) {
-                            add(pattern, user, "*", AclPermissionType.ALLOW);
-                        }
-                        for (String user : denyUsers) {
-                            add(pattern, user, "*", AclPermissionType.DENY);
-                        }
-                    } else {
-                        for (String host : allowHosts) {
-                            add(pattern, allowUsers.get(0), host, AclPermissionType.ALLOW);
-                        }
-                        for (String host : denyHosts) {
-                            add(pattern, denyUsers.get(0), host, AclPermissionType.DENY);
-                        }
-                    }
-                }
-
-                private void add(ResourcePattern pattern, String user, String host, AclPermissionType permission) {
-                    AccessControlEntry entry = new AccessControlEntry("User:" + user, host, AclOperation.READ,
-                        permission);
-                    // Kafka's benchmark uses Uuid.randomUuid(); sequential ids keep SecureRandom out of the load time.
-                    target.addAcl(new Uuid(1L, ++count[0]), StandardAcl.fromAclBinding(new AclBinding(pattern, entry)));
-                }
-            });
+            long entries = StandardAcls.load(authorizer, resourceCount, aclCount, denyPercentage);
             authorizer.completeInitialLoad();
             long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             Bench.check("StandardAuthorizer testAuthorizer", AuthorizationResult.DENIED,
                 authorizer.authorize(AUTHORIZE_CONTEXT, WRITE_TOPIC).get(0));
             Bench.check("StandardAuthorizer testAuthorizeByResourceType", AuthorizationResult.ALLOWED,
                 authorizer.authorizeByResourceType(BY_TYPE_CONTEXT, AclOperation.READ, ResourceType.TOPIC));
-            Bench.report("load side=standard resources=" + resourceCount + " acls=" + aclCount + " entries=" + count[0]
+            Bench.report("load side=standard resources=" + resourceCount + " acls=" + aclCount + " entries=" + entries
                 + " millis=" + millis + " heapMiB=" + (Bench.heapUsedMiB() - heapBefore));
         }
 

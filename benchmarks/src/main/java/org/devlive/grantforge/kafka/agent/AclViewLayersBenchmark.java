@@ -1,0 +1,107 @@
+package org.devlive.grantforge.kafka.agent;
+
+import java.lang.reflect.Field;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.devlive.grantforge.kafka.bench.GrantForgeSnapshot;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Where the time of {@code acls(ANY)} goes (SnapshotScaleBenchmark's set, one principal per resource):
+ * {@code rows} is the native call alone (the rows encoded and copied into a Java array), {@code decode} the
+ * Java decoding and filtering of rows already fetched, {@code full} {@code acls(ANY)}. In the shim's package to
+ * reach {@link NativeAgent} and {@link AclView}; a profiling aid that follows those classes.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MILLISECONDS)
+@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx8g"})
+@Warmup(iterations = 2, time = 2)
+@Measurement(iterations = 5, time = 2)
+public class AclViewLayersBenchmark {
+    @State(Scope.Benchmark)
+    public static class View {
+        @Param({"50000"})
+        public int resourceCount;
+
+        GrantForgeKafkaAuthorizer authorizer;
+        long handle;
+        byte[] rows;
+        Path file;
+
+        @Setup(Level.Trial)
+        public void setup() throws Exception {
+            file = Files.createTempFile("gf-bench-acl-layers-", ".json");
+            GrantForgeSnapshot.write(file, resourceCount, 1, 20);
+            Map<String, Object> configs = new HashMap<String, Object>();
+            configs.put("grantforge.policy.file", file.toString());
+            configs.put("grantforge.snapshot.max.bytes", String.valueOf(1L << 34));
+            authorizer = new GrantForgeKafkaAuthorizer();
+            authorizer.configure(configs);
+            Field field = GrantForgeKafkaAuthorizer.class.getDeclaredField("handle");
+            field.setAccessible(true);
+            handle = field.getLong(authorizer);
+            rows = NativeAgent.acls(handle);
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown() throws Exception {
+            authorizer.close();
+            Files.deleteIfExists(file);
+        }
+    }
+
+    @Benchmark
+    public byte[] rows(View view) {
+        return NativeAgent.acls(view.handle);
+    }
+
+    @Benchmark
+    public List<AclBinding> decode(View view) {
+        return AclView.decode(view.rows, AclBindingFilter.ANY);
+    }
+
+    @Benchmark
+    public Iterable<AclBinding> full(View view) {
+        return view.authorizer.acls(AclBindingFilter.ANY);
+    }
+
+    // TEMPORARY: the decoder before string sharing, for a comparison in the same run
+    @Benchmark
+    public List<AclBinding> decode_before(View view) {
+        java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(view.rows).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        int count = in.getInt();
+        List<AclBinding> matching = new java.util.ArrayList<AclBinding>();
+        for (int i = 0; i < count; i++) {
+            org.apache.kafka.common.resource.ResourceType type = org.apache.kafka.common.resource.ResourceType.fromCode(in.get());
+            org.apache.kafka.common.resource.PatternType patternType = org.apache.kafka.common.resource.PatternType.fromCode(in.get());
+            String name = Wire.readString(in);
+            String principal = Wire.readString(in);
+            org.apache.kafka.common.acl.AclOperation operation = org.apache.kafka.common.acl.AclOperation.fromCode(in.get());
+            org.apache.kafka.common.acl.AclPermissionType permission = org.apache.kafka.common.acl.AclPermissionType.fromCode(in.get());
+            AclBinding binding = new AclBinding(new org.apache.kafka.common.resource.ResourcePattern(type, name, patternType),
+                new org.apache.kafka.common.acl.AccessControlEntry(principal, "*", operation, permission));
+            if (AclBindingFilter.ANY.matches(binding)) {
+                matching.add(binding);
+            }
+        }
+        return matching;
+    }
+}
