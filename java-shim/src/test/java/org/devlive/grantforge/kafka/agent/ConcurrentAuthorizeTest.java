@@ -362,13 +362,7 @@ class ConcurrentAuthorizeTest {
         throws IOException {
         Path policies = tmp.resolve(file);
         Files.write(policies, snapshot.getBytes(StandardCharsets.UTF_8));
-        Map<String, Object> configs = new HashMap<>();
-        configs.put("grantforge.policy.file", policies.toString());
-        configs.put("super.users", "User:admin");
-        configs.put("node.id", 1);
-        configs.putAll(extra);
-        GrantForgeKafkaAuthorizer authorizer = new GrantForgeKafkaAuthorizer();
-        authorizer.configure(configs);
+        GrantForgeKafkaAuthorizer authorizer = TestAuthorizers.offline(policies, extra);
         opened.add(authorizer);
         return authorizer;
     }

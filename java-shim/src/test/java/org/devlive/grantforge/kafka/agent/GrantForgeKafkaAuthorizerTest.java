@@ -60,13 +60,7 @@ class GrantForgeKafkaAuthorizerTest {
         if (!Files.exists(policies)) {
             Files.copy(FIXTURE, policies);
         }
-        Map<String, Object> configs = new HashMap<>();
-        configs.put("grantforge.policy.file", policies.toString());
-        configs.put("super.users", "User:admin");
-        configs.put("node.id", 1);
-        configs.putAll(extra);
-        GrantForgeKafkaAuthorizer authorizer = new GrantForgeKafkaAuthorizer();
-        authorizer.configure(configs);
+        GrantForgeKafkaAuthorizer authorizer = TestAuthorizers.offline(policies, extra);
         opened.add(authorizer);
         return authorizer;
     }

@@ -8,8 +8,6 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.HashMap;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,13 +24,7 @@ class NativeBoundaryRefusalTest {
         if (!Files.exists(policies)) {
             Files.copy(FIXTURE, policies);
         }
-        Map<String, Object> configs = new HashMap<>();
-        configs.put("grantforge.policy.file", policies.toString());
-        configs.put("super.users", "User:admin");
-        configs.put("node.id", 1);
-        GrantForgeKafkaAuthorizer authorizer = new GrantForgeKafkaAuthorizer();
-        authorizer.configure(configs);
-        return authorizer;
+        return TestAuthorizers.offline(policies, java.util.Collections.emptyMap());
     }
 
     private static final java.util.List<org.apache.kafka.server.authorizer.Action> ADMIN_WRITE =
