@@ -27,7 +27,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * Where the time of {@code acls(ANY)} goes (SnapshotScaleBenchmark's set, one principal per resource):
  * {@code rows} is the native call alone (the rows encoded and copied into a Java array), {@code decode} the
- * Java decoding and filtering of rows already fetched, {@code full} {@code acls(ANY)}. In the shim's package to
+ * Java decoding and filtering of rows already fetched, {@code full} {@code acls(ANY)} (the decoded view kept from
+ * the call before: a filter pass). In the shim's package to
  * reach {@link NativeAgent} and {@link AclView}; a profiling aid that follows those classes.
  */
 @BenchmarkMode(Mode.AverageTime)
@@ -81,27 +82,5 @@ public class AclViewLayersBenchmark {
     @Benchmark
     public Iterable<AclBinding> full(View view) {
         return view.authorizer.acls(AclBindingFilter.ANY);
-    }
-
-    // TEMPORARY: the decoder before string sharing, for a comparison in the same run
-    @Benchmark
-    public List<AclBinding> decode_before(View view) {
-        java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(view.rows).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        int count = in.getInt();
-        List<AclBinding> matching = new java.util.ArrayList<AclBinding>();
-        for (int i = 0; i < count; i++) {
-            org.apache.kafka.common.resource.ResourceType type = org.apache.kafka.common.resource.ResourceType.fromCode(in.get());
-            org.apache.kafka.common.resource.PatternType patternType = org.apache.kafka.common.resource.PatternType.fromCode(in.get());
-            String name = Wire.readString(in);
-            String principal = Wire.readString(in);
-            org.apache.kafka.common.acl.AclOperation operation = org.apache.kafka.common.acl.AclOperation.fromCode(in.get());
-            org.apache.kafka.common.acl.AclPermissionType permission = org.apache.kafka.common.acl.AclPermissionType.fromCode(in.get());
-            AclBinding binding = new AclBinding(new org.apache.kafka.common.resource.ResourcePattern(type, name, patternType),
-                new org.apache.kafka.common.acl.AccessControlEntry(principal, "*", operation, permission));
-            if (AclBindingFilter.ANY.matches(binding)) {
-                matching.add(binding);
-            }
-        }
-        return matching;
     }
 }
