@@ -1,6 +1,7 @@
 package org.devlive.grantforge.kafka.agent;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -63,9 +64,9 @@ class AclViewGoldenTest {
         return out.toByteArray();
     }
 
-    /** Rows of one resource, of one principal, of names and principals alike but for a byte, decode as written. */
+    /** What the decoder shares between rows (a repeated resource, a repeated principal) never changes a row. */
     @Test
-    void rowsDecodeAsWritten() {
+    void rowsThatRepeatAResourceOrAPrincipalDecodeAsWritten() {
         List<AclBinding> written = List.of(
             binding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", AclOperation.READ, AclPermissionType.ALLOW),
             binding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:bob", AclOperation.READ, AclPermissionType.DENY),
@@ -77,5 +78,7 @@ class AclViewGoldenTest {
             binding(ResourceType.TOPIC, "", PatternType.LITERAL, "User:café", AclOperation.ALL, AclPermissionType.DENY));
         List<AclBinding> decoded = AclView.decode(rows(written.toArray(new AclBinding[0])), AclBindingFilter.ANY);
         assertEquals(written, decoded);
+        assertSame(decoded.get(0).pattern(), decoded.get(1).pattern(), "a resource's rows share its pattern");
+        assertSame(decoded.get(0).entry().principal(), decoded.get(2).entry().principal(), "principals are shared");
     }
 }
