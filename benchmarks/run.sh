@@ -6,7 +6,7 @@
 #   micro    cache-hit microbenchmarks on tests/fixtures/snapshots/e2e.json, 1 and 2 threads (~2 min)
 #   layers   where one cached call's time goes, layer by layer (~1 min)
 #   scale    one snapshot from 10k to 1M resources: load, memory, acls(ANY), both sides; plots in docs/img
-#            (~25 min; 1M needs about 8 GB)
+#            (~8 min; the 1M forks need about 8 GB)
 #   profile  JMH's gc and stack profilers on the 1-thread cache hit; perf on the native side when
 #            GF_BENCH_NATIVE names a library built with symbols (see docs/benchmarks.md)
 #   rust     the engine-only and agent criterion benches and the load profile (no JNI)

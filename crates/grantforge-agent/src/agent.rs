@@ -86,6 +86,8 @@ pub struct Agent {
     /// Bumped whenever the ACL view may have changed (a snapshot applied, a validity boundary, the
     /// agent closed): the shim keeps the view's bindings decoded while this stays the same.
     acl_view_serial: AtomicU64,
+    /// Set when a snapshot is applied: the agent's thread then gives the load's freed memory back.
+    loaded_since_trim: AtomicBool,
     /// Signalled when the first snapshot is applied and when the agent stops.
     state: Mutex<()>,
     changed: Condvar,
@@ -139,6 +141,7 @@ impl Agent {
             current: RwLock::new(None),
             generation: AtomicU64::new(0),
             acl_view_serial: AtomicU64::new(0),
+            loaded_since_trim: AtomicBool::new(false),
             state: Mutex::new(()),
             changed: Condvar::new(),
             stopping: AtomicBool::new(false),
@@ -383,7 +386,7 @@ impl Agent {
         if self.refuse_all.swap(false, Ordering::AcqRel) {
             tracing::info!("a kafka snapshot is in force: requests are decided again");
         }
-        give_back_freed_memory();
+        self.loaded_since_trim.store(true, Ordering::Release);
         let _state = self.state.lock();
         self.changed.notify_all();
     }
@@ -451,6 +454,11 @@ impl Agent {
             survive_panic("recomputing the ACL view", &mut view_panic, || {
                 self.advance_acl_view()
             });
+            // After the round that applied a snapshot has ended: its download and parsed model
+            // are freed by now (server mode holds them until the disk cache is written).
+            if self.loaded_since_trim.swap(false, Ordering::AcqRel) {
+                give_back_freed_memory();
+            }
         }
     }
 
@@ -542,8 +550,9 @@ impl Agent {
             }
         }) {
             Ok(policies) => {
-                self.apply(policies, &path.display().to_string());
+                // Cleared first: whoever sees the new version in force sees no old error.
                 *self.metrics().last_error.lock() = None;
+                self.apply(policies, &path.display().to_string());
             }
             Err(e) => {
                 let kept = self
@@ -557,10 +566,11 @@ impl Agent {
     }
 }
 
-/// Returns the heap pages freed since to the operating system. Loading a snapshot holds its whole
-/// parsed model while compiling it (about 1.7 times the JSON's size at 1M resources), then frees
-/// it; glibc keeps such freed pages in the process, so without this the broker's resident memory
-/// stays at the load's peak (`docs/benchmarks.md`, "Scale of one snapshot").
+/// Returns the heap pages freed since to the operating system, on the agent's thread after a
+/// snapshot was applied. Loading a snapshot holds its whole parsed model while compiling it (about
+/// 1.7 times the JSON's size at 1M resources), then frees it; glibc keeps such freed pages in the
+/// process, so without this the broker's resident memory stays at the load's peak
+/// (`docs/benchmarks.md`, "Scale of one snapshot").
 fn give_back_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free memory of glibc's arenas; it takes no pointer.

@@ -27,8 +27,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * Where the time of {@code acls(ANY)} goes (SnapshotScaleBenchmark's set, one principal per resource):
  * {@code rows} is the native call alone (the rows encoded and copied into a Java array), {@code decode} the
- * Java decoding and filtering of rows already fetched, {@code full} {@code acls(ANY)} (the decoded view kept from
- * the call before: a filter pass). In the shim's package to
+ * Java decoding and filtering of rows already fetched, {@code full} {@code acls(ANY)} (for ANY, the decoded view kept from
+ * the call before, returned as it is). In the shim's package to
  * reach {@link NativeAgent} and {@link AclView}; a profiling aid that follows those classes.
  */
 @BenchmarkMode(Mode.AverageTime)

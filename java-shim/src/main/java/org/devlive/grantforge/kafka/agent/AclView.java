@@ -65,18 +65,35 @@ final class AclView {
     /**
      * Every binding of the view in force. The serial is read before the rows, so the rows are at least as
      * new as the serial they are kept under; a view that changed in between is fetched again next time.
+     * One thread decodes a new view while the others wait for it (a view of 1,000,000 rows is about 150 MiB
+     * decoded: decoded once, not once per concurrent caller).
      */
     private List<AclBinding> all() {
         long serial = NativeAgent.aclViewSerial(handle);
-        Decoded kept = decoded.get();
-        if (kept != null && serial != 0 && kept.serial == serial) {
-            return kept.bindings;
+        if (serial == 0) {
+            // closed: let go of the kept view, list nothing
+            decoded = new SoftReference<Decoded>(null);
+            return Collections.emptyList();
         }
-        List<AclBinding> bindings = Collections.unmodifiableList(decode(NativeAgent.acls(handle), AclBindingFilter.ANY));
-        if (serial != 0) {
+        List<AclBinding> kept = keptFor(serial);
+        if (kept != null) {
+            return kept;
+        }
+        synchronized (this) {
+            kept = keptFor(serial);
+            if (kept != null) {
+                return kept;
+            }
+            List<AclBinding> bindings = Collections.unmodifiableList(decode(NativeAgent.acls(handle),
+                AclBindingFilter.ANY));
             decoded = new SoftReference<Decoded>(new Decoded(serial, bindings));
+            return bindings;
         }
-        return bindings;
+    }
+
+    private List<AclBinding> keptFor(long serial) {
+        Decoded kept = decoded.get();
+        return kept != null && kept.serial == serial ? kept.bindings : null;
     }
 
     /**

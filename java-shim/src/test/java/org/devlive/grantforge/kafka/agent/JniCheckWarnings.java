@@ -20,7 +20,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * <p>The shim's tests run with {@code -Xcheck:jni -XX:+LogVMOutput -XX:LogFile=<dir>/jni-check-vm-%p.log}
  * ({@code java-shim/pom.xml}), which copies what the JVM prints, JNI warnings included, into a file that is
  * flushed at each line; {@code grantforge.jni.check.dir} names the directory. Each test class reads what
- * the log gained while it ran. Registered for every test class through the service loader
+ * the log gained while it ran (a warning from a background thread, the agent's or the log drain's, that
+ * lands after a class ended is blamed on the class that runs next). Registered for every test class through the service loader
  * ({@code junit.jupiter.extensions.autodetection.enabled}).
  */
 public final class JniCheckWarnings implements BeforeAllCallback, AfterAllCallback {
@@ -78,10 +79,16 @@ public final class JniCheckWarnings implements BeforeAllCallback, AfterAllCallba
             byte[] tail = new byte[(int) Math.max(0, length - offset)];
             file.seek(Math.min(offset, length));
             file.readFully(tail);
-            for (String line : new String(tail, StandardCharsets.UTF_8).split("\n")) {
+            String[] lines = new String(tail, StandardCharsets.UTF_8).split("\n");
+            for (int i = 0; i < lines.length; i++) {
                 for (String mark : MARKS) {
-                    if (line.contains(mark)) {
-                        found.add(line);
+                    if (lines[i].contains(mark)) {
+                        // the warning and the Java frames the JVM prints after it: where the call came from
+                        StringBuilder warning = new StringBuilder(lines[i]);
+                        for (int j = i + 1; j < lines.length && j <= i + 8 && lines[j].trim().startsWith("at "); j++) {
+                            warning.append('\n').append(lines[j]);
+                        }
+                        found.add(warning.toString());
                         break;
                     }
                 }
