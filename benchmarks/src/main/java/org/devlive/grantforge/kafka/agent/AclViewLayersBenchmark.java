@@ -27,7 +27,7 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * Where the time of {@code acls(ANY)} goes (SnapshotScaleBenchmark's set, one principal per resource):
  * {@code rows} is the native call alone (the rows encoded and copied into a Java array), {@code decode} the
- * Java decoding and filtering of rows already fetched, {@code full} {@code acls(ANY)} (for ANY, the decoded view kept from
+ * Java decoding of rows already fetched, {@code full} {@code acls(ANY)} (for ANY, the decoded view kept from
  * the call before, returned as it is). In the shim's package to
  * reach {@link NativeAgent} and {@link AclView}; a profiling aid that follows those classes.
  */
@@ -76,7 +76,7 @@ public class AclViewLayersBenchmark {
 
     @Benchmark
     public List<AclBinding> decode(View view) {
-        return AclView.decode(view.rows, AclBindingFilter.ANY);
+        return AclView.decode(view.rows);
     }
 
     @Benchmark

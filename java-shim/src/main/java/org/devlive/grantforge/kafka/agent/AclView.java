@@ -49,7 +49,11 @@ final class AclView {
     }
 
     List<AclBinding> matching(AclBindingFilter filter) {
-        List<AclBinding> all = all();
+        return matching(all(), filter);
+    }
+
+    /** The bindings {@code filter} matches ({@code all} itself for the filter that matches everything). */
+    static List<AclBinding> matching(List<AclBinding> all, AclBindingFilter filter) {
         if (AclBindingFilter.ANY.equals(filter)) {
             return all;
         }
@@ -84,8 +88,7 @@ final class AclView {
             if (kept != null) {
                 return kept;
             }
-            List<AclBinding> bindings = Collections.unmodifiableList(decode(NativeAgent.acls(handle),
-                AclBindingFilter.ANY));
+            List<AclBinding> bindings = Collections.unmodifiableList(decode(NativeAgent.acls(handle)));
             decoded = new SoftReference<Decoded>(new Decoded(serial, bindings));
             return bindings;
         }
@@ -97,22 +100,22 @@ final class AclView {
     }
 
     /**
-     * The rows {@code filter} matches, decoded one at a time (layout and golden bytes:
-     * {@code crates/grantforge-jni/src/acl_view.rs}); none if {@code rows} is null (a closed agent).
+     * Every row, decoded (layout and golden bytes: {@code crates/grantforge-jni/src/acl_view.rs}); none if
+     * {@code rows} is null (a closed agent).
      *
      * <p>Strings are made straight from {@code rows}, and shared where the rows repeat them: a row of the same
      * resource as the row before it (the rows are sorted, so a resource's rows follow each other) shares its
      * {@link ResourcePattern}, and principals come through a small cache. The decoded view is kept (see
      * {@link #all}), and sharing makes it smaller: 153 instead of 221 MiB of heap for 1,000,000 rows, and its
-     * first listing faster at 200k resources (98 instead of 177 ms; {@code docs/benchmarks.md}).
+     * first listing faster at 200k resources (92–125 instead of 166–181 ms; {@code docs/benchmarks.md}).
      */
-    static List<AclBinding> decode(byte[] rows, AclBindingFilter filter) {
+    static List<AclBinding> decode(byte[] rows) {
         if (rows == null || rows.length < 4) {
             return Collections.emptyList();
         }
         ByteBuffer in = ByteBuffer.wrap(rows).order(ByteOrder.LITTLE_ENDIAN);
         int count = in.getInt();
-        List<AclBinding> matching = new ArrayList<AclBinding>();
+        List<AclBinding> bindings = new ArrayList<AclBinding>();
         Principals principals = new Principals(rows);
         ResourcePattern pattern = null;
         int patternAt = 0;
@@ -133,12 +136,9 @@ final class AclView {
             String principal = principals.read(in);
             AclOperation operation = AclOperation.fromCode(in.get());
             AclPermissionType permission = AclPermissionType.fromCode(in.get());
-            AclBinding binding = new AclBinding(pattern, new AccessControlEntry(principal, "*", operation, permission));
-            if (filter.matches(binding)) {
-                matching.add(binding);
-            }
+            bindings.add(new AclBinding(pattern, new AccessControlEntry(principal, "*", operation, permission)));
         }
-        return matching;
+        return bindings;
     }
 
     private static boolean sameBytes(byte[] bytes, int a, int aLength, int b, int bLength) {
