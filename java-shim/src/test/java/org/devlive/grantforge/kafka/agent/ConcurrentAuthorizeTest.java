@@ -1,6 +1,7 @@
 package org.devlive.grantforge.kafka.agent;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.devlive.grantforge.kafka.agent.TestContexts.action;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -21,11 +22,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.acl.AclOperation;
-import org.apache.kafka.common.resource.PatternType;
-import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
-import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
@@ -260,7 +258,7 @@ class ConcurrentAuthorizeTest {
         for (KafkaPrincipal principal : principals) {
             for (InetAddress address : addresses) {
                 for (String[] lc : listenersAndClients) {
-                    AuthorizableRequestContext context = context(principal, address, lc[0], lc[1]);
+                    AuthorizableRequestContext context = TestContexts.of(principal, address, lc[0], lc[1]);
                     String who = principal + "@" + address.getHostAddress() + "/" + lc[0] + "/" + lc[1];
                     for (Action single : singles) {
                         questions.add(new Question(who + " " + describe(single), context,
@@ -279,24 +277,6 @@ class ConcurrentAuthorizeTest {
             }
         }
         return questions;
-    }
-
-    private static AuthorizableRequestContext context(final KafkaPrincipal principal, final InetAddress address,
-                                                      final String listener, final String clientId) {
-        return new AuthorizableRequestContext() {
-            @Override public String listenerName() { return listener; }
-            @Override public SecurityProtocol securityProtocol() { return SecurityProtocol.SASL_PLAINTEXT; }
-            @Override public KafkaPrincipal principal() { return principal; }
-            @Override public InetAddress clientAddress() { return address; }
-            @Override public int requestType() { return 0; }
-            @Override public int requestVersion() { return 9; }
-            @Override public String clientId() { return clientId; }
-            @Override public int correlationId() { return 1; }
-        };
-    }
-
-    private static Action action(AclOperation op, ResourceType type, String name) {
-        return new Action(op, new ResourcePattern(type, name, PatternType.LITERAL), 1, true, true);
     }
 
     private static String describe(Action action) {

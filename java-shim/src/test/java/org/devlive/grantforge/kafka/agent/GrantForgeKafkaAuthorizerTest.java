@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.devlive.grantforge.kafka.agent.TestContexts.action;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -63,10 +64,6 @@ class GrantForgeKafkaAuthorizerTest {
         GrantForgeKafkaAuthorizer authorizer = TestAuthorizers.offline(policies, extra);
         opened.add(authorizer);
         return authorizer;
-    }
-
-    private static Action action(AclOperation op, ResourceType type, String name) {
-        return new Action(op, new ResourcePattern(type, name, PatternType.LITERAL), 1, true, true);
     }
 
     @Test
