@@ -1,15 +1,14 @@
 package org.devlive.grantforge.kafka.agent;
 
-import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
+import org.devlive.grantforge.kafka.bench.Bench;
 import org.devlive.grantforge.kafka.bench.GrantForgeSnapshot;
+import org.devlive.grantforge.kafka.bench.SnapshotScaleBenchmark;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -50,15 +49,10 @@ public class AclViewLayersBenchmark {
         @Setup(Level.Trial)
         public void setup() throws Exception {
             file = Files.createTempFile("gf-bench-acl-layers-", ".json");
-            GrantForgeSnapshot.write(file, resourceCount, 1, 20);
-            Map<String, Object> configs = new HashMap<String, Object>();
-            configs.put("grantforge.policy.file", file.toString());
-            configs.put("grantforge.snapshot.max.bytes", String.valueOf(1L << 34));
-            authorizer = new GrantForgeKafkaAuthorizer();
-            authorizer.configure(configs);
-            Field field = GrantForgeKafkaAuthorizer.class.getDeclaredField("handle");
-            field.setAccessible(true);
-            handle = field.getLong(authorizer);
+            GrantForgeSnapshot.write(file, resourceCount, SnapshotScaleBenchmark.ACLS_PER_RESOURCE,
+                SnapshotScaleBenchmark.DENY_PERCENTAGE);
+            authorizer = Bench.grantforge(file, true);
+            handle = authorizer.nativeHandle();
             rows = NativeAgent.acls(handle);
         }
 

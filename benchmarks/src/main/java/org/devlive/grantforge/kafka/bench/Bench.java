@@ -64,7 +64,7 @@ public final class Bench {
     }
 
     /** The agent in offline mode on {@code snapshot}; {@code cache} false sets the decision cache to 0 entries. */
-    static GrantForgeKafkaAuthorizer grantforge(Path snapshot, boolean cache) {
+    public static GrantForgeKafkaAuthorizer grantforge(Path snapshot, boolean cache) {
         return grantforge(snapshot, cache, null);
     }
 

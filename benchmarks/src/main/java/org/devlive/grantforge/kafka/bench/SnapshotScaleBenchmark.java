@@ -45,8 +45,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 2, time = 2)
 @Measurement(iterations = 5, time = 2)
 public class SnapshotScaleBenchmark {
-    static final int ACLS_PER_RESOURCE = 1;
-    static final double DENY_PERCENTAGE = 20;
+    public static final int ACLS_PER_RESOURCE = 1;
+    public static final double DENY_PERCENTAGE = 20;
 
     @State(Scope.Benchmark)
     public static class Standard {
