@@ -7,6 +7,9 @@
 #   layers   where one cached call's time goes, layer by layer (~1 min)
 #   scale    one snapshot from 10k to 1M resources: load, memory, acls(ANY), both sides; plots in docs/img
 #            (~8 min; the 1M forks need about 8 GB)
+#   broker   Kafka's producer and consumer perf tools against three nodes of one release at once: no
+#            authorizer, StandardAuthorizer, the agent; Kafka's AuthorizerBenchmark set at 0, 50k and 200k
+#            resources (~60 min; GF_BROKER_ARGS passes options to BrokerThroughput, e.g. "--rounds 6")
 #   profile  JMH's gc and stack profilers on the 1-thread cache hit; perf on the native side when
 #            GF_BENCH_NATIVE names a library built with symbols (see docs/benchmarks.md)
 #   rust     the engine-only and agent criterion benches and the load profile (no JNI)
@@ -45,6 +48,16 @@ case "$stage" in
     jmh scale SnapshotScaleBenchmark
     jmh acl-view-layers AclViewLayersBenchmark
     python3 benchmarks/plot_scale.py "$out" docs/img
+    ;;
+esac
+case "$stage" in
+  broker)
+    # The integration harness starts the nodes (tests/integration/src/main/.../BrokerThroughput.java).
+    mvn -B -q -pl tests/integration compile
+    machine broker
+    java -cp "tests/integration/target/classes:$(cat tests/integration/target/it.classpath)" \
+      -Dgrantforge.it.work="$out/broker/nodes" org.devlive.grantforge.kafka.it.BrokerThroughput \
+      --out "$out/broker" ${GF_BROKER_ARGS:-} 2>&1 | tee "$out/broker.log"
     ;;
 esac
 case "$stage" in

@@ -7,7 +7,6 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.devlive.grantforge.kafka.bench.Bench;
-import org.devlive.grantforge.kafka.bench.GrantForgeSnapshot;
 import org.devlive.grantforge.kafka.bench.SnapshotScaleBenchmark;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -22,6 +21,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.devlive.grantforge.kafka.it.GrantForgeSnapshot;
 
 /**
  * Where the time of {@code acls(ANY)} goes (SnapshotScaleBenchmark's set, one principal per resource):

@@ -26,6 +26,8 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.devlive.grantforge.kafka.it.GrantForgeSnapshot;
+import org.devlive.grantforge.kafka.it.KafkaAclSet;
 
 /**
  * Kafka's {@code AuthorizerBenchmark} questions, asked of StandardAuthorizer (the anchor) and of the GrantForge

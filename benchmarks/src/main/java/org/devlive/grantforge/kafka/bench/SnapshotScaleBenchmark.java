@@ -21,6 +21,8 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.devlive.grantforge.kafka.it.GrantForgeSnapshot;
+import org.devlive.grantforge.kafka.it.KafkaAclSet;
 
 /**
  * How one snapshot scales, from 10k to 1M resources of Kafka's {@code AuthorizerBenchmark} set ({@link KafkaAclSet},

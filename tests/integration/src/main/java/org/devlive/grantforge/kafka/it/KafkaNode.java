@@ -643,15 +643,35 @@ public final class KafkaNode implements AutoCloseable {
      * from {@code main} or through Kafka's {@code Exit} (a {@code System.exit}), so the exit code is the JVM's.
      */
     public ToolRun runTool(String user, String mainClass, List<String> args) {
+        List<String> withConnection = new ArrayList<>(List.of("--bootstrap-server", bootstrapServers(), "--command-config",
+                clientConfigFile(user).toString()));
+        withConnection.addAll(args);
+        return runJava(mainClass, List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), withConnection,
+                Duration.ofSeconds(120));
+    }
+
+    /** Writes {@code user}'s client settings ({@link #clientProps(String)}) to a file in the node's directory. */
+    public Path clientConfigFile(String user) {
         try {
-            Path commandConfig = dir.resolve("tool-" + user + ".properties");
+            Path file = dir.resolve("tool-" + user + ".properties");
             StringBuilder props = new StringBuilder();
             clientProps(user).forEach((k, v) -> props.append(k).append('=').append(escapeProperty(v.toString())).append('\n'));
-            Files.writeString(commandConfig, props.toString(), StandardCharsets.UTF_8);
+            Files.writeString(file, props.toString(), StandardCharsets.UTF_8);
+            return file;
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot write the client settings of " + user + " in " + dir, e);
+        }
+    }
+
+    /**
+     * Runs {@code mainClass} of the release (a tool such as {@code ProducerPerformance}) in a JVM of its own on the
+     * release's classpath with these JVM options and arguments, and waits for it at most {@code timeout}.
+     */
+    public ToolRun runJava(String mainClass, List<String> jvmOptions, List<String> args, Duration timeout) {
+        try {
             String cp = dir.resolve("launcher") + java.io.File.pathSeparator + dist.classpath();
-            List<String> cmd = javaCommand("tool", cp, List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+            List<String> cmd = javaCommand("tool", cp, jvmOptions);
             cmd.add(mainClass);
-            cmd.addAll(List.of("--bootstrap-server", bootstrapServers(), "--command-config", commandConfig.toString()));
             cmd.addAll(args);
             long run = TOOL_RUNS.incrementAndGet();
             Path out = dir.resolve("tool-" + run + ".out");
@@ -661,10 +681,10 @@ public final class KafkaNode implements AutoCloseable {
             pb.environment().remove("KAFKA_OPTS");
             pb.environment().remove("CLASSPATH");
             Process p = pb.start();
-            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 p.destroyForcibly();
-                throw new IllegalStateException(mainClass + " did not finish in 120 s: " + String.join(" ", cmd)
-                        + "\n" + read(out) + "\n" + read(err));
+                throw new IllegalStateException(mainClass + " did not finish in " + timeout.toSeconds() + " s: "
+                        + String.join(" ", cmd) + "\n" + read(out) + "\n" + read(err));
             }
             return new ToolRun(p.exitValue(), read(out), read(err));
         } catch (IOException e) {
@@ -673,6 +693,12 @@ public final class KafkaNode implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("Interrupted while running " + mainClass, e);
         }
+    }
+
+    /** The node's process id (for its CPU time in {@code /proc}); -1 before it is launched. */
+    public long pid() {
+        Process p = process;
+        return p == null ? -1 : p.pid();
     }
 
     /** Numbers each tool run's output files in the node's directory. */

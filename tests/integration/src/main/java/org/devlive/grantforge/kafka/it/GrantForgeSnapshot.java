@@ -1,7 +1,8 @@
-package org.devlive.grantforge.kafka.bench;
+package org.devlive.grantforge.kafka.it;
 
 import java.io.BufferedWriter;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
@@ -28,15 +29,16 @@ import org.apache.kafka.common.resource.ResourceType;
  * Kafka's wildcard-section hosts {@code "127.0.0" + i} are not IP addresses (Kafka compares host strings, so
  * they never match a client); {@code ip-range} refuses such values, so each becomes the distinct address
  * {@code 127.1.(i / 256).(i % 256)}, which never matches the benchmark's clients 127.0.0.1 and 127.0.0.2
- * either. The definition is {@code docs/kafka-service-type.json}, verbatim.
+ * either. The definition is {@code docs/kafka-service-type.json}, verbatim. Further policies (a benchmark's own
+ * user, say) may be given as JSON objects; they come after the set's.
  */
 public final class GrantForgeSnapshot {
     private GrantForgeSnapshot() {
     }
 
-    /** Writes the snapshot; returns its size in bytes. */
-    public static long write(Path file, int resourceCount, int aclCount, double denyPercentage) {
-        String definition = Bench.resource("kafka-service-type.json").trim();
+    /** Writes the snapshot with these further policies (JSON objects) after the set's; returns its size in bytes. */
+    public static long write(Path file, int resourceCount, int aclCount, double denyPercentage, String... furtherPolicies) {
+        String definition = serviceDefinition();
         try (Writer out = new BufferedWriter(Files.newBufferedWriter(file, StandardCharsets.UTF_8), 1 << 20)) {
             out.write("{\"format\":1,\"service\":\"kafka-bench\",\"serviceType\":\"kafka\",\"typeVersion\":1,"
                 + "\"serviceEnabled\":true,\"policyVersion\":1,\"definition\":");
@@ -58,12 +60,30 @@ public final class GrantForgeSnapshot {
                     }
                 }
             });
+            for (String policy : furtherPolicies) {
+                if (++id[0] > 1) {
+                    out.write(',');
+                }
+                out.write(policy);
+            }
             out.write("],\"roles\":{},\"groups\":{}}");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
         try {
             return Files.size(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** {@code docs/kafka-service-type.json}, which the build puts in the harness JAR. */
+    private static String serviceDefinition() {
+        try (InputStream in = GrantForgeSnapshot.class.getResourceAsStream("/grantforge-it/kafka-service-type.json")) {
+            if (in == null) {
+                throw new IllegalStateException("resource grantforge-it/kafka-service-type.json is missing from the harness");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

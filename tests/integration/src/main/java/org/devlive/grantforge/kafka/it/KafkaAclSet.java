@@ -1,16 +1,22 @@
-package org.devlive.grantforge.kafka.bench;
+package org.devlive.grantforge.kafka.it;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * Kafka's {@code AuthorizerBenchmark} ACL set ({@code jmh-benchmarks/.../acl/AuthorizerBenchmark.java},
  * {@code prepareAclCache}, 4.x shape: {@code hostPreCount} 10), generated once from a fixed seed and handed
- * to a {@link Sink} per pattern, so StandardAuthorizer (as ACLs) and the GrantForge agent (as a snapshot)
- * are built from the very same entries, deny coins included.
+ * to a {@link Sink} per pattern, so StandardAuthorizer (as ACLs, {@link #bindings}) and the GrantForge agent
+ * (as a snapshot, {@link GrantForgeSnapshot}) are built from the very same entries, deny coins included: in the
+ * JMH benchmarks and in the brokers of {@link BrokerThroughput} alike.
  *
  * <ul>
  *   <li>per resource id: {@code foo-bar35_resource-<id>}, GROUP if {@code id % 10 == 0} else TOPIC, PREFIXED
@@ -31,15 +37,15 @@ import org.apache.kafka.common.resource.ResourceType;
  * denies on {@code *} (every resource of the type) for that question. Both sides must decide the same
  * question the same way here, so the benchmark uses the seed where they agree (ALLOWED).
  */
-final class KafkaAclSet {
-    static final String PREFIX = "foo-bar35_resource-";
-    static final String USER = "test-user";
+public final class KafkaAclSet {
+    public static final String PREFIX = "foo-bar35_resource-";
+    public static final String USER = "test-user";
     static final int HOST_PRE_COUNT = 10;
-    static final String BY_TYPE_HOST = "127.0.0.2";
+    public static final String BY_TYPE_HOST = "127.0.0.2";
     static final long SEED = 0x6772616e74L;
 
     /** One resource pattern and its entries, all READ, principal names without the {@code User:} type. */
-    interface Sink {
+    public interface Sink {
         /** {@code hosts} is null for host {@code *}: then the users are the principals (allow and deny). */
         void pattern(ResourceType type, String name, PatternType patternType, List<String> allowUsers,
                      List<String> denyUsers, List<String> allowHosts, List<String> denyHosts);
@@ -48,11 +54,11 @@ final class KafkaAclSet {
     private KafkaAclSet() {
     }
 
-    static String user(int aclId) {
+    public static String user(int aclId) {
         return aclId == 0 ? USER : USER + aclId;
     }
 
-    static void generate(int resourceCount, int aclCount, double denyPercentage, Sink sink) {
+    public static void generate(int resourceCount, int aclCount, double denyPercentage, Sink sink) {
         Random rand = new Random(SEED);
         List<String> users = new ArrayList<String>(aclCount);
         for (int aclId = 0; aclId < aclCount; aclId++) {
@@ -96,6 +102,26 @@ final class KafkaAclSet {
             }
         }
         sink.pattern(ResourceType.TOPIC, "*", PatternType.LITERAL, single(), single(), wildHosts, wildDenied);
+    }
+
+    /** The set as Kafka ACL bindings, one per entry (host {@code *} entries per user, host entries per host). */
+    public static List<AclBinding> bindings(int resourceCount, int aclCount, double denyPercentage) {
+        List<AclBinding> out = new ArrayList<AclBinding>();
+        generate(resourceCount, aclCount, denyPercentage, (type, name, patternType, allowUsers, denyUsers, allowHosts, denyHosts) -> {
+            ResourcePattern pattern = new ResourcePattern(type, name, patternType);
+            if (allowHosts == null) {
+                allowUsers.forEach(user -> out.add(binding(pattern, user, "*", AclPermissionType.ALLOW)));
+                denyUsers.forEach(user -> out.add(binding(pattern, user, "*", AclPermissionType.DENY)));
+            } else {
+                allowHosts.forEach(host -> out.add(binding(pattern, allowUsers.get(0), host, AclPermissionType.ALLOW)));
+                denyHosts.forEach(host -> out.add(binding(pattern, denyUsers.get(0), host, AclPermissionType.DENY)));
+            }
+        });
+        return out;
+    }
+
+    private static AclBinding binding(ResourcePattern pattern, String user, String host, AclPermissionType permission) {
+        return new AclBinding(pattern, new AccessControlEntry("User:" + user, host, AclOperation.READ, permission));
     }
 
     private static List<String> single() {
