@@ -177,21 +177,24 @@ public final class BrokerThroughput {
             throws IOException {
         Jmx jmx = Jmx.onFreePort();
         KafkaNode.Builder builder = KafkaNode.builder().name("throughput-" + name + "-" + size).kafkaVersion(kafkaVersion)
-                .maxHeap("2g").rootLogLevel("WARN");
+                .maxHeap("2g");
         jmx.jvmArgs().forEach(builder::jvmArg);
         return new Subject(name, authorizer.apply(builder).start(), jmx);
     }
 
-    /** alice's rights: write and read the topic, read her consumer groups (the agent's policies). */
+    /**
+     * alice's rights: write and read the topic, read her consumer groups (the agent's policies; policy ids are numbers,
+     * these beyond the set's).
+     */
     private static String[] alicesPolicies() {
         return new String[] {
-            policy("perf-topic", "topic", TOPIC, "\"write\",\"read\",\"describe\""),
-            policy("perf-groups", "group", GROUP_PREFIX + "*", "\"read\",\"describe\""),
+            policy(2_000_000_001, "alice's perf topic", "topic", TOPIC, "\"write\",\"read\",\"describe\""),
+            policy(2_000_000_002, "alice's perf groups", "group", GROUP_PREFIX + "*", "\"read\",\"describe\""),
         };
     }
 
-    private static String policy(String id, String level, String value, String accessTypes) {
-        return "{\"id\":\"" + id + "\",\"name\":\"" + id + "\",\"type\":\"ACCESS\",\"priority\":\"NORMAL\",\"document\":{\"resources\":{\""
+    private static String policy(long id, String name, String level, String value, String accessTypes) {
+        return "{\"id\":\"" + id + "\",\"name\":\"" + name + "\",\"type\":\"ACCESS\",\"priority\":\"NORMAL\",\"document\":{\"resources\":{\""
                 + level + "\":{\"values\":[\"" + value + "\"],\"excludes\":false,\"recursive\":false}},\"allow\":[{\"users\":[\"" + USER
                 + "\"],\"groups\":[],\"roles\":[],\"accessTypes\":[" + accessTypes + "],\"conditions\":[],\"maskType\":null,"
                 + "\"maskValue\":null,\"rowFilter\":null}],\"allowExceptions\":[],\"deny\":[],\"denyExceptions\":[],\"validity\":[]}}";
