@@ -44,8 +44,9 @@ import org.apache.kafka.common.resource.ResourceType;
  * ratios to (a). Every run is also written as one line of {@code runs.tsv}.
  *
  * <p>Usage: {@code BrokerThroughput [--kafka 4.3.1] [--sizes 0,50000,200000] [--rounds 6] [--records 200000]
- * [--workloads all|w1,w2] [--out DIR]}. {@code benchmarks/run.sh broker} runs it as {@code docs/benchmarks.md}
- * reports it.
+ * [--workloads all|w1,w2] [--out DIR]}, or {@code BrokerThroughput --report LOG[,LOG...]} for the report of runs
+ * already printed (several invocations, say a long one at size 0 and a shorter one at the larger sizes).
+ * {@code benchmarks/run.sh broker} runs it as {@code docs/benchmarks.md} reports it.
  */
 public final class BrokerThroughput {
     private static final String USER = "alice";
@@ -91,6 +92,10 @@ public final class BrokerThroughput {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> options = options(args);
+        if (options.containsKey("report")) {
+            System.out.println(reportFromLogs(options.get("report"), options.getOrDefault("kafka", KafkaDist.DEFAULT_VERSION)));
+            return;
+        }
         String kafkaVersion = options.getOrDefault("kafka", KafkaDist.DEFAULT_VERSION);
         List<Integer> sizes = Arrays.stream(options.getOrDefault("sizes", "0,50000,200000").split(","))
                 .map(String::trim).map(Integer::parseInt).collect(Collectors.toList());
@@ -317,6 +322,35 @@ public final class BrokerThroughput {
     // ------------------------------------------------------------------------------------------
     // the report
 
+    private static final Pattern PRODUCE_LINE = Pattern.compile(
+            "size (\\d+) (w\\d) round (\\d+) (\\S+)\\s+([\\d.]+) records/s\\s+([\\d.]+) MB/s p99\\s+([\\d.]+) ms, ([\\d.]+) ms CPU");
+    private static final Pattern CONSUME_LINE = Pattern.compile(
+            "size (\\d+) consume round (\\d+) (\\S+)\\s+([\\d.]+) records/s\\s+([\\d.]+) MB/s");
+
+    /** The report of the runs that these logs (this program's output) print, in the order of their sizes. */
+    static String reportFromLogs(String logs, String kafkaVersion) throws IOException {
+        List<Run> all = new ArrayList<>();
+        for (String log : logs.split(",")) {
+            for (String line : Files.readAllLines(Paths.get(log), StandardCharsets.UTF_8)) {
+                Matcher p = PRODUCE_LINE.matcher(line);
+                Matcher c = CONSUME_LINE.matcher(line);
+                if (p.find()) {
+                    // The log has the CPU time per 1000 requests only: kept as the CPU time of 1000 requests.
+                    all.add(new Run(Integer.parseInt(p.group(1)), p.group(2), p.group(4), Integer.parseInt(p.group(3)),
+                            Double.parseDouble(p.group(5)), Double.parseDouble(p.group(6)), Double.parseDouble(p.group(7)),
+                            Double.parseDouble(p.group(8)), 1000));
+                } else if (c.find()) {
+                    all.add(new Run(Integer.parseInt(c.group(1)), "consume", c.group(3), Integer.parseInt(c.group(2)),
+                            Double.parseDouble(c.group(4)), Double.parseDouble(c.group(5)), Double.parseDouble("NaN"), Double.NaN, 0));
+                }
+            }
+        }
+        List<Integer> sizes = all.stream().map(Run::size).distinct().sorted().collect(Collectors.toList());
+        List<Workload> workloads = WORKLOADS.stream().filter(w -> all.stream().anyMatch(r -> r.workload().equals(w.name())))
+                .collect(Collectors.toList());
+        return report(all, workloads, sizes, kafkaVersion);
+    }
+
     static String report(List<Run> all, List<Workload> workloads, List<Integer> sizes, String kafkaVersion) {
         StringBuilder md = new StringBuilder();
         md.append(String.format(Locale.ROOT, "Kafka %s, rounds after the warm-up: %d; medians, [min-max], and the ratio of the medians to"
@@ -328,6 +362,9 @@ public final class BrokerThroughput {
             workloads.forEach(w -> kinds.add(w.name()));
             kinds.add("consume");
             for (String kind : kinds) {
+                if (all.stream().noneMatch(r -> r.size() == size && r.workload().equals(kind))) {
+                    continue;
+                }
                 String label = kind.equals("consume") ? "consume, 1 consumer"
                         : workloads.stream().filter(w -> w.name().equals(kind)).findFirst().orElseThrow().describe();
                 Stats noneRecords = stats(all, size, kind, "none", Run::recordsPerSec);
