@@ -341,7 +341,7 @@ public final class BrokerThroughput {
                             Double.parseDouble(p.group(8)), 1000));
                 } else if (c.find()) {
                     all.add(new Run(Integer.parseInt(c.group(1)), "consume", c.group(3), Integer.parseInt(c.group(2)),
-                            Double.parseDouble(c.group(4)), Double.parseDouble(c.group(5)), Double.parseDouble("NaN"), Double.NaN, 0));
+                            Double.parseDouble(c.group(4)), Double.parseDouble(c.group(5)), Double.NaN, Double.NaN, 0));
                 }
             }
         }

@@ -52,7 +52,8 @@ import org.junit.jupiter.api.Timeout;
  * A {@code controller_mutation_rate} is enforced by the node's controller (brokers forward CreateTopics
  * to it): a burst of topic creations past the rate is answered THROTTLING_QUOTA_EXCEEDED, and removing
  * the rate lifts that. clientA's measured rate stays within its limit, as Kafka's own tests check it (from above,
- * over 20 s, after the first window), beside a node with Kafka's built-in callback and the same quotas, and {@code explain --quota --bootstrap-server} reads the same groups and limits
+ * over 20 s, after the first window), beside a node with Kafka's built-in callback and the same quotas, and
+ * {@code explain --quota --bootstrap-server} reads the same groups and limits
  * from the node. One subclass per Kafka release.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
@@ -237,8 +238,8 @@ abstract class QuotaCallback {
      * (here 130-139 KB/s while clientA's requests came to 100-114 KB/s on an idle machine), and at a limit of 8 KiB/s
      * they averaged 4 % over it on an idle machine and failed a 5 % bound beside a CPU-heavy job.
      *
-     * <p>Kafka's own enforcement is the anchor: beside a CPU-heavy job Kafka 3.7.2 let clientA through 5-7 % over the
-     * limit (137-141 KB/s), with its built-in callback as with ours. So a second node of the same release, with the
+     * <p>Kafka's own enforcement is the anchor: beside a CPU-heavy job Kafka (3.7.2 to 4.3.1) let clientA through 5-7 % over
+     * the limit (137-141 KB/s), with its built-in callback as with ours. So a second node of the same release, with the
      * built-in callback and the same quotas, serves clientA at the same time, and where Kafka lets its own callback's
      * clientA through more than the limit allows, that is the rate ours is held to (+ 5 %). What the limit allows
      * counts the window's budget still unused when the interval begins (a group that read below its limit then).
