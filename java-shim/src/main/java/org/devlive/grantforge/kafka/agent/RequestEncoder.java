@@ -20,7 +20,10 @@ import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
  * only when a request does not fit, so the hot path makes no garbage beyond the UTF-8 bytes. The
  * buffer's address is taken from the native library once per buffer and passed with every call, and
  * the request context is written again only when it differs from the previous call's: a request
- * thread serves one request after another, and each request asks with one context.
+ * thread serves one request after another, and each request asks with one context. "Differs" compares
+ * what is written, by value: Kafka builds a new {@code KafkaPrincipal} for every request (its SASL and SSL
+ * authenticators' {@code principal()} runs the principal builder each time), so comparing the principal
+ * object would write the context again on every request of a broker.
  *
  * <p>A buffer grown past {@link #RETAINED_CAPACITY} for one large call (a request of many thousand
  * actions, a huge resource name) is let go after that call ({@link #afterCall}) and the thread goes
@@ -46,14 +49,17 @@ final class RequestEncoder {
     private ByteBuffer buffer;
     private long address;
 
-    /** The context the buffer holds (compared by identity: all are immutable), and where it ends. */
-    private KafkaPrincipal lastPrincipal;
+    /** The context the buffer holds (the values written; strings compare by identity first), and where it ends. */
+    private String lastPrincipalType;
+    private String lastPrincipalName;
     private InetAddress lastAddress;
     private String lastListener;
     private String lastClientId;
     private int lastRequestType = -1;
     private int lastRequestVersion = -1;
     private int contextEnd = -1;
+    /** How many times a context was written (for tests: an equal context is not written again). */
+    private long contextWrites;
 
     RequestEncoder() {
         this(NativeAgent::bufferAddress);
@@ -107,6 +113,10 @@ final class RequestEncoder {
         }
     }
 
+    long contextWrites() {
+        return contextWrites;
+    }
+
     /** Encodes {@code authorize(context, actions)}; returns the number of bytes written. */
     int encodeAuthorize(AuthorizableRequestContext context, List<Action> actions) {
         while (true) {
@@ -145,25 +155,30 @@ final class RequestEncoder {
     /** Positions the buffer after the version and the context, writing them unless the buffer holds them. */
     private void putContext(AuthorizableRequestContext context) {
         KafkaPrincipal principal = context.principal();
+        String principalType = principal == null ? "" : principal.getPrincipalType();
+        String principalName = principal == null ? "" : principal.getName();
         InetAddress address = context.clientAddress();
         String listener = context.listenerName();
         String clientId = context.clientId();
         int requestType = context.requestType();
         int requestVersion = context.requestVersion();
-        if (contextEnd > 0 && principal == lastPrincipal && address == lastAddress && requestType == lastRequestType
-            && requestVersion == lastRequestVersion && Objects.equals(listener, lastListener)
+        // InetAddress.equals compares the address bytes, which are what is written.
+        if (contextEnd > 0 && requestType == lastRequestType && requestVersion == lastRequestVersion
+            && Objects.equals(principalName, lastPrincipalName) && Objects.equals(principalType, lastPrincipalType)
+            && Objects.equals(address, lastAddress) && Objects.equals(listener, lastListener)
             && Objects.equals(clientId, lastClientId)) {
             buffer.clear();
             buffer.position(contextEnd);
             return;
         }
         contextEnd = -1;
+        contextWrites++;
         buffer.clear();
         buffer.put(VERSION);
         int lengthAt = buffer.position();
         buffer.putInt(0);
-        putString(principal == null ? "" : principal.getPrincipalType());
-        putString(principal == null ? "" : principal.getName());
+        putString(principalType);
+        putString(principalName);
         byte[] raw = address == null ? new byte[0] : address.getAddress();
         buffer.put((byte) raw.length);
         buffer.put(raw);
@@ -172,7 +187,8 @@ final class RequestEncoder {
         buffer.putShort((short) requestType);
         buffer.putShort((short) requestVersion);
         buffer.putInt(lengthAt, buffer.position() - lengthAt - 4);
-        lastPrincipal = principal;
+        lastPrincipalType = principalType;
+        lastPrincipalName = principalName;
         lastAddress = address;
         lastListener = listener;
         lastClientId = clientId;

@@ -1,6 +1,8 @@
 package org.devlive.grantforge.kafka.agent;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -20,18 +22,29 @@ import org.junit.jupiter.api.Test;
  * ({@code crates/grantforge-jni/src/request_encoder.rs}), without the native library.
  */
 class RequestEncoderGoldenTest {
-    /** User:alice from 192.0.2.7 on SASL_SSL, client {@code producer-1}, PRODUCE v11. */
+    /**
+     * User:alice from 192.0.2.7 on SASL_SSL, client {@code producer-1}, PRODUCE v11; each call builds new objects,
+     * as Kafka does for each request.
+     */
     private static AuthorizableRequestContext example() throws UnknownHostException {
-        final KafkaPrincipal principal = new KafkaPrincipal(KafkaPrincipal.USER_TYPE, "alice");
-        final InetAddress client = InetAddress.getByName("192.0.2.7");
+        return context(KafkaPrincipal.USER_TYPE, "alice", "192.0.2.7", "SASL_SSL", "producer-1", 0, 11);
+    }
+
+    private static AuthorizableRequestContext context(String principalType, String principalName, String address,
+                                                      String listener, String clientId, int requestType, int requestVersion)
+        throws UnknownHostException {
+        final KafkaPrincipal principal = new KafkaPrincipal(principalType, new String(principalName));
+        final InetAddress client = InetAddress.getByName(address);
+        final String listenerName = new String(listener);
+        final String client_id = new String(clientId);
         return new AuthorizableRequestContext() {
-            @Override public String listenerName() { return "SASL_SSL"; }
+            @Override public String listenerName() { return listenerName; }
             @Override public SecurityProtocol securityProtocol() { return SecurityProtocol.SASL_SSL; }
             @Override public KafkaPrincipal principal() { return principal; }
             @Override public InetAddress clientAddress() { return client; }
-            @Override public int requestType() { return 0; }
-            @Override public int requestVersion() { return 11; }
-            @Override public String clientId() { return "producer-1"; }
+            @Override public int requestType() { return requestType; }
+            @Override public int requestVersion() { return requestVersion; }
+            @Override public String clientId() { return client_id; }
             @Override public int correlationId() { return 1; }
         };
     }
@@ -53,6 +66,40 @@ class RequestEncoderGoldenTest {
         assertArrayEquals(golden, encoder.written(encoder.encodeAuthorize(context, ACTIONS)));
         // The same context again: the buffer keeps it, and the bytes are the same.
         assertArrayEquals(golden, encoder.written(encoder.encodeAuthorize(context, ACTIONS)));
+    }
+
+    @Test
+    void writesTheContextOnceForEqualContextsOfNewObjects() throws UnknownHostException {
+        // Kafka's SASL and SSL channels build a new KafkaPrincipal for each request, and the client id is parsed
+        // from each request's header: a context equal in value is the same context.
+        byte[] golden = GoldenFixtures.read("request.bin");
+        RequestEncoder encoder = withoutNativeLibrary();
+        for (int request = 0; request < 3; request++) {
+            assertArrayEquals(golden, encoder.written(encoder.encodeAuthorize(example(), ACTIONS)));
+        }
+        assertEquals(1, encoder.contextWrites());
+    }
+
+    @Test
+    void writesTheContextAgainWhenAnyValueOfItChanges() throws UnknownHostException {
+        List<AuthorizableRequestContext> changes = List.of(
+            context("Group", "alice", "192.0.2.7", "SASL_SSL", "producer-1", 0, 11),
+            context("Group", "bob", "192.0.2.7", "SASL_SSL", "producer-1", 0, 11),
+            context("Group", "bob", "192.0.2.8", "SASL_SSL", "producer-1", 0, 11),
+            context("Group", "bob", "192.0.2.8", "INTERNAL", "producer-1", 0, 11),
+            context("Group", "bob", "192.0.2.8", "INTERNAL", "producer-2", 0, 11),
+            context("Group", "bob", "192.0.2.8", "INTERNAL", "producer-2", 3, 11),
+            context("Group", "bob", "192.0.2.8", "INTERNAL", "producer-2", 3, 12));
+        RequestEncoder encoder = withoutNativeLibrary();
+        byte[] previous = encoder.written(encoder.encodeAuthorize(example(), ACTIONS));
+        for (AuthorizableRequestContext changed : changes) {
+            byte[] bytes = encoder.written(encoder.encodeAuthorize(changed, ACTIONS));
+            assertFalse(java.util.Arrays.equals(previous, bytes), "a changed context must be written again");
+            RequestEncoder fresh = withoutNativeLibrary();
+            assertArrayEquals(fresh.written(fresh.encodeAuthorize(changed, ACTIONS)), bytes);
+            previous = bytes;
+        }
+        assertEquals(1 + changes.size(), encoder.contextWrites());
     }
 
     @Test

@@ -44,9 +44,12 @@ import org.apache.kafka.common.resource.ResourceType;
  * ratios to (a). Every run is also written as one line of {@code runs.tsv}.
  *
  * <p>Usage: {@code BrokerThroughput [--kafka 4.3.1] [--sizes 0,50000,200000] [--rounds 6] [--records 200000]
- * [--workloads all|w1,w2] [--out DIR]}, or {@code BrokerThroughput --report LOG[,LOG...]} for the report of runs
+ * [--workloads all|w1,w2] [--out DIR] [--profile off|itimer|cpu] [--agent-native LIB.so]}, or {@code BrokerThroughput --report LOG[,LOG...]} for the report of runs
  * already printed (several invocations, say a long one at size 0 and a shorter one at the larger sizes).
- * {@code benchmarks/run.sh broker} runs it as {@code docs/benchmarks.md} reports it.
+ * With {@code --profile itimer}, each node's CPU is profiled over the counted rounds ({@link NodeProfiler}; the
+ * profiles and {@code profiles.tsv} go to the output directory); {@code --agent-native} gives the agent node another
+ * build of the native library (one with symbols, so that the profile names the agent's own functions). {@code benchmarks/run.sh broker} runs it as
+ * {@code docs/benchmarks.md} reports it.
  */
 public final class BrokerThroughput {
     private static final String USER = "alice";
@@ -87,6 +90,8 @@ public final class BrokerThroughput {
         }
     }
 
+    private static String agentNativeLibrary;
+
     private BrokerThroughput() {
     }
 
@@ -104,6 +109,9 @@ public final class BrokerThroughput {
         String chosen = options.getOrDefault("workloads", "all");
         List<Workload> workloads = chosen.equals("all") ? WORKLOADS
                 : WORKLOADS.stream().filter(w -> Arrays.asList(chosen.split(",")).contains(w.name())).collect(Collectors.toList());
+        String profile = options.getOrDefault("profile", "off");
+        // The agent node's native library: another build of it (one with symbols, for a profile of its own code).
+        agentNativeLibrary = options.get("agent-native");
         Path out = Paths.get(options.getOrDefault("out", "benchmarks/results/broker"));
         Files.createDirectories(out);
         Path tsv = out.resolve("runs.tsv");
@@ -112,8 +120,12 @@ public final class BrokerThroughput {
         List<Run> all = new ArrayList<>();
         for (int size : sizes) {
             List<Subject> subjects = startNodes(kafkaVersion, size, out);
+            List<double[]> profileStart = new ArrayList<>();
             try {
                 for (int round = 0; round < rounds; round++) {
+                    if (!profile.equals("off") && round == 1) {
+                        profileStart = startProfiles(subjects, profile);
+                    }
                     for (Workload workload : workloads) {
                         for (int i = 0; i < subjects.size(); i++) {
                             Subject subject = subjects.get((i + round) % subjects.size());
@@ -135,6 +147,9 @@ public final class BrokerThroughput {
                         System.out.printf(Locale.ROOT, "size %d consume round %d %-8s %9.0f records/s %6.2f MB/s%n", size, round,
                                 subject.name(), consumed[0], consumed[1]);
                     }
+                }
+                if (!profile.equals("off") && rounds > 1) {
+                    stopProfiles(subjects, profileStart, size, out);
                 }
             } finally {
                 subjects.forEach(s -> s.node().close());
@@ -165,8 +180,10 @@ public final class BrokerThroughput {
         List<Subject> subjects = new ArrayList<>();
         subjects.add(start("none", kafkaVersion, size, b -> b.noAuthorizer()));
         subjects.add(start("standard", kafkaVersion, size, b -> b.authorizer("org.apache.kafka.metadata.authorizer.StandardAuthorizer")));
-        subjects.add(start("agent", kafkaVersion, size, b -> b.authorizer(KafkaNode.AUTHORIZER_CLASS).policyFile(policies)
-                .property("grantforge.snapshot.max.bytes", String.valueOf(1L << 30))));
+        subjects.add(start("agent", kafkaVersion, size, b -> {
+            b.authorizer(KafkaNode.AUTHORIZER_CLASS).policyFile(policies).property("grantforge.snapshot.max.bytes", String.valueOf(1L << 30));
+            return agentNativeLibrary == null ? b : b.property("grantforge.native.library.path", agentNativeLibrary);
+        }));
         for (Subject subject : subjects) {
             try (Admin admin = subject.node().admin(KafkaNode.SUPER_USER)) {
                 admin.createTopics(Collections.singletonList(new NewTopic(TOPIC, 1, (short) 1))).all().get(2, TimeUnit.MINUTES);
@@ -320,6 +337,40 @@ public final class BrokerThroughput {
     }
 
     // ------------------------------------------------------------------------------------------
+    // the profiles
+
+    /** Starts a CPU profile of each node; returns each node's CPU time and Produce requests at that moment. */
+    private static List<double[]> startProfiles(List<Subject> subjects, String event) throws Exception {
+        List<double[]> start = new ArrayList<>();
+        for (Subject subject : subjects) {
+            NodeProfiler.start(subject.node().pid(), event);
+            start.add(new double[] {cpuMillis(subject.node().pid()), produceRequests(subject.jmx())});
+        }
+        return start;
+    }
+
+    /**
+     * Writes each node's profile of the counted rounds to {@code profile-<size>-<node>.collapsed} and one line of
+     * {@code profiles.tsv}: the node's CPU time and Produce requests over the profile, which turn its samples into CPU
+     * time per request ({@code benchmarks/broker_profile.py}).
+     */
+    private static void stopProfiles(List<Subject> subjects, List<double[]> start, int size, Path out) throws Exception {
+        Path tsv = out.resolve("profiles.tsv");
+        if (!Files.exists(tsv)) {
+            Files.writeString(tsv, "size\tnode\tcpu_ms\tproduce_requests\tinterval_ns\tprofile\n", StandardCharsets.UTF_8);
+        }
+        for (int i = 0; i < subjects.size(); i++) {
+            Subject subject = subjects.get(i);
+            Path collapsed = out.resolve("profile-" + size + "-" + subject.name() + ".collapsed");
+            double cpu = cpuMillis(subject.node().pid()) - start.get(i)[0];
+            double requests = produceRequests(subject.jmx()) - start.get(i)[1];
+            NodeProfiler.stop(subject.node().pid(), collapsed);
+            Files.writeString(tsv, String.format(Locale.ROOT, "%d\t%s\t%.0f\t%.0f\t%d\t%s%n", size, subject.name(), cpu, requests,
+                    NodeProfiler.INTERVAL_NANOS, collapsed.getFileName()), StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
     // the report
 
     private static final Pattern PRODUCE_LINE = Pattern.compile(
@@ -380,7 +431,28 @@ public final class BrokerThroughput {
                 }
             }
         }
+        md.append("\nPaired per round: each counted round's records/s against no authorizer's in the same round, median [min-max]\n\n");
+        md.append("| data | workload | StandardAuthorizer / none | agent / none |\n|---|---|---|---|\n");
+        for (int size : sizes) {
+            for (Workload workload : workloads) {
+                if (all.stream().anyMatch(r -> r.size() == size && r.workload().equals(workload.name()))) {
+                    md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s |%n", size == 0 ? "0" : size / 1000 + "k", workload.describe(),
+                            paired(all, size, workload.name(), "standard").format("%.3f", null),
+                            paired(all, size, workload.name(), "agent").format("%.3f", null)));
+                }
+            }
+        }
         return md.toString();
+    }
+
+    /** The ratio of a node's records/s to no authorizer's, round by round. */
+    private static Stats paired(List<Run> all, int size, String kind, String subject) {
+        Map<Integer, Double> none = new LinkedHashMap<>();
+        all.stream().filter(r -> r.size() == size && r.workload().equals(kind) && r.subject().equals("none") && r.round() > 0)
+                .forEach(r -> none.put(r.round(), r.recordsPerSec()));
+        double[] ratios = all.stream().filter(r -> r.size() == size && r.workload().equals(kind) && r.subject().equals(subject)
+                        && none.containsKey(r.round())).mapToDouble(r -> r.recordsPerSec() / none.get(r.round())).sorted().toArray();
+        return new Stats(ratios);
     }
 
     private static Stats stats(List<Run> all, int size, String kind, String subject, java.util.function.ToDoubleFunction<Run> value) {
