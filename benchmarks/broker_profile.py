@@ -6,10 +6,11 @@ first frame, then the frames from the root, then the count of samples). A node's
 CPU time over the profile (which the sampler misses a part of), then divided by the Produce requests the node counted
 over the same time, so the rows are CPU microseconds per Produce request, comparable across the nodes.
 
-Usage: python3 benchmarks/broker_profile.py DIR [DIR ...]   (prints Markdown)
+Usage: python3 benchmarks/broker_profile.py DIR [DIR ...]   (prints Markdown; a profile may be gzipped, NAME.gz)
 """
 import collections
 import csv
+import gzip
 import os
 import re
 import sys
@@ -18,7 +19,7 @@ import sys
 THREADS = [
     ("request handler threads (Kafka's API layer)", r"^\[data-plane-kafka-request-handler"),
     ("network threads (sockets, SASL)", r"^\[data-plane-kafka-(network-thread|socket-acceptor)"),
-    ("the agent's own threads", r"^\[grantforge"),
+    ("the agent's own threads", r"^\[grantforge-(?!it-)"),  # grantforge-it-*: the test harness's, on every node
     ("KRaft, controller and metadata", r"^\[(kafka-\d+-raft|quorum-controller|kafka-\d+-metadata|broker-\d+-to-controller|controller-)"),
     ("JIT compilers", r"^\[C[12] CompilerThre"),
     ("GC", r"^\[(G1 |GC Thread|VM Thread)"),
@@ -26,8 +27,11 @@ THREADS = [
 # Stacks that hold one of these frames, on any thread (inclusive time); a stack may count in several.
 FRAMES = [
     ("the agent's `authorize` (shim + native)", r";org/devlive/grantforge/kafka/agent/GrantForgeKafkaAuthorizer\.authorize(;|$)"),
+    ("… of which the native call (Rust)", r";org/devlive/grantforge/kafka/agent/NativeAgent\.authorize(;|$)"),
+    ("… of which the request's encoding (Java)", r";org/devlive/grantforge/kafka/agent/RequestEncoder\."),
     ("StandardAuthorizer's `authorize`", r";org/apache/kafka/metadata/authorizer/StandardAuthorizer\.authorize(;|$)"),
-    ("any frame of the agent (incl. its threads and log drain)", r"org/devlive/grantforge/kafka/agent/|libgrantforge_kafka_jni|Java_org_devlive_grantforge|^\[grantforge"),
+    ("any frame of the agent (incl. its threads and log drain)",
+     r"org/devlive/grantforge/kafka/agent/|libgrantforge_kafka_jni|Java_org_devlive_grantforge|^\[grantforge-(?!it-)"),
     ("Kafka's `AuthHelper` (the call site of every authorizer)", r";kafka/server/AuthHelper\."),
     ("`KafkaApis.handleProduceRequest`", r";kafka/server/KafkaApis\.handleProduceRequest(;|$)"),
 ]
@@ -35,7 +39,10 @@ FRAMES = [
 
 def read_stacks(path):
     stacks = []
-    with open(path, encoding="utf-8", errors="replace") as f:
+    # The profiles kept in benchmarks/results/ are gzipped.
+    opener = (lambda: open(path, encoding="utf-8", errors="replace")) if os.path.exists(path) else (
+        lambda: gzip.open(path + ".gz", "rt", encoding="utf-8", errors="replace"))
+    with opener() as f:
         for line in f:
             line = line.rstrip("\n")
             stack, _, count = line.rpartition(" ")

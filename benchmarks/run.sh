@@ -10,6 +10,9 @@
 #   broker   Kafka's producer and consumer perf tools against three nodes of one release at once: no
 #            authorizer, StandardAuthorizer, the agent; Kafka's AuthorizerBenchmark set at 0, 50k and 200k
 #            resources (~60 min; GF_BROKER_ARGS passes options to BrokerThroughput, e.g. "--rounds 6")
+#   broker-profile  where a broker's CPU goes with each authorizer: the same three nodes at size 0 and 200k,
+#            100 B acks=1, each node's process profiled by async-profiler over the counted rounds, the agent
+#            node on a build of the native library with symbols; tables by benchmarks/broker_profile.py (~25 min)
 #   profile  JMH's gc and stack profilers on the 1-thread cache hit; perf on the native side when
 #            GF_BENCH_NATIVE names a library built with symbols (see docs/benchmarks.md)
 #   rust     the engine-only and agent criterion benches and the load profile (no JNI)
@@ -58,6 +61,25 @@ case "$stage" in
     java -cp "tests/integration/target/classes:$(cat tests/integration/target/it.classpath)" \
       -Dgrantforge.it.work="$out/broker/nodes" org.devlive.grantforge.kafka.it.BrokerThroughput \
       --out "$out/broker" ${GF_BROKER_ARGS:-} 2>&1 | tee "$out/broker.log"
+    ;;
+esac
+case "$stage" in
+  broker-profile)
+    mvn -B -q -pl tests/integration compile
+    symbols=/tmp/gfbench/target/release/libgrantforge_kafka_jni.so
+    CARGO_TARGET_DIR=/tmp/gfbench/target CARGO_PROFILE_RELEASE_STRIP=none CARGO_PROFILE_RELEASE_DEBUG=line-tables-only \
+      cargo build --release --locked -p grantforge-jni
+    machine broker-profile
+    for run in "0 11 150000" "200000 6 40000"; do
+      set -- $run
+      java -cp "tests/integration/target/classes:$(cat tests/integration/target/it.classpath)" \
+        -Dgrantforge.it.work="$out/broker-profile/nodes" org.devlive.grantforge.kafka.it.BrokerThroughput \
+        --sizes "$1" --rounds "$2" --records "$3" --workloads w1 --profile itimer --agent-native "$symbols" \
+        --out "$out/broker-profile/size-$1" 2>&1 | tee "$out/broker-profile-$1.log"
+      gzip -f "$out/broker-profile/size-$1"/*.collapsed
+    done
+    python3 benchmarks/broker_profile.py "$out/broker-profile/size-0" "$out/broker-profile/size-200000" \
+      | tee "$out/broker-profile/report.md"
     ;;
 esac
 case "$stage" in

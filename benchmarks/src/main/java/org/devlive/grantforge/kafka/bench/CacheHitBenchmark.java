@@ -8,8 +8,12 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.network.ClientInformation;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.requests.RequestContext;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.metadata.authorizer.StandardAcl;
@@ -39,7 +43,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * ACL view lists for e2e.json, roles and groups as their Kafka principals).
  *
  * <p>Project targets: agent median at most 150 ns with 1 thread and 300 ns with 2 threads (time per call and
- * thread). Diagnostics: the same call without audit (logIfAllowed false) and with the decision cache off.
+ * thread). Diagnostics: the same call without audit (logIfAllowed false) and with the decision cache off, and
+ * the call as a broker makes it: with a new request context, principal and client id per call.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -152,6 +157,29 @@ public class CacheHitBenchmark {
     }
 
     // --- diagnostics -----------------------------------------------------------------------------------
+
+    /**
+     * alice's request as a broker hands it to the authorizer: Kafka builds a new {@code RequestContext} per request,
+     * with a new {@code KafkaPrincipal} (its SASL and SSL authenticators run the principal builder each time) and the
+     * client id parsed from the request's header; the address and listener are the connection's, the same objects.
+     */
+    static RequestContext aliceAsABrokerAsks() {
+        return new RequestContext(new RequestHeader(ApiKeys.PRODUCE, (short) 1, new String("someclient"), 1), "1",
+            ALICE.clientAddress, new KafkaPrincipal(KafkaPrincipal.USER_TYPE, "alice"), ALICE.listenerName, SecurityProtocol.PLAINTEXT,
+            ClientInformation.EMPTY, false);
+    }
+
+    @Benchmark
+    @Threads(1)
+    public List<AuthorizationResult> hit_1t_grantforge_newContext(GrantForgeE2e state) {
+        return state.authorizer.authorize(aliceAsABrokerAsks(), WRITE_ORDERS);
+    }
+
+    @Benchmark
+    @Threads(1)
+    public List<AuthorizationResult> hit_1t_standard_newContext(StandardE2e state) {
+        return state.authorizer.authorize(aliceAsABrokerAsks(), WRITE_ORDERS);
+    }
 
     @Benchmark
     @Threads(1)

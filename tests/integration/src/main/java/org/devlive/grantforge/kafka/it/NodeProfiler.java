@@ -3,7 +3,6 @@ package org.devlive.grantforge.kafka.it;
 import com.sun.tools.attach.VirtualMachine;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -61,8 +60,6 @@ public final class NodeProfiler {
                 Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
                 file.toFile().deleteOnExit();
                 library = file;
-            } catch (UncheckedIOException e) {
-                throw e.getCause();
             }
         }
         return library;
