@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a broker's CPU goes, per Produce request, from the profiles of `BrokerThroughput --profile true`.
+"""Where a broker's CPU goes, per Produce request, from the profiles of `BrokerThroughput --profile itimer`.
 
 Reads `profiles.tsv` and the collapsed stacks it names (async-profiler, one line per distinct stack: the thread as the
 first frame, then the frames from the root, then the count of samples). A node's samples are scaled to its process's

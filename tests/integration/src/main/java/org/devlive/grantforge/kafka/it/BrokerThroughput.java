@@ -90,8 +90,6 @@ public final class BrokerThroughput {
         }
     }
 
-    private static String agentNativeLibrary;
-
     private BrokerThroughput() {
     }
 
@@ -110,8 +108,11 @@ public final class BrokerThroughput {
         List<Workload> workloads = chosen.equals("all") ? WORKLOADS
                 : WORKLOADS.stream().filter(w -> Arrays.asList(chosen.split(",")).contains(w.name())).collect(Collectors.toList());
         String profile = options.getOrDefault("profile", "off");
+        if (!List.of("off", "itimer", "cpu").contains(profile)) {
+            throw new IllegalArgumentException("--profile must be off, itimer or cpu, not " + profile);
+        }
         // The agent node's native library: another build of it (one with symbols, for a profile of its own code).
-        agentNativeLibrary = options.get("agent-native");
+        String agentNativeLibrary = options.get("agent-native");
         Path out = Paths.get(options.getOrDefault("out", "benchmarks/results/broker"));
         Files.createDirectories(out);
         Path tsv = out.resolve("runs.tsv");
@@ -119,7 +120,7 @@ public final class BrokerThroughput {
                 StandardCharsets.UTF_8);
         List<Run> all = new ArrayList<>();
         for (int size : sizes) {
-            List<Subject> subjects = startNodes(kafkaVersion, size, out);
+            List<Subject> subjects = startNodes(kafkaVersion, size, out, agentNativeLibrary);
             List<double[]> profileStart = new ArrayList<>();
             try {
                 for (int round = 0; round < rounds; round++) {
@@ -174,7 +175,7 @@ public final class BrokerThroughput {
     // ------------------------------------------------------------------------------------------
     // the three nodes
 
-    private static List<Subject> startNodes(String kafkaVersion, int size, Path out) throws Exception {
+    private static List<Subject> startNodes(String kafkaVersion, int size, Path out, String agentNativeLibrary) throws Exception {
         Path policies = out.resolve("policies-" + size + ".json");
         GrantForgeSnapshot.write(policies, size, ACLS_PER_RESOURCE, DENY_PERCENTAGE, alicesPolicies());
         List<Subject> subjects = new ArrayList<>();
@@ -448,17 +449,20 @@ public final class BrokerThroughput {
     /** The ratio of a node's records/s to no authorizer's, round by round. */
     private static Stats paired(List<Run> all, int size, String kind, String subject) {
         Map<Integer, Double> none = new LinkedHashMap<>();
-        all.stream().filter(r -> r.size() == size && r.workload().equals(kind) && r.subject().equals("none") && r.round() > 0)
-                .forEach(r -> none.put(r.round(), r.recordsPerSec()));
-        double[] ratios = all.stream().filter(r -> r.size() == size && r.workload().equals(kind) && r.subject().equals(subject)
-                        && none.containsKey(r.round())).mapToDouble(r -> r.recordsPerSec() / none.get(r.round())).sorted().toArray();
+        counted(all, size, kind, "none").forEach(r -> none.put(r.round(), r.recordsPerSec()));
+        double[] ratios = counted(all, size, kind, subject).filter(r -> none.containsKey(r.round()))
+                .mapToDouble(r -> r.recordsPerSec() / none.get(r.round())).sorted().toArray();
         return new Stats(ratios);
     }
 
     private static Stats stats(List<Run> all, int size, String kind, String subject, java.util.function.ToDoubleFunction<Run> value) {
-        double[] values = all.stream().filter(r -> r.size() == size && r.workload().equals(kind) && r.subject().equals(subject) && r.round() > 0)
-                .mapToDouble(value).filter(v -> !Double.isNaN(v)).sorted().toArray();
+        double[] values = counted(all, size, kind, subject).mapToDouble(value).filter(v -> !Double.isNaN(v)).sorted().toArray();
         return new Stats(values);
+    }
+
+    /** The runs of one node, size and workload in the counted rounds (the warm-up round 0 left out). */
+    private static java.util.stream.Stream<Run> counted(List<Run> all, int size, String kind, String subject) {
+        return all.stream().filter(r -> r.size() == size && r.workload().equals(kind) && r.subject().equals(subject) && r.round() > 0);
     }
 
     /** Median and range of one measure over the counted rounds. */

@@ -15,7 +15,10 @@ import java.nio.file.StandardCopyOption;
  * their caller), and names each stack's thread, so a profile can be split by what the time was spent on.
  */
 public final class NodeProfiler {
-    /** The sampling interval: one sample per millisecond of CPU time on any thread. */
+    /**
+     * The sampling interval asked for: a sample per millisecond of CPU time. With {@code itimer} the kernel's timer tick
+     * bounds it (about one per 4 ms here); the samples are scaled to the process's measured CPU time anyway.
+     */
     public static final long INTERVAL_NANOS = 1_000_000;
 
     private static Path library;
