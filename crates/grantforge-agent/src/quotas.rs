@@ -5,8 +5,9 @@
 //! a group's limit back and forth). So there is one table per JVM, as there is one agent per
 //! policy source. The resolution itself is `grantforge-quotas` (pure); this module adds what a
 //! running broker needs: a lock, a change count per quota type (an instance that did not make a
-//! change tells Kafka to re-read its limits once), one WARN per oversubscribed user, and one INFO
-//! line when a burst of changes is over (never one per request or per entity).
+//! change tells Kafka to re-read its limits once), one WARN per oversubscribed user, one WARN per
+//! operator's value too small for Kafka to enforce, and one INFO line when a burst of changes is
+//! over (never one per request or per entity).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,7 +15,10 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use grantforge_quotas::QuotaTable;
-pub use grantforge_quotas::{Entity, EntityError, Part, QuotaType, Resolved, Rule};
+pub use grantforge_quotas::{
+    Entity, EntityError, Part, QuotaType, Resolved, Rule, SafeBounds,
+    DEFAULT_SOCKET_REQUEST_MAX_BYTES,
+};
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::metrics::{Metric, Value};
@@ -70,7 +74,7 @@ pub const QUOTA_METRICS: &[Metric<QuotaStats>] = &[
     },
     Metric {
         name: "quota-oversubscribed-users",
-        description: "Users whose other clients share the floor because their sub-quotas leave less of their total (per quota type, counted once a client of theirs connects, until the quotas change)",
+        description: "Users whose other clients share the smallest bound Kafka enforces because their sub-quotas leave less of their total (per quota type, counted once a client of theirs connects, until the quotas change)",
         value: |s| Value::Number(s.oversubscribed as i64),
     },
     Metric {
@@ -92,13 +96,35 @@ impl Quotas {
         }
     }
 
-    /// Kafka's `updateQuota`. Returns whether a value changed.
+    /// Takes the node's `socket.request.max.bytes`, which decides how small a bound Kafka enforces
+    /// (every instance of a JVM is configured alike).
+    pub fn configure(&self, bounds: SafeBounds) {
+        self.table.write().set_bounds(bounds);
+    }
+
+    /// Kafka's `updateQuota`. Returns whether a value changed; a new value too small for Kafka's
+    /// throttle to enforce is used as set, with one WARN naming its entity.
     pub fn update(&'static self, entity: &Entity, quota_type: QuotaType, value: f64) -> bool {
-        self.change(quota_type, |table| {
+        let mut bounds = None;
+        let changed = self.change(quota_type, |table| {
             let before = table.value(entity, quota_type);
             table.update(entity, quota_type, value);
+            bounds = Some(table.bounds());
             before != Some(value)
-        })
+        });
+        match bounds {
+            Some(bounds) if changed && bounds.overflows(quota_type, value) => {
+                tracing::warn!(
+                    "the {quota_type} of {} is {value}, below the {} that Kafka's throttle arithmetic enforces on requests of up to {} bytes (socket.request.max.bytes): a large request of its clients overflows Kafka's throttle time and goes unthrottled. The value is used as set; raise it to at least {} for Kafka to enforce it",
+                    entity.to_string().escape_debug(),
+                    bounds.smallest(quota_type),
+                    bounds.socket_request_max_bytes(),
+                    bounds.smallest(quota_type),
+                );
+            }
+            _ => {}
+        }
+        changed
     }
 
     /// Kafka's `removeQuota`. Returns whether a value was removed.
@@ -133,13 +159,16 @@ impl Quotas {
     /// The group and limit of a connection; an oversubscribed user is logged once (per type, until
     /// that type's entities change).
     pub fn resolve(&self, quota_type: QuotaType, user: &str, client_id: &str) -> Resolved {
-        let resolved = self.table.read().resolve(quota_type, user, client_id);
+        let (resolved, smallest) = {
+            let table = self.table.read();
+            let resolved = table.resolve(quota_type, user, client_id);
+            (resolved, table.bounds().smallest(quota_type))
+        };
         if resolved.oversubscribed && self.warned.lock().insert((quota_type, user.to_string())) {
             tracing::warn!(
-                "the {quota_type} sub-quotas reserved for user {user} leave less than {} of its total ({}); its other clients share the floor of {} instead",
-                quota_type.floor(),
+                "the {quota_type} sub-quotas reserved for user {} leave less than {smallest} of its total ({}): its other clients share {smallest}, the smallest bound Kafka's throttle arithmetic enforces",
+                user.escape_debug(),
                 resolved.rule.describe(),
-                quota_type.floor()
             );
         }
         resolved

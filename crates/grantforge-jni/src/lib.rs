@@ -41,8 +41,8 @@ use crate::shell::{close_shell, open_shell, shell, with_agent};
 /// Bumped whenever a native signature or a payload's layout changes; the Java shim refuses to run
 /// with a library of another ABI (a stale library on `grantforge.native.library.path`, say).
 /// (4: the metrics payload describes itself; 6: `migrateAcls`; 7: the quota table's `stats`;
-/// 8: `aclViewSerial`.)
-pub const ABI_VERSION: jint = 8;
+/// 8: `aclViewSerial`; 9: `NativeQuotas.configure`.)
+pub const ABI_VERSION: jint = 9;
 
 /// `authorize` returns this when it wrote one byte per action into the buffer (more than 63
 /// actions); otherwise it returns a bitmask with bit i set when action i is allowed.
@@ -318,6 +318,19 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_close
 ) {
     export_env(&mut env, |_env| {
         close_shell(shell(handle)?);
+        Ok(())
+    })
+}
+
+/// `NativeQuotas.configure`: the node's `socket.request.max.bytes` (see [`native_quotas`]).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_configure<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    socket_request_max_bytes: jlong,
+) {
+    export_env(&mut env, |_env| {
+        native_quotas::configure(socket_request_max_bytes);
         Ok(())
     })
 }

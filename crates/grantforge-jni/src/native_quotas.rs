@@ -12,7 +12,9 @@
 //! Kafka calls `updateQuota` and `removeQuota` on its metadata thread and the rest on request and
 //! network threads; every export answers through `export.rs`, so none ever throws.
 
-use grantforge_agent::quotas::{self, Entity, QuotaType, Resolved, QUOTA_METRICS};
+use grantforge_agent::quotas::{
+    self, Entity, QuotaType, Resolved, SafeBounds, DEFAULT_SOCKET_REQUEST_MAX_BYTES, QUOTA_METRICS,
+};
 
 use crate::agent_metrics;
 use crate::wire::{MalformedRequest, Reader};
@@ -54,6 +56,15 @@ pub(crate) fn encode_resolved(resolved: &Resolved) -> Vec<u8> {
     }
     out.extend_from_slice(&resolved.limit.unwrap_or(f64::NAN).to_le_bytes());
     out
+}
+
+/// The node's `socket.request.max.bytes` (Kafka's default for one that is not positive).
+pub(crate) fn configure(socket_request_max_bytes: i64) {
+    let bytes = u64::try_from(socket_request_max_bytes)
+        .ok()
+        .filter(|bytes| *bytes > 0)
+        .unwrap_or(DEFAULT_SOCKET_REQUEST_MAX_BYTES);
+    quotas::shared().configure(SafeBounds::for_requests_up_to(bytes));
 }
 
 /// Kafka's `updateQuota`: whether a value changed.

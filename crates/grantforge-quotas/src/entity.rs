@@ -39,19 +39,6 @@ impl QuotaType {
         QuotaType::ALL.into_iter().find(|t| t.config_key() == key)
     }
 
-    /// The smallest limit a remainder may become. Kafka computes a throttle as
-    /// `(observed − bound) / bound × window` and casts it to an `int` of milliseconds: with a bound
-    /// of 1024 bytes/s no request Kafka can accept (at most 2³¹ − 1 bytes) overflows it, where a
-    /// bound of 1 byte/s does after a 2.5 MB burst and leaves the client unthrottled. One percent
-    /// and one mutation per second keep their throttles in range the same way
-    /// (`docs/quotas.md` has the arithmetic).
-    pub fn floor(self) -> f64 {
-        match self {
-            QuotaType::Produce | QuotaType::Fetch => 1024.0,
-            QuotaType::Request | QuotaType::ControllerMutation => 1.0,
-        }
-    }
-
     pub(crate) fn index(self) -> usize {
         self as usize
     }
@@ -227,10 +214,9 @@ mod tests {
     }
 
     #[test]
-    fn quota_types_round_trip_their_config_keys_and_have_positive_floors() {
+    fn quota_types_round_trip_their_config_keys() {
         for t in QuotaType::ALL {
             assert_eq!(QuotaType::from_config_key(t.config_key()), Some(t));
-            assert!(t.floor() > 0.0);
         }
         assert_eq!(QuotaType::from_config_key("ip_connection_rate"), None);
     }

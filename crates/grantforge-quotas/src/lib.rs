@@ -22,9 +22,12 @@
 //! R(U) is the sum of U's reserved sub-quotas (its explicit `<U, c>` entities of that type): a
 //! sub-quota is carved out of the user's total, not added on top, which is where this differs from
 //! Kafka's built-in callback (it also shares a client id's quota across users; here it is per user).
-//! A remainder below the type's [`QuotaType::floor`] (sub-quotas that use up the total) becomes the
-//! floor, and the resolution says so ([`Resolved::oversubscribed`]): Kafka's throttle arithmetic
-//! overflows an `int` for tiny bounds and then does not throttle at all.
+//! Every value an operator set is used as set, however small (as Kafka's own callback does). Only
+//! a remainder this table computes (rules 3 and 6 for a user with sub-quotas) is ever raised: one
+//! below the smallest bound Kafka's throttle arithmetic enforces ([`SafeBounds`], from the node's
+//! `socket.request.max.bytes`; zero or less included) becomes that bound, and the resolution says
+//! so ([`Resolved::oversubscribed`]). Below it Kafka's throttle overflows an `int` and the client
+//! goes unthrottled; [`SafeBounds::overflows`] tells an operator's value of that size.
 //!
 //! Every quota type resolves on its own. Answers are computed from the entities in the table, never
 //! from the order they arrived in. The `user` tag is the principal name as Kafka's `Sanitizer`
@@ -40,10 +43,12 @@
 //! assert_eq!((shared.tags(), shared.rule, shared.limit), (("user2", ""), Rule::User, Some(4086.0)));
 //! ```
 
+mod bounds;
 mod entity;
 mod sanitize;
 mod table;
 
+pub use bounds::{SafeBounds, DEFAULT_SOCKET_REQUEST_MAX_BYTES};
 pub use entity::{Entity, EntityError, Part, QuotaType};
 pub use sanitize::sanitize;
 pub use table::{QuotaTable, Resolved, Rule};

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::bounds::SafeBounds;
 use crate::entity::{Entity, Part, QuotaType};
 use crate::sanitize::sanitize;
 
@@ -62,8 +63,8 @@ pub struct Resolved {
     pub rule: Rule,
     /// The limit; `None` is unthrottled.
     pub limit: Option<f64>,
-    /// Rules 3 and 6: the user's reserved sub-quotas left less than the type's floor of its total,
-    /// and the limit is the floor.
+    /// Rules 3 and 6: the user's reserved sub-quotas left less of its total than the smallest
+    /// bound Kafka enforces ([`SafeBounds::smallest`]), and the limit is that bound.
     pub oversubscribed: bool,
 }
 
@@ -213,11 +214,23 @@ impl TypeTable {
 #[derive(Clone, Debug, Default)]
 pub struct QuotaTable {
     types: [TypeTable; 4],
+    bounds: SafeBounds,
 }
 
 impl QuotaTable {
     pub fn new() -> QuotaTable {
         QuotaTable::default()
+    }
+
+    /// Sets the bounds a remainder may not fall below (from the node's `socket.request.max.bytes`;
+    /// Kafka's default until then).
+    pub fn set_bounds(&mut self, bounds: SafeBounds) {
+        self.bounds = bounds;
+    }
+
+    /// The bounds a remainder may not fall below.
+    pub fn bounds(&self) -> SafeBounds {
+        self.bounds
     }
 
     /// Kafka's `updateQuota`: `entity` has `value` for `quota_type` (replacing an earlier value).
@@ -277,14 +290,14 @@ impl QuotaTable {
         let table = &self.types[quota_type.index()];
         let (rule, value) = table.first_rule(user, client_id);
         let (mut limit, mut oversubscribed) = (value, false);
-        if let (Rule::User | Rule::DefaultUser, Some(total)) = (rule, value) {
-            let remainder = total - table.reserved.get(user).copied().unwrap_or(0.0);
-            if remainder < quota_type.floor() {
-                oversubscribed = true;
-                limit = Some(quota_type.floor());
-            } else {
-                limit = Some(remainder);
-            }
+        // Only a remainder is computed here; every value an operator set is used as set.
+        if let (Rule::User | Rule::DefaultUser, Some(total), Some(reserved)) =
+            (rule, value, table.reserved.get(user))
+        {
+            let remainder = total - reserved;
+            let smallest = self.bounds.smallest(quota_type);
+            oversubscribed = remainder.is_nan() || remainder < smallest;
+            limit = Some(if oversubscribed { smallest } else { remainder });
         }
         let (user_tag, client_tag) = match rule {
             Rule::Unlimited => (String::new(), String::new()),

@@ -1,6 +1,6 @@
 //! The resolution table of `docs/quotas.md`, row by row, and its worked example.
 
-use grantforge_quotas::{Entity, Part, QuotaTable, QuotaType, Rule};
+use grantforge_quotas::{Entity, Part, QuotaTable, QuotaType, Rule, SafeBounds};
 
 const PRODUCE: QuotaType = QuotaType::Produce;
 const FETCH: QuotaType = QuotaType::Fetch;
@@ -187,17 +187,81 @@ fn a_client_id_quota_is_per_user_never_shared_across_users() {
 }
 
 #[test]
-fn an_oversubscribed_remainder_becomes_the_floor_and_says_so() {
+fn a_value_the_operator_set_is_used_as_set_however_small() {
     let mut table = QuotaTable::new();
+    let mutation = QuotaType::ControllerMutation;
+    table.update(&Entity::user("u"), mutation, 0.2);
+    table.update(&Entity::of(Some(Part::Default), None), PRODUCE, 512.0);
+    table.update(&Entity::user("u"), QuotaType::Request, 0.5);
+    table.update(&Entity::user("tiny"), FETCH, 1.0);
+    for (quota_type, user, limit) in [
+        (mutation, "u", 0.2),
+        (PRODUCE, "anyone", 512.0),
+        (QuotaType::Request, "u", 0.5),
+        (FETCH, "tiny", 1.0),
+    ] {
+        let resolved = table.resolve(quota_type, user, "c");
+        assert_eq!(
+            (resolved.limit, resolved.oversubscribed),
+            (Some(limit), false),
+            "{quota_type} of {user}"
+        );
+        assert_eq!(table.limit_of_group(quota_type, user, ""), Some(limit));
+    }
+    assert!(
+        table
+            .bounds()
+            .overflows(FETCH, table.resolve(FETCH, "tiny", "c").limit.unwrap()),
+        "1 byte/s is used as set, and known to be below what Kafka enforces"
+    );
+}
+
+#[test]
+fn a_remainder_stands_down_to_the_smallest_bound_kafka_enforces() {
+    // The seed: "clients not listed share the remaining quota of the user".
+    let mut table = QuotaTable::new();
+    table.update(&Entity::user("olga"), PRODUCE, 4096.0);
+    table.update(&Entity::user_client("olga", "clientA"), PRODUCE, 3900.0);
+    let shared = table.resolve(PRODUCE, "olga", "clientC");
+    assert_eq!((shared.limit, shared.oversubscribed), (Some(196.0), false));
+    // 50 bytes/s is above the 49 that Kafka's arithmetic handles for 100 MiB requests.
+    table.update(&Entity::user_client("olga", "clientA"), PRODUCE, 4046.0);
+    assert_eq!(table.resolve(PRODUCE, "olga", "clientC").limit, Some(50.0));
+    // A node that accepts requests of at most 1 MiB handles 0.49 bytes/s.
+    table.set_bounds(SafeBounds::for_requests_up_to(1024 * 1024));
+    table.update(&Entity::user_client("olga", "clientA"), PRODUCE, 4095.0);
+    assert_eq!(table.resolve(PRODUCE, "olga", "clientC").limit, Some(1.0));
+}
+
+#[test]
+fn a_remainder_below_the_smallest_bound_becomes_it_and_says_so() {
+    let mut table = QuotaTable::new();
+    let bounds = table.bounds();
     table.update(&Entity::user("u"), PRODUCE, 100.0);
     table.update(&Entity::user_client("u", "a"), PRODUCE, 60.0);
+    let sliver = table.resolve(PRODUCE, "u", "c");
+    assert_eq!(
+        (sliver.limit, sliver.oversubscribed),
+        (Some(bounds.smallest(PRODUCE)), true),
+        "40 bytes/s left: Kafka's throttle would overflow on a 100 MiB request"
+    );
     table.update(&Entity::user_client("u", "b"), PRODUCE, 60.0);
-    let shared = table.resolve(PRODUCE, "u", "c");
-    assert_eq!((shared.limit, shared.oversubscribed), (Some(1024.0), true));
-    table.update(&Entity::user("u"), QuotaType::Request, 50.0);
-    table.update(&Entity::user_client("u", "a"), QuotaType::Request, 50.0);
-    let request = table.resolve(QuotaType::Request, "u", "c");
-    assert_eq!((request.limit, request.oversubscribed), (Some(1.0), true));
+    let none_left = table.resolve(PRODUCE, "u", "c");
+    assert_eq!(
+        (none_left.limit, none_left.oversubscribed),
+        (Some(bounds.smallest(PRODUCE)), true),
+        "less than nothing left"
+    );
+    for quota_type in [QuotaType::Request, QuotaType::ControllerMutation] {
+        table.update(&Entity::of(Some(Part::Default), None), quota_type, 50.0);
+        table.update(&Entity::user_client("u", "a"), quota_type, 50.0);
+        let zero = table.resolve(quota_type, "u", "c");
+        assert_eq!(
+            (zero.rule, zero.limit, zero.oversubscribed),
+            (Rule::DefaultUser, Some(bounds.smallest(quota_type)), true),
+            "{quota_type}: a remainder of zero becomes a positive bound"
+        );
+    }
     table.update(&Entity::user("u"), PRODUCE, 10_000.0);
     assert_eq!(table.resolve(PRODUCE, "u", "c").limit, Some(9880.0));
     assert!(!table.resolve(PRODUCE, "u", "c").oversubscribed);

@@ -2,8 +2,12 @@
 //! quota type, and the rule of the table that gave it.
 //!
 //! ```text
-//! explain --quota --user U [--client-id C] (--quota-file FILE | --quota-file -) [--json]
+//! explain --quota --user U [--client-id C] (--quota-file FILE | --quota-file -)
+//!         [--socket-request-max-bytes N] [--json]
 //! ```
+//!
+//! `--socket-request-max-bytes` is the brokers' setting (Kafka's default without it): it decides the
+//! smallest bound a user's remainder may become (`grantforge_quotas::SafeBounds`).
 //!
 //! The quota entities are the text `kafka-configs.sh --describe --entity-type users --entity-type
 //! clients` prints, one entity a line, as Kafka 3.7 to 4.3 write it (`ConfigCommand`'s
@@ -21,7 +25,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use grantforge_quotas::{Entity, Part, QuotaTable, QuotaType, Resolved, Rule};
+use grantforge_quotas::{Entity, Part, QuotaTable, QuotaType, Resolved, Rule, SafeBounds};
 use serde_json::{json, Value};
 
 use super::Failure;
@@ -165,6 +169,7 @@ fn ends_a_side(after: &str) -> bool {
 /// Runs `explain --quota` (the arguments without `--quota`).
 pub(super) fn run(args: &[String], stdin: &str) -> Result<String, Failure> {
     let (mut user, mut client_id, mut file, mut json_output) = (None, String::new(), None, false);
+    let mut bounds = SafeBounds::default();
     let mut i = 0;
     while i < args.len() {
         let flag = args[i].as_str();
@@ -181,6 +186,14 @@ pub(super) fn run(args: &[String], stdin: &str) -> Result<String, Failure> {
             "--user" => user = Some(value),
             "--client-id" => client_id = value,
             "--quota-file" => file = Some(value),
+            "--socket-request-max-bytes" => {
+                let bytes = value.parse::<u64>().ok().filter(|b| *b > 0).ok_or_else(|| {
+                    Failure::Usage(format!(
+                        "--socket-request-max-bytes takes the brokers' socket.request.max.bytes, a positive number of bytes, not {value}"
+                    ))
+                })?;
+                bounds = SafeBounds::for_requests_up_to(bytes);
+            }
             _ => {
                 return Err(Failure::Usage(format!(
                     "unknown option {flag} with --quota"
@@ -205,7 +218,8 @@ pub(super) fn run(args: &[String], stdin: &str) -> Result<String, Failure> {
             .map_err(|e| Failure::Input(format!("cannot read {file}: {e}")))?;
         (text, file)
     };
-    let entities = read_entities(&text).map_err(|e| Failure::Input(format!("{shown}: {e}")))?;
+    let mut entities = read_entities(&text).map_err(|e| Failure::Input(format!("{shown}: {e}")))?;
+    entities.table.set_bounds(bounds);
     let answer = answer(&entities, &user, &client_id);
     Ok(if json_output {
         answer.to_string() + "\n"
@@ -220,7 +234,7 @@ fn answer(entities: &Entities, user: &str, client_id: &str) -> Value {
         .into_iter()
         .map(|quota_type| {
             let resolved = entities.table.resolve(quota_type, user, client_id);
-            quota_json(quota_type, &resolved)
+            quota_json(quota_type, &resolved, entities.table.bounds())
         })
         .collect();
     json!({
@@ -230,7 +244,7 @@ fn answer(entities: &Entities, user: &str, client_id: &str) -> Value {
     })
 }
 
-fn quota_json(quota_type: QuotaType, resolved: &Resolved) -> Value {
+fn quota_json(quota_type: QuotaType, resolved: &Resolved, bounds: SafeBounds) -> Value {
     let group = match resolved.rule {
         Rule::Unlimited => Value::Null,
         _ => json!({"user": resolved.user_tag, "client-id": resolved.client_tag}),
@@ -238,7 +252,7 @@ fn quota_json(quota_type: QuotaType, resolved: &Resolved) -> Value {
     json!({
         "type": quota_type.config_key(), "unit": unit(quota_type),
         "group": group, "rule": resolved.rule.describe(), "limit": resolved.limit,
-        "oversubscribed": resolved.oversubscribed, "floor": quota_type.floor(),
+        "oversubscribed": resolved.oversubscribed, "floor": bounds.smallest(quota_type),
     })
 }
 
@@ -289,7 +303,7 @@ fn render_text(answer: &Value) -> String {
         if quota["oversubscribed"] == true {
             let _ = writeln!(
                 out,
-                "    note: the user's reserved sub-quotas leave less than {} {} of its total: its other clients share that floor",
+                "    note: the user's reserved sub-quotas leave less than {} {} of its total: its other clients share that, the smallest bound Kafka's throttle enforces",
                 quota["floor"].as_f64().unwrap_or_default(),
                 text(&quota["unit"])
             );
@@ -447,16 +461,16 @@ SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations
 
     #[test]
     fn json_and_the_note_of_an_oversubscribed_remainder() {
-        let text = "Quota configs for user-principal 'u' are producer_byte_rate=2000.0\nQuota configs for user-principal 'u', client-id 'big' are producer_byte_rate=1500.0\n";
+        let text = "Quota configs for user-principal 'u' are producer_byte_rate=2000.0\nQuota configs for user-principal 'u', client-id 'big' are producer_byte_rate=1990.0\n";
         let (code, out) = explain("--quota --user u --client-id other --quota-file -", text);
         assert_eq!(code, 0, "{out}");
         assert!(
-            out.contains("producer_byte_rate: 1024 bytes/s\n    group: user=u\n    rule 3:"),
+            out.contains("producer_byte_rate: 49 bytes/s\n    group: user=u\n    rule 3:"),
             "{out}"
         );
         assert!(
             out.contains(
-                "note: the user's reserved sub-quotas leave less than 1024 bytes/s of its total"
+                "note: the user's reserved sub-quotas leave less than 49 bytes/s of its total"
             ),
             "{out}"
         );
@@ -467,7 +481,8 @@ SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations
         let answer: Value = serde_json::from_str(out.trim()).unwrap();
         let produce = &answer["quotas"][0];
         assert_eq!(produce["type"], "producer_byte_rate");
-        assert_eq!(produce["limit"], 1024.0);
+        assert_eq!(produce["limit"], 49.0);
+        assert_eq!(produce["floor"], 49.0);
         assert_eq!(produce["oversubscribed"], true);
         assert_eq!(produce["group"], json!({"user": "u", "client-id": ""}));
         assert_eq!(answer["quotas"][1]["group"], Value::Null);

@@ -24,6 +24,9 @@ import org.slf4j.LoggerFactory;
 public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(GrantForgeClientQuotaCallback.class);
 
+    /** Kafka's setting of the largest request a node accepts (its default applies when it is not set). */
+    static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
+
     /** The view of this JVM's table; replaced by an empty one whenever a quota changes. */
     private static volatile QuotaView view = new QuotaView();
 
@@ -39,6 +42,7 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
         try {
             String library = NativeLibraryLoader.load(path == null ? null : path.toString());
             NativeLogDrain.start();
+            NativeQuotas.configure(socketRequestMaxBytes(configs.get(SOCKET_REQUEST_MAX_BYTES)));
             LOG.info("GrantForge quota callback {} configured (native library from {})", AgentVersion.VERSION, library);
         } catch (NativeLibraryLoader.NativeLoadException e) {
             LOG.error("GrantForge quota callback cannot start: {}", e.getMessage());
@@ -46,6 +50,18 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
         }
         for (int i = 0; i < seen.length; i++) {
             seen[i] = CHANGES.get(i);
+        }
+    }
+
+    /** The node's setting as Kafka validated it at start (a number or its text); 0 for Kafka's default. */
+    static long socketRequestMaxBytes(Object value) {
+        if (value instanceof Number) {
+            return ((Number) value).longValue();
+        }
+        try {
+            return value == null ? 0 : Long.parseLong(value.toString().trim());
+        } catch (NumberFormatException e) {
+            return 0;
         }
     }
 

@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
  */
 final class NativeAgent {
     /** Must equal {@code ABI_VERSION} of the library: the payloads' layouts and these signatures. */
-    static final int ABI_VERSION = 8;
+    static final int ABI_VERSION = 9;
 
     /** {@link #authorize} wrote one byte per action into the buffer instead of a bit mask. */
     static final long RESULTS_IN_BUFFER = -2L;

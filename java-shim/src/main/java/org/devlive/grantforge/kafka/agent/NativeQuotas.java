@@ -17,6 +17,12 @@ final class NativeQuotas {
     private NativeQuotas() {
     }
 
+    /**
+     * The node's {@code socket.request.max.bytes}: the largest request decides the smallest bound Kafka's throttle
+     * enforces, which a user's remainder may not fall below (0 or less: Kafka's default).
+     */
+    static native void configure(long socketRequestMaxBytes);
+
     /** Kafka's {@code updateQuota}; {@code entity} from {@link #encodeEntity}. True when a value changed. */
     static native boolean update(int quotaType, byte[] entity, double value);
 

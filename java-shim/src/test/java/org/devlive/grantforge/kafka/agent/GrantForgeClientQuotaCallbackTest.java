@@ -75,6 +75,50 @@ class GrantForgeClientQuotaCallbackTest {
     }
 
     @Test
+    void anOperatorsValueIsUsedAsSetAndOnlyARemainderIsRaisedToWhatKafkaEnforces() {
+        GrantForgeClientQuotaCallback callback = callback();
+        ClientQuotaEntity.ConfigEntityType user = ClientQuotaEntity.ConfigEntityType.USER;
+        ClientQuotaEntity.ConfigEntityType client = ClientQuotaEntity.ConfigEntityType.CLIENT_ID;
+        ClientQuotaEntity defaultUser = entity(ClientQuotaEntity.ConfigEntityType.DEFAULT_USER, "<default>");
+        try {
+            callback.updateQuota(ClientQuotaType.CONTROLLER_MUTATION, entity(user, "java-edge-mutator"), 0.2);
+            callback.updateQuota(ClientQuotaType.REQUEST, entity(user, "java-edge-mutator"), 0.5);
+            callback.updateQuota(ClientQuotaType.PRODUCE, defaultUser, 512);
+            assertEquals(0.2, limit(callback, ClientQuotaType.CONTROLLER_MUTATION, "java-edge-mutator", "admin"));
+            assertEquals(0.5, limit(callback, ClientQuotaType.REQUEST, "java-edge-mutator", "admin"));
+            assertEquals(512.0, limit(callback, ClientQuotaType.PRODUCE, "java-edge-anyone", "app"), "the default user's value as set");
+
+            // The seed's remainder: olga's 4096 less clientA's 3900 is shared by her other clients.
+            callback.updateQuota(ClientQuotaType.PRODUCE, entity(user, "java-edge-olga"), 4096);
+            callback.updateQuota(ClientQuotaType.PRODUCE, entity(user, "java-edge-olga", client, "clientA"), 3900);
+            assertEquals(196.0, limit(callback, ClientQuotaType.PRODUCE, "java-edge-olga", "clientC"));
+            // Nothing left: Kafka's smallest enforceable bound for 100 MiB requests (socket.request.max.bytes).
+            callback.updateQuota(ClientQuotaType.PRODUCE, entity(user, "java-edge-olga", client, "clientA"), 4096);
+            assertEquals(49.0, limit(callback, ClientQuotaType.PRODUCE, "java-edge-olga", "clientC"));
+            // A node that takes requests of at most 1 MiB enforces 100 times smaller bounds.
+            Map<String, Object> configs = new java.util.HashMap<>();
+            configs.put(GrantForgeClientQuotaCallback.SOCKET_REQUEST_MAX_BYTES, "1048576");
+            new GrantForgeClientQuotaCallback().configure(configs);
+            assertEquals(1.0, limit(callback, ClientQuotaType.PRODUCE, "java-edge-olga", "clientC"));
+        } finally {
+            callback.removeQuota(ClientQuotaType.PRODUCE, defaultUser);
+            callback();
+        }
+    }
+
+    private static Double limit(GrantForgeClientQuotaCallback callback, ClientQuotaType type, String user, String clientId) {
+        return callback.quotaLimit(type, callback.quotaMetricTags(type, user(user), clientId));
+    }
+
+    @Test
+    void socketRequestMaxBytesIsReadAsKafkaHandsItOver() {
+        assertEquals(1048576L, GrantForgeClientQuotaCallback.socketRequestMaxBytes(1048576));
+        assertEquals(1048576L, GrantForgeClientQuotaCallback.socketRequestMaxBytes(" 1048576 "));
+        assertEquals(0L, GrantForgeClientQuotaCallback.socketRequestMaxBytes(null), "not set: Kafka's default");
+        assertEquals(0L, GrantForgeClientQuotaCallback.socketRequestMaxBytes("100MB"), "Kafka refuses it before");
+    }
+
+    @Test
     void anotherInstancesChangeIsToldOnceAndAnInstancesOwnNever() {
         GrantForgeClientQuotaCallback broker = callback();
         GrantForgeClientQuotaCallback controller = callback();
