@@ -5,7 +5,7 @@
 //!     --principal User:alice --operation READ (--topic T | --group G | --cluster | --transactional-id T
 //!     | --delegation-token T | --user U) [--host 10.1.2.3] [--listener NAME] [--client-id ID]
 //! grantforge-explain --snapshot FILE [--json] --batch   < questions (one per line, request options only)
-//! grantforge-explain --quota --user U [--client-id C] --quota-file FILE|- [--json]
+//! grantforge-explain --quota --user U [--client-id C] --quota-file FILE|- [--socket-request-max-bytes N] [--json]
 //! ```
 //!
 //! The answer: the decision, the deciding policy (id, name, priority), every policy whose items
@@ -36,10 +36,12 @@ pub const USAGE: &str = "usage: explain (--snapshot FILE | --cache-dir DIR [--si
          --principal User:NAME --operation OP (--topic T | --group G | --cluster | --transactional-id T
          | --delegation-token T | --user U) [--host IP] [--listener NAME] [--client-id ID]
        explain (--snapshot FILE | --cache-dir DIR) [--json] --batch < questions   (one question per line)
-       explain --quota --user NAME [--client-id ID] (--quota-file FILE | --quota-file - | --bootstrap-server B [--command-config F]) [--json]
+       explain --quota --user NAME [--client-id ID] (--quota-file FILE | --quota-file - | --bootstrap-server B [--command-config F])
+               [--socket-request-max-bytes N] [--json]
 OP is Kafka's operation (READ, WRITE, DESCRIBE, ...). The answer says what the agent would decide and why.
 --quota: the group, rule and limit the agent's quota callback gives a connection, per quota type. FILE holds what
-`kafka-configs.sh --describe --entity-type users --entity-type clients` prints; --bootstrap-server reads a cluster's
+`kafka-configs.sh --describe` prints for --entity-type users, for --entity-type clients and for both (three
+commands: each lists only its own kind of entity); --bootstrap-server reads a cluster's
 quotas (Admin API) and needs kafka-clients on the class path: java -cp \"<agent jar>:$KAFKA_HOME/libs/*\"
 org.devlive.grantforge.kafka.agent.Main explain --quota ...";
 

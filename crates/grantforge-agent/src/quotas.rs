@@ -97,9 +97,13 @@ impl Quotas {
     }
 
     /// Takes the node's `socket.request.max.bytes`, which decides how small a bound Kafka enforces
-    /// (every instance of a JVM is configured alike).
-    pub fn configure(&self, bounds: SafeBounds) {
-        self.table.write().set_bounds(bounds);
+    /// (every instance of a JVM is configured alike). Returns whether that changed an answer's
+    /// possible limit, so that remembered answers must be dropped.
+    pub fn configure(&self, bounds: SafeBounds) -> bool {
+        let mut table = self.table.write();
+        let changed = table.bounds() != bounds;
+        table.set_bounds(bounds);
+        changed
     }
 
     /// Kafka's `updateQuota`. Returns whether a value changed; a new value too small for Kafka's

@@ -328,10 +328,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_conf
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     socket_request_max_bytes: jlong,
-) {
+) -> jboolean {
     export_env(&mut env, |_env| {
-        native_quotas::configure(socket_request_max_bytes);
-        Ok(())
+        Ok(native_quotas::configure(socket_request_max_bytes))
     })
 }
 

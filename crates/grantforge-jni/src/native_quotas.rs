@@ -58,13 +58,14 @@ pub(crate) fn encode_resolved(resolved: &Resolved) -> Vec<u8> {
     out
 }
 
-/// The node's `socket.request.max.bytes` (Kafka's default for one that is not positive).
-pub(crate) fn configure(socket_request_max_bytes: i64) {
+/// The node's `socket.request.max.bytes` (Kafka's default for one that is not positive): whether
+/// it changed the bounds.
+pub(crate) fn configure(socket_request_max_bytes: i64) -> bool {
     let bytes = u64::try_from(socket_request_max_bytes)
         .ok()
         .filter(|bytes| *bytes > 0)
         .unwrap_or(DEFAULT_SOCKET_REQUEST_MAX_BYTES);
-    quotas::shared().configure(SafeBounds::for_requests_up_to(bytes));
+    quotas::shared().configure(SafeBounds::for_requests_up_to(bytes))
 }
 
 /// Kafka's `updateQuota`: whether a value changed.

@@ -45,7 +45,14 @@ pub(super) struct Entities {
     pub count: usize,
     /// IP entities, which are no concern of a quota callback.
     pub ignored: usize,
+    /// `<user, client>` entities among `count`.
+    pub user_client: usize,
 }
+
+/// Why an answer from these entities may be wrong: `kafka-configs --describe --entity-type users
+/// --entity-type clients` prints only the `<user, client>` entities (Kafka filters strictly), and
+/// a file of them alone misses every `<user>`, `<client>` and default entity.
+const ONLY_USER_CLIENT: &str = "the quota entities are all <user, client> ones, as `kafka-configs --describe --entity-type users --entity-type clients` alone prints them: the <user>, <client> and default entities are missing, so a client may be throttled where this says unthrottled. Describe users, clients and both into the file (docs/quotas.md), or use --bootstrap-server";
 
 /// Reads the entities of a `kafka-configs --describe` text; a line it cannot read is named with
 /// its number.
@@ -54,6 +61,7 @@ pub(super) fn read_entities(text: &str) -> Result<Entities, String> {
         table: QuotaTable::new(),
         count: 0,
         ignored: 0,
+        user_client: 0,
     };
     for (at, line) in text.lines().enumerate() {
         let line = line.trim_end();
@@ -84,6 +92,9 @@ pub(super) fn read_entities(text: &str) -> Result<Entities, String> {
             entities.table.update(&entity, quota_type, value);
         }
         entities.count += 1;
+        if entity.user.is_some() && entity.client_id.is_some() {
+            entities.user_client += 1;
+        }
     }
     Ok(entities)
 }
@@ -237,10 +248,15 @@ fn answer(entities: &Entities, user: &str, client_id: &str) -> Value {
             quota_json(quota_type, &resolved, entities.table.bounds())
         })
         .collect();
+    let only_user_client = entities.count > 0 && entities.user_client == entities.count;
+    let warnings: Vec<&str> = only_user_client
+        .then_some(ONLY_USER_CLIENT)
+        .into_iter()
+        .collect();
     json!({
         "user": user, "clientId": client_id,
         "entities": entities.count, "ignoredEntities": entities.ignored,
-        "quotas": quotas,
+        "warnings": warnings, "quotas": quotas,
     })
 }
 
@@ -283,6 +299,9 @@ fn render_text(answer: &Value) -> String {
             Some(n) => format!(", {n} IP entities ignored"),
         }
     );
+    for warning in answer["warnings"].as_array().into_iter().flatten() {
+        let _ = writeln!(out, "warning: {}", text(warning));
+    }
     for quota in answer["quotas"].as_array().into_iter().flatten() {
         let limit = match quota["limit"].as_f64() {
             Some(limit) => format!("{limit} {}", text(&quota["unit"])),
@@ -496,6 +515,49 @@ SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations
             answer["quotas"][0]["oversubscribed"], false,
             "the sub-quota itself is not floored"
         );
+    }
+
+    #[test]
+    fn a_file_of_user_client_entities_alone_is_answered_with_a_warning() {
+        let pairs_only =
+            "Quota configs for user-principal 'u', client-id 'a' are producer_byte_rate=10.0\n";
+        let (code, out) = explain("--quota --user u --client-id c --quota-file -", pairs_only);
+        assert_eq!(code, 0, "{out}");
+        assert!(
+            out.starts_with("user u with client id c (1 quota entities)\nwarning: the quota entities are all <user, client> ones"),
+            "{out}"
+        );
+        let (_, out) = explain("--quota --json --user u --quota-file -", pairs_only);
+        let answer: Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(
+            answer["warnings"].as_array().map(Vec::len),
+            Some(1),
+            "{out}"
+        );
+        let complete = format!(
+            "{pairs_only}Quota configs for user-principal 'u' are producer_byte_rate=4096.0\n"
+        );
+        let (_, out) = explain("--quota --user u --client-id c --quota-file -", &complete);
+        assert!(!out.contains("warning:"), "{out}");
+        assert!(out.contains("producer_byte_rate: 4086 bytes/s"), "{out}");
+    }
+
+    #[test]
+    fn the_smallest_bound_follows_the_brokers_socket_request_max_bytes() {
+        let text = "Quota configs for user-principal 'u' are producer_byte_rate=2000.0\nQuota configs for user-principal 'u', client-id 'big' are producer_byte_rate=1999.5\n";
+        let (_, out) = explain("--quota --user u --client-id other --quota-file -", text);
+        assert!(out.contains("producer_byte_rate: 49 bytes/s"), "{out}");
+        let (_, out) = explain(
+            "--quota --user u --client-id other --socket-request-max-bytes 1048576 --quota-file -",
+            text,
+        );
+        assert!(out.contains("producer_byte_rate: 1 bytes/s"), "{out}");
+        let (code, out) = explain(
+            "--quota --user u --socket-request-max-bytes 0 --quota-file -",
+            text,
+        );
+        assert_eq!(code, 2, "{out}");
+        assert!(out.contains("socket.request.max.bytes"), "{out}");
     }
 
     #[test]

@@ -42,7 +42,13 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
         try {
             String library = NativeLibraryLoader.load(path == null ? null : path.toString());
             NativeLogDrain.start();
-            NativeQuotas.configure(socketRequestMaxBytes(configs.get(SOCKET_REQUEST_MAX_BYTES)));
+            if (NativeQuotas.configure(socketRequestMaxBytes(configs.get(SOCKET_REQUEST_MAX_BYTES)))) {
+                // A remainder's bound changed: every instance's Kafka re-reads its limits.
+                view = new QuotaView();
+                for (int i = 0; i < seen.length; i++) {
+                    CHANGES.incrementAndGet(i);
+                }
+            }
             LOG.info("GrantForge quota callback {} configured (native library from {})", AgentVersion.VERSION, library);
         } catch (NativeLibraryLoader.NativeLoadException e) {
             LOG.error("GrantForge quota callback cannot start: {}", e.getMessage());

@@ -19,9 +19,10 @@ final class NativeQuotas {
 
     /**
      * The node's {@code socket.request.max.bytes}: the largest request decides the smallest bound Kafka's throttle
-     * enforces, which a user's remainder may not fall below (0 or less: Kafka's default).
+     * enforces, which a user's remainder may not fall below (0 or less: Kafka's default). True when that changed the
+     * bounds (and so possibly a limit).
      */
-    static native void configure(long socketRequestMaxBytes);
+    static native boolean configure(long socketRequestMaxBytes);
 
     /** Kafka's {@code updateQuota}; {@code entity} from {@link #encodeEntity}. True when a value changed. */
     static native boolean update(int quotaType, byte[] entity, double value);
