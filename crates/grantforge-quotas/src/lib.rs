@@ -14,7 +14,7 @@
 //! | 3 | `<U>` | (U, ""): shared by U's clients without a rule 1 or 2 quota | v(U) − R(U) |
 //! | 4 | `<default user, C>` | (U, C) | v |
 //! | 5 | `<default user, default client>` | (U, C) | v |
-//! | 6 | `<default user>` | (U, ""): U's own share of the default | v(default user) − R(U) |
+//! | 6 | `<default user>` | (U, ""): U's own share of the default | v(default user) − R(U) − D(U) |
 //! | 7 | `<C>` (client id only) | (U, C): per user, never shared with another user's clients | v(C) |
 //! | 8 | `<default client>` | (U, C): per user and client id | v |
 //! | — | nothing | unthrottled | none |
@@ -22,6 +22,8 @@
 //! R(U) is the sum of U's reserved sub-quotas (its explicit `<U, c>` entities of that type): a
 //! sub-quota is carved out of the user's total, not added on top, which is where this differs from
 //! Kafka's built-in callback (it also shares a client id's quota across users; here it is per user).
+//! D(U) is the sum of the `<default user, c>` values of the client ids c U has no `<U, c>` for: a
+//! default sub-quota is carved out of each user's share of the default total in the same way.
 //! Every value an operator set is used as set, however small (as Kafka's own callback does). Only
 //! a remainder this table computes (rules 3 and 6 for a user with sub-quotas) is ever raised: one
 //! below the smallest bound Kafka's throttle arithmetic enforces ([`SafeBounds`], from the node's

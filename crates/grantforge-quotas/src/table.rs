@@ -20,7 +20,8 @@ pub enum Rule {
     DefaultUserClient,
     /// 5: `<default user, default client>`.
     DefaultUserDefaultClient,
-    /// 6: `<default user>`, U's own share of the default, less U's reserved sub-quotas.
+    /// 6: `<default user>`, U's own share of the default, less U's reserved sub-quotas and the
+    /// `<default user, C>` sub-quotas of its other client ids.
     DefaultUser,
     /// 7: `<C>`, per user.
     Client,
@@ -44,7 +45,7 @@ impl Rule {
             Rule::DefaultUserClient => "rule 4: <default user, client>",
             Rule::DefaultUserDefaultClient => "rule 5: <default user, default client>",
             Rule::DefaultUser => {
-                "rule 6: <default user> (the user's own share, less its reserved sub-quotas)"
+                "rule 6: <default user> (the user's own share, less its reserved and default sub-quotas)"
             }
             Rule::Client => "rule 7: <client> (per user)",
             Rule::DefaultClient => "rule 8: <default client> (per user and client id)",
@@ -84,7 +85,8 @@ struct TypeTable {
     reserved: HashMap<String, f64>,
     user_default_client: HashMap<String, f64>,
     user: HashMap<String, f64>,
-    default_user_client: HashMap<String, f64>,
+    /// `<default user, C>`: client id → value (ordered, as `user_client`).
+    default_user_client: BTreeMap<String, f64>,
     default_user_default_client: Option<f64>,
     default_user: Option<f64>,
     client: HashMap<String, f64>,
@@ -118,9 +120,14 @@ impl TypeTable {
                 put(&mut self.user_default_client, u, value)
             }
             (Some(Part::Named(u)), None) => put(&mut self.user, u, value),
-            (Some(Part::Default), Some(Part::Named(c))) => {
-                put(&mut self.default_user_client, c, value)
-            }
+            (Some(Part::Default), Some(Part::Named(c))) => match value {
+                Some(v) => {
+                    self.default_user_client.insert(c.clone(), v);
+                }
+                None => {
+                    self.default_user_client.remove(c);
+                }
+            },
             (Some(Part::Default), Some(Part::Default)) => self.default_user_default_client = value,
             (Some(Part::Default), None) => self.default_user = value,
             (None, Some(Part::Named(c))) => put(&mut self.client, c, value),
@@ -175,6 +182,28 @@ impl TypeTable {
             && self.default_user.is_none()
             && self.client.is_empty()
             && self.default_client.is_none()
+    }
+
+    /// What a user's total is less for its other clients under `rule` (3 or 6), if anything: its
+    /// own sub-quotas, and under rule 6 also the `<default user, C>` sub-quotas of the client ids
+    /// it has no sub-quota of its own for (each user's share of the default has them carved out,
+    /// as a user's own total has its own).
+    fn reserved_under(&self, rule: Rule, user: &str) -> Option<f64> {
+        let own = self.user_client.get(user);
+        let own_sum = own.map(|_| self.reserved.get(user).copied().unwrap_or(0.0));
+        if rule != Rule::DefaultUser || self.default_user_client.is_empty() {
+            return own_sum;
+        }
+        let defaults: Vec<f64> = self
+            .default_user_client
+            .iter()
+            .filter(|(client_id, _)| own.is_none_or(|clients| !clients.contains_key(*client_id)))
+            .map(|(_, value)| *value)
+            .collect();
+        match (own_sum, defaults.is_empty()) {
+            (None, true) => None,
+            (own_sum, _) => Some(own_sum.unwrap_or(0.0) + defaults.iter().sum::<f64>()),
+        }
     }
 
     /// The first rule that applies to (user, client id), with its value.
@@ -291,9 +320,11 @@ impl QuotaTable {
         let (rule, value) = table.first_rule(user, client_id);
         let (mut limit, mut oversubscribed) = (value, false);
         // Only a remainder is computed here; every value an operator set is used as set.
-        if let (Rule::User | Rule::DefaultUser, Some(total), Some(reserved)) =
-            (rule, value, table.reserved.get(user))
-        {
+        let reserved = match rule {
+            Rule::User | Rule::DefaultUser => table.reserved_under(rule, user),
+            _ => None,
+        };
+        if let (Some(total), Some(reserved)) = (value, reserved) {
             let remainder = total - reserved;
             let smallest = self.bounds.smallest(quota_type);
             oversubscribed = remainder.is_nan() || remainder < smallest;

@@ -335,3 +335,48 @@ fn values_and_a_one_line_summary_of_the_table() {
     more.remove(&Entity::user_client("user4", "clientA"), FETCH);
     assert_eq!((more.entities(), more.users_reserving()), (7, 1));
 }
+
+/// `<default user, C>` is the default sub-quota of client id C of every user whose total is the
+/// default: as a user's own sub-quota is carved out of its own total, it is carved out of each
+/// user's share of the default, never added on top.
+#[test]
+fn a_default_users_client_sub_quota_is_carved_out_of_each_users_share_of_the_default() {
+    let mut table = QuotaTable::new();
+    let default_user = || Some(Part::Default);
+    table.update(&Entity::of(default_user(), None), PRODUCE, 10_000.0);
+    table.update(
+        &Entity::of(default_user(), Some(Part::Named("clientA".into()))),
+        PRODUCE,
+        1_000.0,
+    );
+    let reserved = table.resolve(PRODUCE, "v", "clientA");
+    assert_eq!(
+        (reserved.rule, reserved.tags(), reserved.limit),
+        (Rule::DefaultUserClient, ("v", "clientA"), Some(1_000.0))
+    );
+    let shared = table.resolve(PRODUCE, "v", "other");
+    assert_eq!(
+        (shared.rule, shared.tags(), shared.limit),
+        (Rule::DefaultUser, ("v", ""), Some(9_000.0)),
+        "v's clients use at most its default total of 10,000 in all"
+    );
+    // u's own sub-quota for clientA replaces the default one, and is carved out instead.
+    table.update(&Entity::user_client("u", "clientA"), PRODUCE, 3_000.0);
+    table.update(&Entity::user_client("u", "clientB"), PRODUCE, 500.0);
+    assert_eq!(table.resolve(PRODUCE, "u", "other").limit, Some(6_500.0));
+    // A user with a total of its own is not under the default: nothing of it is carved out.
+    table.update(&Entity::user("w"), PRODUCE, 4_000.0);
+    assert_eq!(table.resolve(PRODUCE, "w", "other").limit, Some(4_000.0));
+    assert_eq!(table.resolve(PRODUCE, "w", "clientA").rule, Rule::User);
+    // Default sub-quotas that take the whole default total leave the smallest bound.
+    table.update(
+        &Entity::of(default_user(), Some(Part::Named("clientB".into()))),
+        PRODUCE,
+        9_000.0,
+    );
+    let none_left = table.resolve(PRODUCE, "v", "other");
+    assert_eq!(
+        (none_left.limit, none_left.oversubscribed),
+        (Some(table.bounds().smallest(PRODUCE)), true)
+    );
+}
