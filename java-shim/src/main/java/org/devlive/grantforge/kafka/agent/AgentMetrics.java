@@ -106,6 +106,12 @@ final class AgentMetrics implements DynamicMBean {
 
     /** Reads the payloads {@code source} gives: the native agent's, or (tests) fixed bytes. */
     AgentMetrics(Supplier<byte[]> source) {
+        this(source, "The GrantForge agent's metrics. Counters count since the broker started; the snapshot attributes "
+            + "are -1 while there is none.");
+    }
+
+    /** Reads the payloads {@code source} gives; {@code description} is the MBean's. */
+    AgentMetrics(Supplier<byte[]> source, String description) {
         this.source = source;
         Reading first = read();
         this.listed = first == null ? Collections.<Metric>emptyList() : first.metrics;
@@ -116,8 +122,7 @@ final class AgentMetrics implements DynamicMBean {
             attributes[i] = new MBeanAttributeInfo(metric.attribute, metric.text ? String.class.getName() : "long",
                 metric.description, true, false, false);
         }
-        this.info = new MBeanInfo(AgentMetrics.class.getName(), "The GrantForge agent's metrics. Counters count since "
-            + "the broker started; the snapshot attributes are -1 while there is none.", attributes, null, null, null);
+        this.info = new MBeanInfo(AgentMetrics.class.getName(), description, attributes, null, null, null);
     }
 
     /** Reads the metrics of an agent without registering an MBean. */
@@ -168,9 +173,16 @@ final class AgentMetrics implements DynamicMBean {
 
     /** Registers {@code metrics} under the role; null if JMX refuses. */
     static AgentMetrics register(AgentMetrics metrics, String role) {
+        return registerAs(metrics, "type=Agent,instance=" + ObjectName.quote(metrics.instance) + ",role=" + role);
+    }
+
+    /**
+     * Registers {@code metrics} as {@code org.devlive.grantforge.kafka:<keys>} (replacing an MBean of that name); null
+     * if JMX refuses.
+     */
+    static AgentMetrics registerAs(AgentMetrics metrics, String keys) {
         try {
-            ObjectName name = new ObjectName(DOMAIN + ":type=Agent,instance=" + ObjectName.quote(metrics.instance)
-                + ",role=" + role);
+            ObjectName name = new ObjectName(DOMAIN + ":" + keys);
             MBeanServer server = ManagementFactory.getPlatformMBeanServer();
             if (server.isRegistered(name)) {
                 server.unregisterMBean(name);

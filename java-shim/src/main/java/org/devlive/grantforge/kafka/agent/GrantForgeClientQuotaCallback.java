@@ -30,6 +30,14 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
     /** The view of this JVM's table; replaced by an empty one whenever a quota changes. */
     private static volatile QuotaView view = new QuotaView();
 
+    /**
+     * The quota table's metrics in JMX, {@code org.devlive.grantforge.kafka:type=Quotas} on every Kafka release (one
+     * table per JVM, so one MBean; registered by the first instance configured). On 4.1 and later
+     * {@code MonitorableGrantForgeClientQuotaCallback} publishes the same metrics as Kafka plugin metrics too.
+     */
+    static final String MBEAN_KEYS = "type=Quotas";
+    private static AgentMetrics mbean;
+
     /** Per quota type: changes of this JVM's table so far. */
     private static final AtomicLongArray CHANGES = new AtomicLongArray(ClientQuotaType.values().length);
 
@@ -49,6 +57,7 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
                     CHANGES.incrementAndGet(i);
                 }
             }
+            registerMBean();
             LOG.info("GrantForge quota callback {} configured (native library from {})", AgentVersion.VERSION, library);
         } catch (NativeLibraryLoader.NativeLoadException e) {
             LOG.error("GrantForge quota callback cannot start: {}", e.getMessage());
@@ -56,6 +65,13 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
         }
         for (int i = 0; i < seen.length; i++) {
             seen[i] = CHANGES.get(i);
+        }
+    }
+
+    private static synchronized void registerMBean() {
+        if (mbean == null) {
+            mbean = AgentMetrics.registerAs(new AgentMetrics(NativeQuotas::stats, "The GrantForge quota callback's table"
+                + " (one per JVM): its entities, users reserving sub-quotas, oversubscribed users and changes."), MBEAN_KEYS);
         }
     }
 

@@ -111,6 +111,22 @@ class GrantForgeClientQuotaCallbackTest {
     }
 
     @Test
+    void theTablesMetricsAreInJmxOnEveryRelease() throws Exception {
+        GrantForgeClientQuotaCallback callback = callback();
+        callback.updateQuota(ClientQuotaType.FETCH, entity(ClientQuotaEntity.ConfigEntityType.USER, "java-jmx-user"), 1000);
+        javax.management.MBeanServer server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+        javax.management.ObjectName name = new javax.management.ObjectName("org.devlive.grantforge.kafka:type=Quotas");
+        assertTrue(server.isRegistered(name), "one MBean for the JVM's table");
+        long entities = (Long) server.getAttribute(name, "QuotaEntities");
+        assertTrue(entities >= 1, "the live count: " + entities);
+        for (String attribute : Arrays.asList("QuotaUsersReserving", "QuotaOversubscribedUsers", "QuotaChanges")) {
+            assertTrue(server.getAttribute(name, attribute) instanceof Long, attribute);
+        }
+        callback.removeQuota(ClientQuotaType.FETCH, entity(ClientQuotaEntity.ConfigEntityType.USER, "java-jmx-user"));
+        assertEquals(entities - 1, (long) (Long) server.getAttribute(name, "QuotaEntities"), "read live, not at registration");
+    }
+
+    @Test
     void socketRequestMaxBytesIsReadAsKafkaHandsItOver() {
         assertEquals(1048576L, GrantForgeClientQuotaCallback.socketRequestMaxBytes(1048576));
         assertEquals(1048576L, GrantForgeClientQuotaCallback.socketRequestMaxBytes(" 1048576 "));

@@ -118,7 +118,11 @@ abstract class QuotaCallback {
             }
         });
         try {
-            node = nodeBuilder("quotas-", jmx).property("client.quota.callback.class", callbackClass).start();
+            // The agent's node also accepts PLAIN logins of names no JAAS file can hold (the names test).
+            node = nodeBuilder("quotas-", jmx).property("client.quota.callback.class", callbackClass)
+                    .property(AnyNamePlainHandler.PROPERTY, AnyNamePlainHandler.class.getName())
+                    .extraClasspath(Paths.get(AnyNamePlainHandler.class.getProtectionDomain().getCodeSource().getLocation().toURI()))
+                    .start();
         } finally {
             builtin = anchor.get(2 * WAIT_S, TimeUnit.SECONDS);
         }
@@ -400,6 +404,10 @@ abstract class QuotaCallback {
      * node's Kafka jars on the class path.
      */
     private String explainQuota(String clientId) throws IOException, InterruptedException {
+        return explainQuota("alice", clientId);
+    }
+
+    private String explainQuota(String user, String clientId) throws IOException, InterruptedException {
         Path config = Files.createTempFile("explain-quota", ".properties");
         try {
             Properties props = node.clientProps(KafkaNode.SUPER_USER);
@@ -409,7 +417,7 @@ abstract class QuotaCallback {
             Path javaBin = Paths.get(System.getProperty("java.home"), "bin", "java");
             ProcessBuilder builder = new ProcessBuilder(javaBin.toString(), "-cp",
                     ItPaths.agentJar() + java.io.File.pathSeparator + node.dist().classpath(),
-                    "org.devlive.grantforge.kafka.agent.Main", "explain", "--quota", "--user", "alice", "--client-id", clientId,
+                    "org.devlive.grantforge.kafka.agent.Main", "explain", "--quota", "--user", user, "--client-id", clientId,
                     "--bootstrap-server", node.bootstrapServers(), "--command-config", config.toString());
             builder.redirectErrorStream(true);
             Process process = builder.start();
@@ -445,6 +453,15 @@ abstract class QuotaCallback {
         assertTrue(shared.contains("consumer_byte_rate: unthrottled"), shared);
         String reserved = explainQuota("clientA");
         assertTrue(reserved.contains("producer_byte_rate: 131072 bytes/s\n    group: user=alice,client-id=clientA\n    rule 1:"), reserved);
+    }
+
+    /** On every release, 3.7 to 4.0 included (which have no plugin metrics): the quota table's own MBean. */
+    @Test
+    @Order(3)
+    void theQuotaTablesMetricsAreInJmx() throws Exception {
+        double entities = brokerMetric("org.devlive.grantforge.kafka:type=Quotas", "QuotaEntities");
+        assertEquals(2.0, entities, "alice's produce total and clientA's sub-quota");
+        assertEquals(1.0, brokerMetric("org.devlive.grantforge.kafka:type=Quotas", "QuotaUsersReserving"), "alice");
     }
 
     @Test
@@ -600,5 +617,112 @@ abstract class QuotaCallback {
                 kafkaVersion, requestBytes, remainder, throttleMs, fewestMs, mostMs);
         assertTrue(throttleMs >= fewestMs && throttleMs <= mostMs, "Kafka's throttle for the remainder of 196 B/s as the"
                 + " seed defines it (not the old floor of 1,024 B/s): " + fewestMs + "-" + mostMs + " ms, got " + throttleMs);
+    }
+
+    /**
+     * A principal named as TLS distinguished names are ({@code ,}, {@code =}, {@code *}, spaces, non-ASCII): its group
+     * in Kafka's quota MBeans carries the name as Kafka's Sanitizer writes it, {@code explain --quota} names the same
+     * group, and a quota entity whose name holds a line break cannot start a line of its own in the node's log.
+     */
+    @Test
+    @Order(7)
+    void namesWithSpecialCharactersNameTheirGroupsAndCannotForgeLogLines() throws Exception {
+        String dn = "CN=J\u00fcrgen M\u00fcller,O=acme*,OU=ops team";
+        alter(new ClientQuotaEntity(Collections.singletonMap(ClientQuotaEntity.USER, dn)), "request_percentage", 50.0);
+        String sanitized = org.apache.kafka.common.utils.Sanitizer.sanitize(dn);
+        String group = "kafka.server:type=Request,user=" + sanitized;
+        // Every request counts against request_percentage, so the client's first requests make its group, once the
+        // quota has reached the broker (a moment after alterClientQuotas returns).
+        Properties props = node.clientProps(dn, AnyNamePlainHandler.PASSWORD);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_S);
+        while (!brokerHasGroup(group) && System.nanoTime() < deadline) {
+            try (Admin named = Admin.create(props)) {
+                named.describeCluster().clusterId().get(WAIT_S, TimeUnit.SECONDS);
+            }
+            Thread.sleep(200);
+        }
+        assertTrue(brokerHasGroup(group), "the group of " + dn + " in Kafka's MBeans: " + group + "; Request groups: "
+                + jmx.read("kafka.server:type=Request,*").keySet());
+        String explained = explainQuota(dn, "it-" + dn);
+        assertTrue(explained.contains("request_percentage: 50 % of a request thread\n    group: user=" + sanitized + "\n"),
+                explained);
+
+        String forged = "mallory\nINFO grantforge: forged";
+        alter(new ClientQuotaEntity(Collections.singletonMap(ClientQuotaEntity.USER, forged)), "producer_byte_rate", 10.0);
+        String warned = null;
+        deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_S);
+        while (warned == null && System.nanoTime() < deadline) {
+            warned = node.logLines().stream().filter(line -> line.contains("<user mallory")).findFirst().orElse(null);
+            Thread.sleep(200);
+        }
+        assertNotNull(warned, "one WARN names the entity whose producer_byte_rate of 10 Kafka cannot enforce");
+        // The name's line break is written as \\n, so the forged text stays inside the agent's line. (Kafka's own
+        // lines about the quota record print the name raw: those are Kafka's, and are shown here for the record.)
+        assertTrue(warned.contains("WARN") && warned.contains("<user mallory\\nINFO grantforge: forged> is 10, below"), warned);
+        node.logLines().stream().filter(line -> line.contains("forged")).forEach(line -> System.out.println("log: " + line));
+    }
+
+    /**
+     * A fetch limit whose window cannot hold a batch: when a fetch would violate its limit, Kafka answers it empty and
+     * takes its bytes back (KafkaApis: "we are going to return an empty response"), then throttles the client for
+     * about {@code batch / limit - window}. A batch larger than {@code limit x (quota.window.num - 1) x
+     * quota.window.size.seconds} (20,480 B at 2,048 B/s) therefore never reaches the consumer: each fetch is throttled
+     * and empty, with Kafka's own callback as with ours. Raised so that the window holds the batch (4,096 B/s: 40,960 B),
+     * the same consumer gets it at once. docs/quotas.md tells operators the bound.
+     */
+    @Test
+    @Order(8)
+    void aFetchLimitWhoseWindowCannotHoldABatchStarvesTheConsumerUntilRaised() throws Exception {
+        alter(aliceClient("clientF"), "consumer_byte_rate", 2048.0);
+        int valueBytes = 30_000;
+        char[] value = new char[valueBytes];
+        java.util.Arrays.fill(value, 'f');
+        org.apache.kafka.common.TopicPartition orders = new org.apache.kafka.common.TopicPartition("orders", 0);
+        Properties extra = new Properties();
+        extra.put(org.apache.kafka.clients.consumer.ConsumerConfig.CLIENT_ID_CONFIG, "clientF");
+        try (org.apache.kafka.clients.consumer.KafkaConsumer<String, String> consumer = node.consumer("alice", null, extra)) {
+            consumer.assign(Collections.singletonList(orders));
+            consumer.seekToEnd(Collections.singletonList(orders));
+            long start = consumer.position(orders);
+            // Until the limit has reached the broker, clientF's fetches join no group of its own.
+            long applied = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_S);
+            while (!brokerHasGroup("kafka.server:type=Fetch,user=alice,client-id=clientF") && System.nanoTime() < applied) {
+                consumer.poll(Duration.ofMillis(200));
+            }
+            try (KafkaProducer<String, String> producer = node.producer("alice")) {
+                producer.send(new ProducerRecord<>("orders", new String(value))).get(WAIT_S, TimeUnit.SECONDS);
+            }
+            int starved = pollFor(consumer, STARVED_S);
+            double throttled = fetchThrottleTimeMax(consumer);
+            alter(aliceClient("clientF"), "consumer_byte_rate", 4096.0);
+            int fed = pollFor(consumer, WAIT_S);
+            System.out.printf("Kafka %s: a batch of %d B from offset %d: at 2048 B/s %d records in %d s (fetch-throttle-time-max"
+                    + " %.0f ms), at 4096 B/s %d%n", kafkaVersion, valueBytes, start, starved, STARVED_S, throttled, fed);
+            assertEquals(0, starved, "a batch larger than the window's budget of 20,480 B is never delivered");
+            assertTrue(throttled > 3000, "each fetch of it is throttled about 4.6 s and answered empty: " + throttled);
+            assertEquals(1, fed, "a window of 40,960 B holds the batch");
+        }
+    }
+
+    /** How long the starved consumer is watched: three throttles of about 4.6 s. */
+    private static final int STARVED_S = 15;
+
+    /** Polls until a record arrives or {@code seconds} have passed; returns the records received. */
+    private static int pollFor(org.apache.kafka.clients.consumer.KafkaConsumer<String, String> consumer, long seconds) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        int received = 0;
+        while (received == 0 && System.nanoTime() < deadline) {
+            received += consumer.poll(Duration.ofMillis(500)).count();
+        }
+        return received;
+    }
+
+    private static double fetchThrottleTimeMax(org.apache.kafka.clients.consumer.KafkaConsumer<String, String> consumer) {
+        for (Map.Entry<MetricName, ? extends Metric> m : consumer.metrics().entrySet()) {
+            if (m.getKey().name().equals("fetch-throttle-time-max") && m.getKey().group().equals("consumer-fetch-manager-metrics")) {
+                return ((Number) m.getValue().metricValue()).doubleValue();
+            }
+        }
+        throw new AssertionError("the consumer has no fetch-throttle-time-max");
     }
 }
