@@ -26,6 +26,18 @@ use crate::metrics::{Metric, Value};
 /// How long the entities must stay unchanged before the INFO line that sums them up.
 const QUIET_BEFORE_SUMMARY: Duration = Duration::from_millis(500);
 
+/// Why the request path could not keep an answer for later questions (the shim remembers answers in a
+/// view bounded per quota type and per user: `QuotaView.java`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotKept {
+    /// The view of the quota type holds as many answers as it may.
+    TypeFull,
+    /// The user holds its share of the view already.
+    UserShareFull,
+    /// The user and client id are too long to keep.
+    LongNames,
+}
+
 /// The quota table of this JVM.
 pub struct Quotas {
     table: RwLock<QuotaTable>,
@@ -33,6 +45,10 @@ pub struct Quotas {
     changes: [AtomicU64; 4],
     /// (type, user) pairs whose oversubscription was logged.
     warned: Mutex<HashSet<(QuotaType, String)>>,
+    /// Per quota type: answers the request path could not keep (counted since the JVM started).
+    not_kept: [AtomicU64; 4],
+    /// (type, user) pairs whose full view (user `None`) or full share was logged, until that type changes.
+    fills_logged: Mutex<HashSet<(QuotaType, Option<String>)>>,
     /// When the entities last changed, and whether the summary for that is still to be logged.
     pending_summary: Mutex<Option<Instant>>,
     changed: Condvar,
@@ -45,6 +61,8 @@ pub fn shared() -> &'static Quotas {
         table: RwLock::new(QuotaTable::new()),
         changes: Default::default(),
         warned: Mutex::new(HashSet::new()),
+        not_kept: Default::default(),
+        fills_logged: Mutex::new(HashSet::new()),
         pending_summary: Mutex::new(None),
         changed: Condvar::new(),
     })
@@ -58,6 +76,7 @@ pub struct QuotaStats {
     pub users_reserving: u64,
     pub oversubscribed: u64,
     pub changes: u64,
+    pub not_kept: u64,
 }
 
 /// The table's metrics, in the order the shim publishes them (`docs/operations.md` lists them).
@@ -82,6 +101,11 @@ pub const QUOTA_METRICS: &[Metric<QuotaStats>] = &[
         description: "Changes of a quota value since the JVM started",
         value: |s| Value::Number(s.changes as i64),
     },
+    Metric {
+        name: "quota-answers-not-kept",
+        description: "Questions of Kafka's request path answered by the native library because the shim's view of answers was full (per quota type, or the user's share of it) or the names too long; counted since the JVM started",
+        value: |s| Value::Number(s.not_kept as i64),
+    },
 ];
 
 impl Quotas {
@@ -93,6 +117,11 @@ impl Quotas {
             users_reserving: table.users_reserving() as u64,
             oversubscribed: self.warned.lock().len() as u64,
             changes: QuotaType::ALL.iter().map(|t| self.changes(*t)).sum(),
+            not_kept: self
+                .not_kept
+                .iter()
+                .map(|n| n.load(Ordering::Relaxed))
+                .sum(),
         }
     }
 
@@ -149,6 +178,7 @@ impl Quotas {
         if changed {
             self.changes[quota_type as usize].fetch_add(1, Ordering::AcqRel);
             self.warned.lock().retain(|(t, _)| *t != quota_type);
+            self.fills_logged.lock().retain(|(t, _)| *t != quota_type);
             self.summary_after_quiet();
         }
         changed
@@ -176,6 +206,28 @@ impl Quotas {
             );
         }
         resolved
+    }
+
+    /// The request path could not keep this answer: counted, and one INFO line the first time a type's
+    /// view (or one user's share of it) is full after a change of that type.
+    pub fn not_kept(&self, quota_type: QuotaType, user: &str, why: NotKept) {
+        self.not_kept[quota_type as usize].fetch_add(1, Ordering::Relaxed);
+        let key = match why {
+            NotKept::TypeFull => (quota_type, None),
+            NotKept::UserShareFull => (quota_type, Some(user.to_string())),
+            NotKept::LongNames => return,
+        };
+        if self.fills_logged.lock().insert(key) {
+            match why {
+                NotKept::TypeFull => tracing::info!(
+                    "the request path's view of {quota_type} answers is full: further connections of new users and client ids are resolved by the native library on each request until the {quota_type} quotas change (quota-answers-not-kept counts them)"
+                ),
+                _ => tracing::info!(
+                    "user {} holds its share of the request path's view of {quota_type} answers (many client ids): its further client ids are resolved by the native library on each request until the {quota_type} quotas change (quota-answers-not-kept counts them)",
+                    user.escape_debug()
+                ),
+            }
+        }
     }
 
     /// Kafka's `quotaLimit(type, tags)`.
@@ -276,12 +328,13 @@ mod tests {
             users_reserving: 2,
             oversubscribed: 3,
             changes: 4,
+            not_kept: 5,
         };
         let values: Vec<Value> = QUOTA_METRICS.iter().map(|m| (m.value)(&stats)).collect();
         assert_eq!(
             values,
-            [1, 2, 3, 4].map(Value::Number),
-            "quota-entities, quota-users-reserving, quota-oversubscribed-users, quota-changes"
+            [1, 2, 3, 4, 5].map(Value::Number),
+            "quota-entities, quota-users-reserving, quota-oversubscribed-users, quota-changes, quota-answers-not-kept"
         );
     }
 

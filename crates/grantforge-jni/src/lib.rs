@@ -41,7 +41,7 @@ use crate::shell::{close_shell, open_shell, shell, with_agent};
 /// Bumped whenever a native signature or a payload's layout changes; the Java shim refuses to run
 /// with a library of another ABI (a stale library on `grantforge.native.library.path`, say).
 /// (4: the metrics payload describes itself; 6: `migrateAcls`; 7: the quota table's `stats`;
-/// 8: `aclViewSerial`; 9: `NativeQuotas.configure`.)
+/// 8: `aclViewSerial`; 9: `NativeQuotas.configure`, and `resolve` says whether the answer is kept.)
 pub const ABI_VERSION: jint = 9;
 
 /// `authorize` returns this when it wrote one byte per action into the buffer (more than 63
@@ -368,7 +368,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_remo
     })
 }
 
-/// `NativeQuotas.resolve`: a connection's group and limit.
+/// `NativeQuotas.resolve`: a connection's group and limit, and whether the shim keeps the answer.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_resolve<'local>(
     mut env: EnvUnowned<'local>,
@@ -376,12 +376,14 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_reso
     quota_type: jint,
     user: JByteArray<'local>,
     client_id: JByteArray<'local>,
+    not_kept: jint,
 ) -> JByteArray<'local> {
     export_env(&mut env, |env| {
         let answer = native_quotas::resolve(
             quota_type,
             &env.convert_byte_array(&user)?,
             &env.convert_byte_array(&client_id)?,
+            not_kept,
         )?;
         Ok(env.byte_array_from_slice(&answer)?)
     })

@@ -4,6 +4,8 @@
 //! ```text
 //! entity    := u32 count, count × (str entityType, str name)    (update, remove)
 //! resolved  := str userTag, str clientIdTag, f64 limit           (resolve; limit NaN: none)
+//! notKept   := i32: 0 the shim keeps the answer, 1 its view of the type is full, 2 the user's share
+//!              of it is full, 3 the names are too long to keep          (resolve's last argument)
 //! stats     := the metrics payload of `agent_metrics.rs`, instance "quotas"
 //! ```
 //!
@@ -13,7 +15,8 @@
 //! network threads; every export answers through `export.rs`, so none ever throws.
 
 use grantforge_agent::quotas::{
-    self, Entity, QuotaType, Resolved, SafeBounds, DEFAULT_SOCKET_REQUEST_MAX_BYTES, QUOTA_METRICS,
+    self, Entity, NotKept, QuotaType, Resolved, SafeBounds, DEFAULT_SOCKET_REQUEST_MAX_BYTES,
+    QUOTA_METRICS,
 };
 
 use crate::agent_metrics;
@@ -81,18 +84,33 @@ pub(crate) fn remove(ordinal: i32, entity: &[u8]) -> Result<bool, MalformedReque
     Ok(decode_entity(entity)?.is_some_and(|entity| quotas::shared().remove(&entity, quota_type)))
 }
 
+/// Why the shim does not keep an answer (`notKept`), if it does not.
+pub(crate) fn not_kept(code: i32) -> Result<Option<NotKept>, MalformedRequest> {
+    match code {
+        0 => Ok(None),
+        1 => Ok(Some(NotKept::TypeFull)),
+        2 => Ok(Some(NotKept::UserShareFull)),
+        3 => Ok(Some(NotKept::LongNames)),
+        _ => Err(MalformedRequest(
+            "a reason not to keep an answer that is not 0 to 3",
+        )),
+    }
+}
+
 /// The group and limit of a connection.
 pub(crate) fn resolve(
     ordinal: i32,
     user: &[u8],
     client_id: &[u8],
+    not_kept_code: i32,
 ) -> Result<Vec<u8>, MalformedRequest> {
     let quota_type = quota_type(ordinal)?;
-    let resolved = quotas::shared().resolve(
-        quota_type,
-        &String::from_utf8_lossy(user),
-        &String::from_utf8_lossy(client_id),
-    );
+    let why = not_kept(not_kept_code)?;
+    let user = String::from_utf8_lossy(user);
+    let resolved = quotas::shared().resolve(quota_type, &user, &String::from_utf8_lossy(client_id));
+    if let Some(why) = why {
+        quotas::shared().not_kept(quota_type, &user, why);
+    }
     Ok(encode_resolved(&resolved))
 }
 
@@ -152,7 +170,7 @@ mod tests {
             ),
             Ok(true)
         );
-        let shared = resolve(produce, b"jni-user2", b"clientC").unwrap();
+        let shared = resolve(produce, b"jni-user2", b"clientC", 0).unwrap();
         let mut expected = entity(&[("jni-user2", "")])[4..].to_vec();
         expected.extend_from_slice(&4056.0f64.to_le_bytes());
         assert_eq!(shared, expected, "(user2, \"\") sharing 4096 - 10 - 30");
@@ -176,6 +194,8 @@ mod tests {
     #[test]
     fn odd_input_is_refused_or_ignored_never_applied() {
         assert!(quota_type(4).is_err() && quota_type(-1).is_err());
+        assert!(not_kept(4).is_err() && not_kept(-1).is_err());
+        assert_eq!(not_kept(2), Ok(Some(NotKept::UserShareFull)));
         assert!(decode_entity(&[1, 0, 0, 0, 9]).is_err(), "truncated");
         assert_eq!(
             decode_entity(&entity(&[("IP", "10.0.0.1")])),

@@ -54,6 +54,17 @@ import org.openjdk.jmh.infra.Blackhole;
  *       empty table each time), of the callback alone and through {@code ClientQuotaManager.updateQuota} for both
  *       sides. Target: ≤ 100 ms in all. With {@code -wi 0 -i 1 -f 10} each fork measures the first replay of a
  *       fresh JVM (the JIT cold, as at a broker's start).</li>
+ *   <li>{@code threads_*}: Kafka's produce path through a {@code ClientQuotaManager} from several request threads at
+ *       once, each thread a user of its own ({@code -t 1}, {@code 2}, {@code 4}, {@code 8}): users without a quota
+ *       ({@code unthrottled}), users with one ({@code throttled}: a limit, never reached), or half of each
+ *       ({@code mix}), on 10,000 users with a total each. Target: ours ≤ 1.2× the built-in at every thread
+ *       count.</li>
+ *   <li>{@code update_*}: one change of a quota through {@code ClientQuotaManager.updateQuota} with 10,000 live
+ *       groups (one per user, each with a sensor): Kafka then re-reads the limit of every live group of a custom
+ *       callback. A user's total ({@code user}), or the default client id's ({@code default}, which concerns every
+ *       user's answer), against the built-in's same change.</li>
+ *   <li>{@code flood_*}: one principal with ever new client ids, past its share of the view (every question crosses
+ *       into Rust), next to a question the view keeps.</li>
  * </ul>
  *
  * <p>The entities ({@link QuotaSet}): 5,000 users with a total each; 2,500 of them (the even ones) with 2
@@ -468,5 +479,210 @@ public class QuotaBenchmark {
     public ClientQuotaManager replay_manager_grantforge(ReplayGrantForge s) {
         s.set.updateManagers(s.produce, s.fetch);
         return s.produce;
+    }
+
+    // --- (d) many request threads, each a user of its own ----------------------------------------------
+
+    /** 10,000 users with a produce total each (user-00000 ...), nothing else. */
+    static List<String> usersWithTotals(int count) {
+        List<String> users = new ArrayList<>();
+        for (int u = 0; u < count; u++) {
+            users.add(String.format("user-%05d", u));
+        }
+        return users;
+    }
+
+    static final int LIVE_USERS = 10_000;
+    static final double TOTAL = 1e9;
+
+    /** A PRODUCE manager on 10,000 users' totals, with the built-in callback or ours. */
+    @State(Scope.Benchmark)
+    public abstract static class UserManagers {
+        @Param({"unthrottled", "throttled", "mix"})
+        public String users;
+
+        Metrics metrics;
+        ClientQuotaManager produce;
+        final Time time = Time.SYSTEM;
+        final java.util.concurrent.atomic.AtomicInteger threads = new java.util.concurrent.atomic.AtomicInteger();
+
+        abstract Optional<Plugin<ClientQuotaCallback>> plugin(Metrics metrics);
+
+        @Setup(Level.Trial)
+        public void setup() {
+            metrics = new Metrics();
+            produce = new ClientQuotaManager(new ClientQuotaManagerConfig(), metrics, QuotaType.PRODUCE, time, "bench-",
+                plugin(metrics));
+            for (String user : usersWithTotals(LIVE_USERS)) {
+                produce.updateQuota(Optional.of(new ClientQuotaManager.UserEntity(user)), Optional.empty(),
+                    Optional.of(new Quota(TOTAL, true)));
+            }
+        }
+
+        /** The session of the {@code n}th thread: a user with a total, or one without a quota. */
+        Session sessionOf(int n) {
+            boolean throttled = "throttled".equals(users) || ("mix".equals(users) && n % 2 == 1);
+            String user = throttled ? String.format("user-%05d", n) : "free-" + n;
+            return new Session(new KafkaPrincipal(KafkaPrincipal.USER_TYPE, user), InetAddress.getLoopbackAddress());
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown() {
+            produce.shutdown();
+            metrics.close();
+        }
+    }
+
+    @State(Scope.Benchmark)
+    public static class BuiltinUserManagers extends UserManagers {
+        @Override
+        Optional<Plugin<ClientQuotaCallback>> plugin(Metrics metrics) {
+            return Optional.empty();
+        }
+    }
+
+    @State(Scope.Benchmark)
+    public static class GrantForgeUserManagers extends UserManagers {
+        @Override
+        Optional<Plugin<ClientQuotaCallback>> plugin(Metrics metrics) {
+            return Optional.of(Plugin.wrapInstance((ClientQuotaCallback) grantforgeCallback(), metrics,
+                "client.quota.callback.class", "role", "broker"));
+        }
+    }
+
+    @Benchmark
+    public int threads_produce_builtin(BuiltinUserManagers s, ThreadSession t) {
+        return s.produce.maybeRecordAndGetThrottleTimeMs(t.of(s), "app", 1.0, s.time.milliseconds());
+    }
+
+    @Benchmark
+    public int threads_produce_grantforge(GrantForgeUserManagers s, ThreadSession t) {
+        return s.produce.maybeRecordAndGetThrottleTimeMs(t.of(s), "app", 1.0, s.time.milliseconds());
+    }
+
+    /** One request thread's user, chosen on its first request from the managers it measures. */
+    @State(Scope.Thread)
+    public static class ThreadSession {
+        Session session;
+
+        Session of(UserManagers managers) {
+            if (session == null) {
+                session = managers.sessionOf(managers.threads.getAndIncrement());
+            }
+            return session;
+        }
+    }
+
+    // --- (e) one change with 10,000 live groups ---------------------------------------------------------
+
+    @State(Scope.Benchmark)
+    public abstract static class LiveGroups {
+        @Param({"user", "default"})
+        public String change;
+
+        Metrics metrics;
+        ClientQuotaManager produce;
+        final Time time = Time.SYSTEM;
+        boolean flip;
+
+        abstract Optional<Plugin<ClientQuotaCallback>> plugin(Metrics metrics);
+
+        @Setup(Level.Trial)
+        public void setup() {
+            metrics = new Metrics();
+            produce = new ClientQuotaManager(new ClientQuotaManagerConfig(), metrics, QuotaType.PRODUCE, time, "bench-",
+                plugin(metrics));
+            List<String> users = usersWithTotals(LIVE_USERS);
+            for (String user : users) {
+                produce.updateQuota(Optional.of(new ClientQuotaManager.UserEntity(user)), Optional.empty(),
+                    Optional.of(new Quota(TOTAL, true)));
+            }
+            for (String user : users) {
+                Session session = new Session(new KafkaPrincipal(KafkaPrincipal.USER_TYPE, user),
+                    InetAddress.getLoopbackAddress());
+                checkEquals("live group of " + user, 0,
+                    produce.maybeRecordAndGetThrottleTimeMs(session, "app", 1.0, time.milliseconds()));
+            }
+        }
+
+        /** Changes one value (a new one each time, so that every call is a change). */
+        void changeOnce() {
+            flip = !flip;
+            Optional<ClientQuotaEntity.ConfigEntity> user = "user".equals(change)
+                ? Optional.of(new ClientQuotaManager.UserEntity("user-04242")) : Optional.empty();
+            Optional<ClientQuotaEntity.ConfigEntity> client = "user".equals(change)
+                ? Optional.empty() : Optional.of(ClientQuotaManager.DEFAULT_USER_CLIENT_ID);
+            produce.updateQuota(user, client, Optional.of(new Quota(flip ? TOTAL / 2 : TOTAL / 3, true)));
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown() {
+            checkLimit("user-04242's total", "user".equals(change) ? (flip ? TOTAL / 2 : TOTAL / 3) : TOTAL,
+                produce.quota(new KafkaPrincipal(KafkaPrincipal.USER_TYPE, "user-04242"), "app").bound());
+            produce.shutdown();
+            metrics.close();
+        }
+    }
+
+    @State(Scope.Benchmark)
+    public static class BuiltinLiveGroups extends LiveGroups {
+        @Override
+        Optional<Plugin<ClientQuotaCallback>> plugin(Metrics metrics) {
+            return Optional.empty();
+        }
+    }
+
+    @State(Scope.Benchmark)
+    public static class GrantForgeLiveGroups extends LiveGroups {
+        @Override
+        Optional<Plugin<ClientQuotaCallback>> plugin(Metrics metrics) {
+            return Optional.of(Plugin.wrapInstance((ClientQuotaCallback) grantforgeCallback(), metrics,
+                "client.quota.callback.class", "role", "broker"));
+        }
+    }
+
+    @Benchmark
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public ClientQuotaManager update_builtin(BuiltinLiveGroups s) {
+        s.changeOnce();
+        return s.produce;
+    }
+
+    @Benchmark
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public ClientQuotaManager update_grantforge(GrantForgeLiveGroups s) {
+        s.changeOnce();
+        return s.produce;
+    }
+
+    // --- (f) one principal past its share of the view ----------------------------------------------------
+
+    @State(Scope.Benchmark)
+    public static class Flood {
+        GrantForgeClientQuotaCallback callback;
+        final KafkaPrincipal flooder = new KafkaPrincipal(KafkaPrincipal.USER_TYPE, "flooder");
+        long next;
+
+        @Setup(Level.Trial)
+        public void setup() {
+            callback = grantforgeCallback();
+            callback.updateQuota(ClientQuotaType.REQUEST, new ClientQuotaManager.KafkaQuotaEntity(
+                new ClientQuotaManager.UserEntity("flooder"), null), 50.0);
+            for (int i = 0; i < 2_000; i++) {
+                callback.quotaMetricTags(ClientQuotaType.REQUEST, flooder, "c" + i);
+            }
+        }
+    }
+
+    /** A new client id of a principal past its share: crosses into Rust (and is counted). */
+    @Benchmark
+    public Map<String, String> flood_newClientId(Flood s) {
+        return s.callback.quotaMetricTags(ClientQuotaType.REQUEST, s.flooder, "n" + (s.next++ % 100_000));
+    }
+
+    /** Another principal's question, kept by the view. */
+    @Benchmark
+    public Map<String, String> flood_otherPrincipal(Flood s) {
+        return s.callback.quotaMetricTags(ClientQuotaType.REQUEST, PRINCIPAL, "app");
     }
 }

@@ -27,7 +27,7 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
     /** Kafka's setting of the largest request a node accepts (its default applies when it is not set). */
     static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
 
-    /** The view of this JVM's table; replaced by an empty one whenever a quota changes. */
+    /** The view of this JVM's table; replaced whenever a quota changes ({@link QuotaView#without}). */
     private static volatile QuotaView view = new QuotaView();
 
     /**
@@ -109,20 +109,30 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
 
     @Override
     public void updateQuota(ClientQuotaType quotaType, ClientQuotaEntity quotaEntity, double newValue) {
-        changed(quotaType, NativeQuotas.update(quotaType.ordinal(), NativeQuotas.encodeEntity(quotaEntity), newValue));
+        changed(quotaType, quotaEntity, NativeQuotas.update(quotaType.ordinal(), NativeQuotas.encodeEntity(quotaEntity), newValue));
     }
 
     @Override
     public void removeQuota(ClientQuotaType quotaType, ClientQuotaEntity quotaEntity) {
-        changed(quotaType, NativeQuotas.remove(quotaType.ordinal(), NativeQuotas.encodeEntity(quotaEntity)));
+        changed(quotaType, quotaEntity, NativeQuotas.remove(quotaType.ordinal(), NativeQuotas.encodeEntity(quotaEntity)));
     }
 
     /** Kafka made this change itself and re-reads its limits: only the other instances are told. */
-    private void changed(ClientQuotaType quotaType, boolean changed) {
+    private void changed(ClientQuotaType quotaType, ClientQuotaEntity entity, boolean changed) {
         if (changed) {
-            view = new QuotaView();
+            view = view.without(quotaType.ordinal(), namedUser(entity));
             seen[quotaType.ordinal()] = CHANGES.incrementAndGet(quotaType.ordinal());
         }
+    }
+
+    /** The entity's named user (its {@code USER} part), or null: a default or client-id entity concerns any user. */
+    static String namedUser(ClientQuotaEntity entity) {
+        for (ClientQuotaEntity.ConfigEntity part : entity.configEntities()) {
+            if (part.entityType() == ClientQuotaEntity.ConfigEntityType.USER) {
+                return part.name();
+            }
+        }
+        return null;
     }
 
     /** True once after a change this instance's Kafka did not make (another instance's update). */

@@ -30,8 +30,21 @@ final class NativeQuotas {
     /** Kafka's {@code removeQuota}. True when a value was removed. */
     static native boolean remove(int quotaType, byte[] entity);
 
-    /** The group of a connection: user tag, client-id tag, limit (f64, NaN for none); null on a native error. */
-    static native byte[] resolve(int quotaType, byte[] user, byte[] clientId);
+    /** {@link #resolve}'s {@code notKept}: the view keeps the answer. */
+    static final int KEPT = 0;
+    /** The view of the quota type is full. */
+    static final int TYPE_FULL = 1;
+    /** The user holds its share of the view. */
+    static final int USER_SHARE_FULL = 2;
+    /** The user and client id are too long to keep. */
+    static final int LONG_NAMES = 3;
+
+    /**
+     * The group of a connection: user tag, client-id tag, limit (f64, NaN for none); null on a native error.
+     * {@code notKept} says whether the view keeps the answer ({@link #KEPT}) or why not (counted, and logged once per
+     * fill, by the native library).
+     */
+    static native byte[] resolve(int quotaType, byte[] user, byte[] clientId, int notKept);
 
     /** Kafka's {@code quotaLimit}: the limit of the group with these tags, NaN for none. */
     static native double limitOfGroup(int quotaType, byte[] userTag, byte[] clientTag);

@@ -127,6 +127,59 @@ class GrantForgeClientQuotaCallbackTest {
     }
 
     @Test
+    void aChangeOfOneUsersEntityKeepsEveryOtherAnswerAndRenewsThatUsers() {
+        GrantForgeClientQuotaCallback callback = callback();
+        ClientQuotaEntity.ConfigEntityType user = ClientQuotaEntity.ConfigEntityType.USER;
+        ClientQuotaEntity.ConfigEntityType client = ClientQuotaEntity.ConfigEntityType.CLIENT_ID;
+        callback.updateQuota(ClientQuotaType.PRODUCE, entity(user, "java-keep-a"), 5000);
+        callback.updateQuota(ClientQuotaType.PRODUCE, entity(user, "java-keep-b"), 6000);
+        callback.updateQuota(ClientQuotaType.FETCH, entity(user, "java-keep-a"), 7000);
+        Map<String, String> a = callback.quotaMetricTags(ClientQuotaType.PRODUCE, user("java-keep-a"), "app");
+        Map<String, String> b = callback.quotaMetricTags(ClientQuotaType.PRODUCE, user("java-keep-b"), "app");
+        Map<String, String> aFetch = callback.quotaMetricTags(ClientQuotaType.FETCH, user("java-keep-a"), "app");
+
+        callback.updateQuota(ClientQuotaType.PRODUCE, entity(user, "java-keep-a", client, "app"), 100);
+        assertSame(b, callback.quotaMetricTags(ClientQuotaType.PRODUCE, user("java-keep-b"), "app"),
+            "another user's answer is kept: Kafka's re-read of its limit stays in Java");
+        assertEquals(6000.0, callback.quotaLimit(ClientQuotaType.PRODUCE, b));
+        assertSame(aFetch, callback.quotaMetricTags(ClientQuotaType.FETCH, user("java-keep-a"), "app"),
+            "another quota type's answers are kept");
+        Map<String, String> renewed = callback.quotaMetricTags(ClientQuotaType.PRODUCE, user("java-keep-a"), "app");
+        assertEquals(Arrays.asList("java-keep-a", "app"), new ArrayList<>(renewed.values()), "the user's own answer is new");
+        assertEquals(100.0, callback.quotaLimit(ClientQuotaType.PRODUCE, renewed));
+        assertEquals(4900.0, callback.quotaLimit(ClientQuotaType.PRODUCE, a), "its shared group's limit too");
+
+        // A default concerns every user: no answer of its type is kept.
+        ClientQuotaEntity defaultClient = entity(ClientQuotaEntity.ConfigEntityType.DEFAULT_CLIENT_ID, "<default>");
+        try {
+            callback.updateQuota(ClientQuotaType.PRODUCE, defaultClient, 300);
+            Map<String, String> again = callback.quotaMetricTags(ClientQuotaType.PRODUCE, user("java-keep-b"), "app");
+            assertEquals(b, again);
+            assertFalse(b == again, "asked anew after a default changed");
+        } finally {
+            callback.removeQuota(ClientQuotaType.PRODUCE, defaultClient);
+        }
+    }
+
+    @Test
+    void onePrincipalWithManyClientIdsFillsOnlyItsShareOfTheView() {
+        GrantForgeClientQuotaCallback callback = callback();
+        AgentMetrics metrics = new AgentMetrics(NativeQuotas::stats);
+        long notKept = (Long) metrics.value("quota-answers-not-kept");
+        for (int i = 0; i < QuotaView.MAX_PER_USER; i++) {
+            Map<String, String> kept = callback.quotaMetricTags(ClientQuotaType.REQUEST, user("java-flooder"), "c" + i);
+            assertSame(kept, callback.quotaMetricTags(ClientQuotaType.REQUEST, user("java-flooder"), "c" + i));
+        }
+        Map<String, String> past = callback.quotaMetricTags(ClientQuotaType.REQUEST, user("java-flooder"), "one-more");
+        assertFalse(past == callback.quotaMetricTags(ClientQuotaType.REQUEST, user("java-flooder"), "one-more"),
+            "past its share, the principal's new client ids are asked each time");
+        assertEquals(notKept + 2, metrics.value("quota-answers-not-kept"), "and counted");
+        Map<String, String> other = callback.quotaMetricTags(ClientQuotaType.REQUEST, user("java-other"), "app");
+        assertSame(other, callback.quotaMetricTags(ClientQuotaType.REQUEST, user("java-other"), "app"),
+            "another principal's answers are still kept");
+    }
+
+    @Test
     void socketRequestMaxBytesIsReadAsKafkaHandsItOver() {
         assertEquals(1048576L, GrantForgeClientQuotaCallback.socketRequestMaxBytes(1048576));
         assertEquals(1048576L, GrantForgeClientQuotaCallback.socketRequestMaxBytes(" 1048576 "));
@@ -168,7 +221,8 @@ class GrantForgeClientQuotaCallbackTest {
         for (AgentMetrics.Metric metric : before.listed()) {
             names.add(metric.name);
         }
-        assertEquals(Arrays.asList("quota-entities", "quota-users-reserving", "quota-oversubscribed-users", "quota-changes"), names);
+        assertEquals(Arrays.asList("quota-entities", "quota-users-reserving", "quota-oversubscribed-users", "quota-changes",
+            "quota-answers-not-kept"), names);
         long entities = (Long) before.value("quota-entities");
         long changes = (Long) before.value("quota-changes");
         ClientQuotaEntity.ConfigEntityType user = ClientQuotaEntity.ConfigEntityType.USER;
