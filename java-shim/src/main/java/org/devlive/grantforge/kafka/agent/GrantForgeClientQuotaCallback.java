@@ -27,8 +27,8 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
     /** Kafka's setting of the largest request a node accepts (its default applies when it is not set). */
     static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
 
-    /** The view of this JVM's table; replaced whenever a quota changes ({@link QuotaView#without}). */
-    private static volatile QuotaView view = new QuotaView();
+    /** The answers of this JVM's table kept for the request path; a change forgets what it touches. */
+    private static final QuotaView VIEW = new QuotaView();
 
     /**
      * The quota table's metrics in JMX, {@code org.devlive.grantforge.kafka:type=Quotas} on every Kafka release (one
@@ -52,8 +52,8 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
             NativeLogDrain.start();
             if (NativeQuotas.configure(socketRequestMaxBytes(configs.get(SOCKET_REQUEST_MAX_BYTES)))) {
                 // A remainder's bound changed: every instance's Kafka re-reads its limits.
-                view = new QuotaView();
                 for (int i = 0; i < seen.length; i++) {
+                    VIEW.forgetType(i);
                     CHANGES.incrementAndGet(i);
                 }
             }
@@ -91,7 +91,7 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
     public Map<String, String> quotaMetricTags(ClientQuotaType quotaType, KafkaPrincipal principal, String clientId) {
         try {
             String user = principal == null ? "" : principal.getName();
-            return view.tagsOf(quotaType.ordinal(), user == null ? "" : user, clientId == null ? "" : clientId);
+            return VIEW.tagsOf(quotaType.ordinal(), user == null ? "" : user, clientId == null ? "" : clientId);
         } catch (RuntimeException e) {
             // Never throw on the request path: the connection joins the group of no quota.
             return QuotaView.tags("", "");
@@ -101,7 +101,7 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
     @Override
     public Double quotaLimit(ClientQuotaType quotaType, Map<String, String> metricTags) {
         try {
-            return view.limitOf(quotaType.ordinal(), metricTags);
+            return VIEW.limitOf(quotaType.ordinal(), metricTags);
         } catch (RuntimeException e) {
             return null;
         }
@@ -120,7 +120,12 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
     /** Kafka made this change itself and re-reads its limits: only the other instances are told. */
     private void changed(ClientQuotaType quotaType, ClientQuotaEntity entity, boolean changed) {
         if (changed) {
-            view = view.without(quotaType.ordinal(), namedUser(entity));
+            String user = namedUser(entity);
+            if (user == null) {
+                VIEW.forgetType(quotaType.ordinal());
+            } else {
+                VIEW.forgetUser(quotaType.ordinal(), user);
+            }
             seen[quotaType.ordinal()] = CHANGES.incrementAndGet(quotaType.ordinal());
         }
     }

@@ -180,6 +180,44 @@ class GrantForgeClientQuotaCallbackTest {
     }
 
     @Test
+    void noAnswerResolvedDuringAChangeOutlivesIt() throws Exception {
+        GrantForgeClientQuotaCallback callback = callback();
+        ClientQuotaEntity.ConfigEntityType user = ClientQuotaEntity.ConfigEntityType.USER;
+        ClientQuotaEntity.ConfigEntityType client = ClientQuotaEntity.ConfigEntityType.CLIENT_ID;
+        callback.updateQuota(ClientQuotaType.PRODUCE, entity(user, "java-race"), 10_000);
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        List<Thread> askers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            final int thread = t;
+            Thread asker = new Thread(() -> {
+                int i = 0;
+                while (!stop.get()) {
+                    String clientId = "c" + (thread * 1_000_000 + i++ % 50);
+                    callback.quotaLimit(ClientQuotaType.PRODUCE,
+                        callback.quotaMetricTags(ClientQuotaType.PRODUCE, user("java-race"), clientId));
+                }
+            });
+            asker.start();
+            askers.add(asker);
+        }
+        // Sub-quotas come and go while the askers resolve: each change moves the shared group's limit.
+        for (int change = 1; change <= 2_000; change++) {
+            callback.updateQuota(ClientQuotaType.PRODUCE, entity(user, "java-race", client, "reserved"), change);
+        }
+        stop.set(true);
+        for (Thread asker : askers) {
+            asker.join();
+        }
+        for (int t = 0; t < 4; t++) {
+            for (int i = 0; i < 50; i++) {
+                Map<String, String> tags = callback.quotaMetricTags(ClientQuotaType.PRODUCE, user("java-race"), "c" + (t * 1_000_000 + i));
+                assertEquals(Arrays.asList("java-race", ""), new ArrayList<>(tags.values()));
+                assertEquals(8000.0, callback.quotaLimit(ClientQuotaType.PRODUCE, tags), "10,000 less the last sub-quota");
+            }
+        }
+    }
+
+    @Test
     void socketRequestMaxBytesIsReadAsKafkaHandsItOver() {
         assertEquals(1048576L, GrantForgeClientQuotaCallback.socketRequestMaxBytes(1048576));
         assertEquals(1048576L, GrantForgeClientQuotaCallback.socketRequestMaxBytes(" 1048576 "));
