@@ -17,7 +17,7 @@
 //! | 6 | `<default user>` | (U, ""): U's own share of the default | v(default user) − R(U) − D(U) |
 //! | 7 | `<C>` (client id only) | (U, C): per user, never shared with another user's clients | v(C) |
 //! | 8 | `<default client>` | (U, C): per user and client id | v |
-//! | — | nothing | unthrottled | none |
+//! | — | nothing | (U, C): measured apart, never throttled | none |
 //!
 //! R(U) is the sum of U's reserved sub-quotas (its explicit `<U, c>` entities of that type): a
 //! sub-quota is carved out of the user's total, not added on top, which is where this differs from

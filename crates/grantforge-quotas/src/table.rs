@@ -27,7 +27,8 @@ pub enum Rule {
     Client,
     /// 8: `<default client>`, per user and client id.
     DefaultClient,
-    /// No entity applies: unthrottled.
+    /// No entity applies: unthrottled, in a group of its own (U, C), as Kafka's built-in callback
+    /// measures a client apart when user and client-id quotas are in use.
     Unlimited,
 }
 
@@ -331,7 +332,6 @@ impl QuotaTable {
             limit = Some(if oversubscribed { smallest } else { remainder });
         }
         let (user_tag, client_tag) = match rule {
-            Rule::Unlimited => (String::new(), String::new()),
             Rule::User | Rule::DefaultUser => (sanitize(user), String::new()),
             _ => (sanitize(user), client_id.to_string()),
         };

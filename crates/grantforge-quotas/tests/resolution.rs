@@ -118,7 +118,8 @@ fn every_row_of_the_table_in_order() {
     let nothing = table.resolve(PRODUCE, "u", "c");
     assert_eq!(
         (nothing.rule, nothing.limit, nothing.tags()),
-        (Rule::Unlimited, None, ("", ""))
+        (Rule::Unlimited, None, ("u", "c")),
+        "a group of its own, as Kafka's built-in callback gives a client when user quotas are in use"
     );
     for (entity, rule, tags, value) in &rows {
         table.update(entity, PRODUCE, *value);

@@ -261,10 +261,7 @@ fn answer(entities: &Entities, user: &str, client_id: &str) -> Value {
 }
 
 fn quota_json(quota_type: QuotaType, resolved: &Resolved, bounds: SafeBounds) -> Value {
-    let group = match resolved.rule {
-        Rule::Unlimited => Value::Null,
-        _ => json!({"user": resolved.user_tag, "client-id": resolved.client_tag}),
-    };
+    let group = json!({"user": resolved.user_tag, "client-id": resolved.client_tag});
     json!({
         "type": quota_type.config_key(), "unit": unit(quota_type),
         "group": group, "rule": resolved.rule.describe(), "limit": resolved.limit,
@@ -473,7 +470,7 @@ SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations
             assert_eq!(code, 0, "{out}");
             assert!(out.starts_with(&format!("user user2 with client id {client} (3 quota entities)\n")), "{out}");
             assert!(out.contains(limits) && out.contains(group), "{client}: {out}");
-            assert!(out.contains("  request_percentage: unthrottled\n    no quota applies: unthrottled\n"), "{out}");
+            assert!(out.contains(&format!("  request_percentage: unthrottled\n    group: user=user2,client-id={client}\n    no quota applies: unthrottled\n")), "{out}");
             assert!(!out.contains("note:"), "{out}");
         }
     }
@@ -504,7 +501,11 @@ SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations
         assert_eq!(produce["floor"], 49.0);
         assert_eq!(produce["oversubscribed"], true);
         assert_eq!(produce["group"], json!({"user": "u", "client-id": ""}));
-        assert_eq!(answer["quotas"][1]["group"], Value::Null);
+        assert_eq!(
+            answer["quotas"][1]["group"],
+            json!({"user": "u", "client-id": "other"}),
+            "unthrottled, measured in a group of its own"
+        );
         assert_eq!(answer["quotas"][1]["limit"], Value::Null);
         let (_, out) = explain(
             "--quota --json --user u --client-id big --quota-file -",

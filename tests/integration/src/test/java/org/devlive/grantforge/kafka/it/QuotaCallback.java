@@ -54,7 +54,12 @@ import org.junit.jupiter.api.Timeout;
  * the rate lifts that. clientA's measured rate stays within its limit, as Kafka's own tests check it (from above,
  * over 20 s, after the first window), beside a node with Kafka's built-in callback and the same quotas, and
  * {@code explain --quota --bootstrap-server} reads the same groups and limits
- * from the node. One subclass per Kafka release.
+ * from the node, as does {@code explain --quota-file} on what docs/quotas.md's {@code kafka-configs} procedure
+ * writes. The edges: a {@code controller_mutation_rate} below 1 and a remainder of 196 B/s are enforced as
+ * set, the quota table's MBean is there on every release, a principal named like a TLS distinguished name
+ * has its groups and explain's answer under Kafka's sanitized name and cannot forge a log line, and a
+ * fetch limit whose window cannot hold a batch starves the consumer (what Kafka does, documented).
+ * One subclass per Kafka release.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -455,9 +460,63 @@ abstract class QuotaCallback {
         assertTrue(reserved.contains("producer_byte_rate: 131072 bytes/s\n    group: user=alice,client-id=clientA\n    rule 1:"), reserved);
     }
 
+    /** {@code explain --quota --quota-file} in a JVM of its own, as docs/quotas.md runs it (the agent JAR alone). */
+    private String explainQuotaFile(Path file, String clientId) throws IOException, InterruptedException {
+        Path javaBin = Paths.get(System.getProperty("java.home"), "bin", "java");
+        Process process = new ProcessBuilder(javaBin.toString(), "-jar", ItPaths.agentJar().toString(), "explain", "--quota",
+                "--user", "alice", "--client-id", clientId, "--quota-file", file.toString()).redirectErrorStream(true).start();
+        byte[] output = readAll(process);
+        assertTrue(process.waitFor(WAIT_S, TimeUnit.SECONDS), "explain ends");
+        String text = new String(output, StandardCharsets.UTF_8);
+        assertEquals(0, process.exitValue(), text);
+        return text;
+    }
+
+    /**
+     * docs/quotas.md's procedure for a file, run against the node with Kafka's own {@code kafka-configs}
+     * ({@code kafka.admin.ConfigCommand} in 3.7 to 4.3): users, clients, and both. Its output read through
+     * {@code explain} gives what the cluster gives; the pair command's output alone misses alice's total and the
+     * default user, and explain says so.
+     */
+    @Test
+    @Order(5)
+    void theDocumentedFileProcedureCapturesEveryEntityAndThePairsAloneAreFlagged() throws Exception {
+        ClientQuotaEntity defaultUser = new ClientQuotaEntity(Collections.singletonMap(ClientQuotaEntity.USER, null));
+        alter(defaultUser, "consumer_byte_rate", 1e9);
+        Path file = Files.createTempFile("quotas", ".txt");
+        Path pairsOnly = Files.createTempFile("quota-pairs", ".txt");
+        try {
+            StringBuilder described = new StringBuilder();
+            for (List<String> types : List.of(List.of("users"), List.of("clients"), List.of("users", "clients"))) {
+                List<String> args = new ArrayList<>(List.of("--describe"));
+                types.forEach(type -> args.addAll(List.of("--entity-type", type)));
+                KafkaNode.ToolRun run = node.runTool(KafkaNode.SUPER_USER, "kafka.admin.ConfigCommand", args);
+                assertEquals(0, run.exitCode(), run.toString());
+                described.append(run.stdout());
+                if (types.size() == 2) {
+                    Files.writeString(pairsOnly, run.stdout());
+                }
+            }
+            Files.writeString(file, described.toString());
+            String fromFile = explainQuotaFile(file, "clientC");
+            assertFalse(fromFile.contains("warning:"), fromFile);
+            assertTrue(fromFile.contains("producer_byte_rate: 9868928 bytes/s\n    group: user=alice\n    rule 3: <user>"),
+                    "alice's total less clientA's sub-quota, as from the cluster: " + described + fromFile);
+            assertTrue(fromFile.contains("consumer_byte_rate: 1000000000 bytes/s\n    group: user=alice\n    rule 6: <default user>"),
+                    "the users command lists the default user too: " + described + fromFile);
+            String fromPairs = explainQuotaFile(pairsOnly, "clientC");
+            assertTrue(fromPairs.contains("\nwarning: the quota entities are all <user, client> ones"), fromPairs);
+            assertTrue(fromPairs.contains("producer_byte_rate: unthrottled"), "what the pairs alone make of clientC: " + fromPairs);
+        } finally {
+            alter(defaultUser, "consumer_byte_rate", null);
+            Files.deleteIfExists(file);
+            Files.deleteIfExists(pairsOnly);
+        }
+    }
+
     /** On every release, 3.7 to 4.0 included (which have no plugin metrics): the quota table's own MBean. */
     @Test
-    @Order(3)
+    @Order(4)
     void theQuotaTablesMetricsAreInJmx() throws Exception {
         double entities = brokerMetric("org.devlive.grantforge.kafka:type=Quotas", "QuotaEntities");
         assertEquals(2.0, entities, "alice's produce total and clientA's sub-quota");
@@ -465,7 +524,7 @@ abstract class QuotaCallback {
     }
 
     @Test
-    @Order(4)
+    @Order(6)
     void removingTheSubQuotaGivesClientAThePoolOfItsUserAgain() throws Exception {
         alter(aliceClient("clientA"), null);
         assertEquals(0.0, produce("clientA", 120), "clientA now shares alice's total");
@@ -506,7 +565,7 @@ abstract class QuotaCallback {
     }
 
     @Test
-    @Order(5)
+    @Order(7)
     void aControllerMutationRateThrottlesTopicCreationAtTheControllerUntilItIsRemoved() throws Exception {
         // e2e.json lets no one but the super user create topics (alice has read and write on orders), so the
         // rate is set for admin: quotas bind super users as anyone (authorization and quotas are apart).
@@ -576,7 +635,7 @@ abstract class QuotaCallback {
      * seconds (90-103 s), where the old floor of 1,024 B/s gave 9-10 s.
      */
     @Test
-    @Order(6)
+    @Order(8)
     void aSmallRemainderStandsAndThrottlesTheUsersOtherClientsAtIt() throws Exception {
         ClientQuotaEntity olga = new ClientQuotaEntity(Collections.singletonMap(ClientQuotaEntity.USER, KafkaNode.SUPER_USER));
         Map<String, String> olgaClientA = new java.util.HashMap<>();
@@ -625,7 +684,7 @@ abstract class QuotaCallback {
      * group, and a quota entity whose name holds a line break cannot start a line of its own in the node's log.
      */
     @Test
-    @Order(7)
+    @Order(9)
     void namesWithSpecialCharactersNameTheirGroupsAndCannotForgeLogLines() throws Exception {
         String dn = "CN=J\u00fcrgen M\u00fcller,O=acme*,OU=ops team";
         alter(new ClientQuotaEntity(Collections.singletonMap(ClientQuotaEntity.USER, dn)), "request_percentage", 50.0);
@@ -671,7 +730,7 @@ abstract class QuotaCallback {
      * the same consumer gets it at once. docs/quotas.md tells operators the bound.
      */
     @Test
-    @Order(8)
+    @Order(10)
     void aFetchLimitWhoseWindowCannotHoldABatchStarvesTheConsumerUntilRaised() throws Exception {
         alter(aliceClient("clientF"), "consumer_byte_rate", 2048.0);
         int valueBytes = 30_000;
