@@ -25,7 +25,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use grantforge_quotas::{Entity, Part, QuotaTable, QuotaType, Resolved, Rule, SafeBounds};
+use grantforge_quotas::{Entity, Part, QuotaTable, QuotaType, Resolved, SafeBounds};
 use serde_json::{json, Value};
 
 use super::Failure;
@@ -331,6 +331,7 @@ fn render_text(answer: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use grantforge_quotas::Rule;
 
     /// `docs/quotas.md`'s example as `kafka-configs --describe` prints it.
     const EXAMPLE: &str = "\
