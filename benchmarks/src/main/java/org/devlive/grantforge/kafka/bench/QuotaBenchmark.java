@@ -197,6 +197,12 @@ public class QuotaBenchmark {
         return callback;
     }
 
+    /** Our callback as {@code QuotaFactory.instantiate} hands it to the managers: wrapped once in a Plugin. */
+    static Optional<Plugin<ClientQuotaCallback>> grantforgePlugin(Metrics metrics) {
+        return Optional.of(Plugin.wrapInstance((ClientQuotaCallback) grantforgeCallback(), metrics,
+            "client.quota.callback.class", "role", "broker"));
+    }
+
     static void checkLimit(String what, double expected, Double actual) {
         if (actual == null || Double.compare(expected, actual) != 0) {
             throw new IllegalStateException(what + ": expected " + expected + " but got " + actual);
@@ -331,8 +337,7 @@ public class QuotaBenchmark {
     public static class GrantForgeManagers extends Managers {
         @Override
         Optional<Plugin<ClientQuotaCallback>> plugin(Metrics metrics) {
-            ClientQuotaCallback callback = grantforgeCallback();
-            return Optional.of(Plugin.wrapInstance(callback, metrics, "client.quota.callback.class", "role", "broker"));
+            return grantforgePlugin(metrics);
         }
 
         @Override
@@ -446,8 +451,7 @@ public class QuotaBenchmark {
     public static class ReplayGrantForge extends ReplayManagers {
         @Override
         Optional<Plugin<ClientQuotaCallback>> plugin(Metrics metrics) {
-            return Optional.of(Plugin.wrapInstance((ClientQuotaCallback) grantforgeCallback(), metrics,
-                "client.quota.callback.class", "role", "broker"));
+            return grantforgePlugin(metrics);
         }
     }
 
@@ -545,8 +549,7 @@ public class QuotaBenchmark {
     public static class GrantForgeUserManagers extends UserManagers {
         @Override
         Optional<Plugin<ClientQuotaCallback>> plugin(Metrics metrics) {
-            return Optional.of(Plugin.wrapInstance((ClientQuotaCallback) grantforgeCallback(), metrics,
-                "client.quota.callback.class", "role", "broker"));
+            return grantforgePlugin(metrics);
         }
     }
 
@@ -636,8 +639,7 @@ public class QuotaBenchmark {
     public static class GrantForgeLiveGroups extends LiveGroups {
         @Override
         Optional<Plugin<ClientQuotaCallback>> plugin(Metrics metrics) {
-            return Optional.of(Plugin.wrapInstance((ClientQuotaCallback) grantforgeCallback(), metrics,
-                "client.quota.callback.class", "role", "broker"));
+            return grantforgePlugin(metrics);
         }
     }
 
