@@ -195,15 +195,17 @@ impl TypeTable {
         if rule != Rule::DefaultUser || self.default_user_client.is_empty() {
             return own_sum;
         }
-        let defaults: Vec<f64> = self
+        // Summed in client-id order (a BTreeMap), so the sum does not depend on arrival order.
+        let defaults = self
             .default_user_client
             .iter()
             .filter(|(client_id, _)| own.is_none_or(|clients| !clients.contains_key(*client_id)))
-            .map(|(_, value)| *value)
-            .collect();
-        match (own_sum, defaults.is_empty()) {
-            (None, true) => None,
-            (own_sum, _) => Some(own_sum.unwrap_or(0.0) + defaults.iter().sum::<f64>()),
+            .fold(None, |sum: Option<f64>, (_, value)| {
+                Some(sum.unwrap_or(0.0) + value)
+            });
+        match (own_sum, defaults) {
+            (None, None) => None,
+            (own_sum, defaults) => Some(own_sum.unwrap_or(0.0) + defaults.unwrap_or(0.0)),
         }
     }
 
