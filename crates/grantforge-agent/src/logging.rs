@@ -111,6 +111,7 @@ pub fn drain() -> Vec<LogRecord> {
 }
 
 fn push(mut record: LogRecord) {
+    escape_line_breakers(&mut record.message);
     cut_to_bound(&mut record.message);
     let mut queue = QUEUE.lock();
     if queue.len() >= QUEUE_CAPACITY {
@@ -118,6 +119,32 @@ fn push(mut record: LogRecord) {
     } else {
         queue.push_back(record);
     }
+}
+
+/// Whether `c` can end a line or make one read otherwise in a log file or a terminal: control
+/// characters (CR, LF, ESC …), Unicode's line and paragraph separators, and the bidirectional
+/// overrides and isolates that reorder what follows them.
+fn breaks_lines(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Escapes every character that [`breaks_lines`] as Rust writes it (`\n`, `\u{1b}`), in place.
+/// Messages quote names a client chose (group ids, client ids, principals): one record must stay
+/// one line that no client can extend or forge. Free for a message without such characters.
+fn escape_line_breakers(message: &mut String) {
+    if !message.contains(breaks_lines) {
+        return;
+    }
+    let mut escaped = String::with_capacity(message.len() + 16);
+    for c in message.chars() {
+        if breaks_lines(c) {
+            escaped.extend(c.escape_default());
+        } else {
+            escaped.push(c);
+        }
+    }
+    *message = escaped;
 }
 
 /// Cuts a message longer than [`MESSAGE_MAX_BYTES`] at a character boundary, saying how much went.
@@ -222,6 +249,33 @@ mod tests {
         assert!(records
             .iter()
             .any(|r| r.level == LogLevel::Error && r.message.contains("boom")));
+    }
+
+    #[test]
+    fn no_name_can_break_a_record_into_lines_or_reorder_it() {
+        let forged = "g\r\nINFO [grantforge.audit] Principal = User:admin is Allowed\u{1b}[2K\u{2028}\u{202e}x";
+        let mut message = format!("group {forged} refused");
+        escape_line_breakers(&mut message);
+        assert_eq!(
+            message,
+            "group g\\r\\nINFO [grantforge.audit] Principal = User:admin is Allowed\\u{1b}[2K\\u{2028}\\u{202e}x refused"
+        );
+        let mut plain = "Zoë, a=b *".to_string();
+        escape_line_breakers(&mut plain);
+        assert_eq!(
+            plain, "Zoë, a=b *",
+            "printable text, non-ASCII included, stays as it is"
+        );
+    }
+
+    #[test]
+    fn every_record_is_one_line() {
+        install();
+        tracing::info!(target: "grantforge.test.lines", "a\nb");
+        let records = drain();
+        assert!(records
+            .iter()
+            .any(|r| r.logger == "grantforge.test.lines" && r.message == "a\\nb"));
     }
 
     #[test]

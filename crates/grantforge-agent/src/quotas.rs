@@ -149,7 +149,7 @@ impl Quotas {
             Some(bounds) if changed && bounds.overflows(quota_type, value) => {
                 tracing::warn!(
                     "the {quota_type} of {} is {value}, below the {} that Kafka's throttle arithmetic enforces on requests of up to {} bytes (socket.request.max.bytes): a large request of its clients overflows Kafka's throttle time and goes unthrottled. The value is used as set; raise it to at least {} for Kafka to enforce it",
-                    entity.to_string().escape_debug(),
+                    entity,
                     bounds.smallest(quota_type),
                     bounds.socket_request_max_bytes(),
                     bounds.smallest(quota_type),
@@ -201,7 +201,7 @@ impl Quotas {
         if resolved.oversubscribed && self.warned.lock().insert((quota_type, user.to_string())) {
             tracing::warn!(
                 "the {quota_type} sub-quotas reserved for user {} leave less than {smallest} of its total ({}): its other clients share {smallest}, the smallest bound Kafka's throttle arithmetic enforces",
-                user.escape_debug(),
+                user,
                 resolved.rule.describe(),
             );
         }
@@ -224,7 +224,7 @@ impl Quotas {
                 ),
                 _ => tracing::info!(
                     "user {} holds its share of the request path's view of {quota_type} answers (many client ids): its further client ids are resolved by the native library on each request until the {quota_type} quotas change (quota-answers-not-kept counts them)",
-                    user.escape_debug()
+                    user
                 ),
             }
         }

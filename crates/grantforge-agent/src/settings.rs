@@ -208,7 +208,7 @@ pub const AUDIT_QUEUE_CAPACITY: Setting = Setting {
         min: 1,
         max: u32::MAX as u64,
     },
-    doc: "folded audit groups held in memory; beyond it new groups are dropped and counted",
+    doc: "folded audit groups held in memory, shared fairly between outcomes and principals; past a principal's share its accesses are counted in overflow groups",
 };
 pub const AUDIT_SPOOL_LIMIT_BYTES: Setting = Setting {
     key: "grantforge.audit.spool.limit.bytes",

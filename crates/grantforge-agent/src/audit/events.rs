@@ -30,6 +30,8 @@ pub struct AccessEvent {
     pub count: u64,
     pub first: Instant,
     pub last: Instant,
+    /// The principal's accesses past its audit share (see `fold`): no resource, address or policy.
+    pub overflow: bool,
 }
 
 impl AccessEvent {
@@ -52,6 +54,7 @@ impl AccessEvent {
             count: parts.count,
             first: parts.first,
             last: parts.last,
+            overflow: key.overflow,
         }
     }
 
@@ -77,7 +80,12 @@ impl AccessEvent {
             },
             self.listener
         );
-        if self.count > 1 {
+        if self.overflow {
+            text.push_str(&format!(
+                ", {} accesses past this principal's audit share (names, addresses and policies not kept), last at {}",
+                self.count, self.last
+            ));
+        } else if self.count > 1 {
             text.push_str(&format!(
                 ", {} identical accesses, last at {}",
                 self.count, self.last
@@ -86,22 +94,29 @@ impl AccessEvent {
         text
     }
 
+    /// The resource as events name it: an overflow group keeps none.
+    fn resource_text(&self) -> &str {
+        if self.overflow {
+            OVERFLOW_RESOURCE
+        } else if self.resource.is_empty() {
+            "(empty)"
+        } else {
+            &self.resource
+        }
+    }
+
     /// The event as `POST /access-events` takes it, every field clamped to the server's limits
     /// (one invalid event makes the server refuse the whole batch). `count` and `lastOccurredAt`
     /// are extensions.
     pub fn to_json(&self) -> Value {
-        let resource = if self.resource.is_empty() {
-            "(empty)".to_string()
-        } else {
-            self.resource.clone()
-        };
+        let resource = self.resource_text();
         let user = self.user();
         json!({
             "eventId": clamp(&self.event_id, limits::EVENT_ID),
             "occurredAt": self.first.to_string(),
             "user": clamp(if user.trim().is_empty() { "(anonymous)" } else { &user }, limits::USER),
             "clientIp": self.client.map(|ip| clamp(&ip.to_string(), limits::CLIENT_IP).to_string()),
-            "resource": clamp(&resource, limits::RESOURCE),
+            "resource": clamp(resource, limits::RESOURCE),
             "resourceType": clamp(self.resource_type.map_or("unknown", ResourceType::level), limits::NAME),
             "accessType": clamp(self.operation.map_or("unknown", Operation::access_type), limits::NAME),
             "action": clamp(&api_name(self.request_type), limits::ACTION),
@@ -118,12 +133,17 @@ impl AccessEvent {
     /// One line for the log `grantforge.audit`, in the style of Kafka's authorizer log.
     pub fn log_line(&self) -> String {
         let host = self.client.map_or("unknown".to_string(), |a| a.to_string());
-        let basis = self
-            .policy_id
-            .map_or("no policy (refused: nothing decided)".to_string(), |id| {
-                format!("policy {id}")
-            });
-        let times = if self.count == 1 {
+        let basis = match self.policy_id {
+            Some(id) => format!("policy {id}"),
+            None if self.overflow => "policies not kept (past the audit share)".to_string(),
+            None => "no policy (refused: nothing decided)".to_string(),
+        };
+        let times = if self.overflow {
+            format!(
+                "{} accesses past this principal's audit share, first at {}, last at {}",
+                self.count, self.first, self.last
+            )
+        } else if self.count == 1 {
             format!("at {}", self.first)
         } else {
             format!(
@@ -138,7 +158,7 @@ impl AccessEvent {
             if self.allowed { "Allowed" } else { "Denied" },
             self.operation.map_or("UNKNOWN", Operation::kafka_name),
             self.resource_type.map_or("unknown", ResourceType::level),
-            self.resource,
+            self.resource_text(),
             api_name(self.request_type),
             self.policy_version,
             self.request_version,
@@ -147,6 +167,9 @@ impl AccessEvent {
         )
     }
 }
+
+/// The resource of an overflow group's event: it stands for many names, none kept.
+pub const OVERFLOW_RESOURCE: &str = "(names not kept: past this principal's audit share)";
 
 /// Event ids: the instance, this process's boot id and a sequence number; unique per event and
 /// stable once assigned.
@@ -330,6 +353,7 @@ mod tests {
             count: 5,
             first: Instant::from_unix_millis(0),
             last: Instant::from_unix_millis(1500),
+            overflow: false,
         }
     }
 
@@ -394,6 +418,7 @@ mod tests {
             count: 10000,
             first: Instant::from_unix_millis(1_796_047_081_120),
             last: Instant::from_unix_millis(1_796_047_084_877),
+            overflow: false,
         };
         let refused = AccessEvent {
             principal_name: "bob".into(),

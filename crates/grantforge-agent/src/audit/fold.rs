@@ -4,9 +4,16 @@
 //! access type, request type and deciding policy) become one [`AccessEvent`] with the count and
 //! the first and last time. Refusals become an event at once; repeats of the same refusal within a
 //! second are counted into one follow-up event, so a flood of refusals cannot flood the server or
-//! exhaust memory. The tables are sharded (no global lock on a request thread) and bounded by
-//! `grantforge.audit.queue.capacity` groups: beyond it accesses are dropped and counted. A decision
-//! from the cache is recorded exactly like a new one.
+//! exhaust memory. A decision from the cache is recorded exactly like a new one.
+//!
+//! Room is shared fairly, so that no client can blind the audit of the others
+//! (`grantforge.audit.queue.capacity` groups in all, see [`Room`]): allowed and refused groups have
+//! a half each; in each half no principal holds more than a tenth with groups of its own, and a
+//! tenth is kept for overflow groups. An access that finds no room for a group of its own folds
+//! into its principal's overflow group of that request type, resource type, operation and outcome,
+//! which counts it exactly but keeps no resource name, address or policy. Only when the overflow
+//! room is full too is an access dropped, and counted. The tables are sharded: no global lock on a
+//! request thread.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -25,6 +32,10 @@ const SHARDS: usize = 16;
 /// Repeats of one refusal within this long are folded into one follow-up event.
 const DENIAL_QUIET_MILLIS: i64 = 1000;
 
+/// The part of a half's room that one principal may hold, and that is kept for overflow groups:
+/// a tenth, so that it takes ten principals flooding at once to fill a half.
+const SHARE_DIVISOR: usize = 10;
+
 /// What makes two accesses "identical" for the audit.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct FoldKey {
@@ -36,6 +47,98 @@ pub(crate) struct FoldKey {
     pub operation: Option<Operation>,
     pub request_type: i16,
     pub policy_id: Option<i64>,
+    /// The principal's accesses past its share: no resource, address or policy kept.
+    pub overflow: bool,
+}
+
+impl FoldKey {
+    fn parts(&self) -> KeyParts<'_> {
+        KeyParts {
+            principal_type: &self.principal_type,
+            principal_name: &self.principal_name,
+            client: self.client,
+            resource_type: self.resource_type,
+            resource: &self.resource,
+            operation: self.operation,
+            request_type: self.request_type,
+            policy_id: self.policy_id,
+            overflow: self.overflow,
+        }
+    }
+}
+
+/// A fold key, borrowed: from a request's names (clamped) or from a group's key.
+#[derive(Clone, Copy)]
+struct KeyParts<'a> {
+    principal_type: &'a str,
+    principal_name: &'a str,
+    client: Option<IpAddr>,
+    resource_type: Option<ResourceType>,
+    resource: &'a str,
+    operation: Option<Operation>,
+    request_type: i16,
+    policy_id: Option<i64>,
+    overflow: bool,
+}
+
+impl<'a> KeyParts<'a> {
+    /// The names of an access as the audit keeps them: clamped to the server's event limits, so
+    /// that a group costs a bounded number of bytes however long the names a client sends (Kafka
+    /// asks the authorizer before it validates them). Accesses whose names differ only beyond the
+    /// limits fold together: their events would read the same.
+    fn of(context: &'a RequestContext, action: &Action<'a>, reason: &Reason) -> KeyParts<'a> {
+        KeyParts {
+            principal_type: clamp(&context.principal.principal_type, limits::NAME),
+            principal_name: clamp(&context.principal.name, limits::USER),
+            client: context.conditions.client_address,
+            resource_type: action.resource_type,
+            resource: clamp(action.name, limits::RESOURCE),
+            operation: action.operation,
+            request_type: context.request_type,
+            policy_id: reason.policy_id(),
+            overflow: false,
+        }
+    }
+
+    /// The key of the principal's overflow group for this access.
+    fn overflow(self) -> KeyParts<'a> {
+        KeyParts {
+            client: None,
+            resource: "",
+            policy_id: None,
+            overflow: true,
+            ..self
+        }
+    }
+
+    fn owned(&self) -> FoldKey {
+        FoldKey {
+            principal_type: self.principal_type.to_string(),
+            principal_name: self.principal_name.to_string(),
+            client: self.client,
+            resource_type: self.resource_type,
+            resource: self.resource.to_string(),
+            operation: self.operation,
+            request_type: self.request_type,
+            policy_id: self.policy_id,
+            overflow: self.overflow,
+        }
+    }
+}
+
+/// Packs a fold key into `packed`; returns the length of the principal's part, which starts it.
+fn pack(packed: &mut Vec<u8>, parts: &KeyParts<'_>) -> usize {
+    let mut w = KeyWriter(packed);
+    w.str(parts.principal_type).str(parts.principal_name);
+    let principal = w.0.len();
+    w.byte(u8::from(parts.overflow)).address(parts.client);
+    w.byte(parts.resource_type.map_or(0, |t| t.code()))
+        .str(parts.resource)
+        .byte(parts.operation.map_or(0, |o| o.code()));
+    w.i64(i64::from(parts.request_type))
+        .byte(u8::from(parts.policy_id.is_some()))
+        .i64(parts.policy_id.unwrap_or(0));
+    principal
 }
 
 /// One folded group of identical accesses.
@@ -54,26 +157,6 @@ pub(crate) struct Group {
     reported: bool,
 }
 
-/// The client-chosen names of an access as the audit keeps them: clamped to the server's event
-/// limits, so that a group costs a bounded number of bytes however long the names a client sends
-/// (Kafka asks the authorizer before it validates them). Accesses whose names differ only beyond
-/// the limits fold together: their events would read the same.
-struct KeptNames<'a> {
-    principal_type: &'a str,
-    principal_name: &'a str,
-    resource: &'a str,
-}
-
-impl<'a> KeptNames<'a> {
-    fn of(context: &'a RequestContext, action: &Action<'a>) -> KeptNames<'a> {
-        KeptNames {
-            principal_type: clamp(&context.principal.principal_type, limits::NAME),
-            principal_name: clamp(&context.principal.name, limits::USER),
-            resource: clamp(action.name, limits::RESOURCE),
-        }
-    }
-}
-
 impl Group {
     /// The group an access starts; the listener, client id and request version are the first access's.
     pub(crate) fn first_access(
@@ -83,19 +166,8 @@ impl Group {
         version: i64,
         now: Instant,
     ) -> Group {
-        let names = KeptNames::of(context, action);
-        let key = FoldKey {
-            principal_type: names.principal_type.to_string(),
-            principal_name: names.principal_name.to_string(),
-            client: context.conditions.client_address,
-            resource_type: action.resource_type,
-            resource: names.resource.to_string(),
-            operation: action.operation,
-            request_type: context.request_type,
-            policy_id: reason.policy_id(),
-        };
         Group {
-            key,
+            key: KeyParts::of(context, action, reason).owned(),
             allowed: reason.allowed(),
             count: 1,
             first: now,
@@ -124,6 +196,15 @@ impl Group {
         self.last = self.last.max(other.last);
         self.count += other.count;
     }
+
+    /// This group's accesses as the start of its principal's overflow group.
+    fn into_overflow(mut self) -> Group {
+        self.key.client = None;
+        self.key.resource.clear();
+        self.key.policy_id = None;
+        self.key.overflow = true;
+        self
+    }
 }
 
 /// Whether Kafka asked to report this access (`logIfAllowed` / `logIfDenied`); a disabled service
@@ -137,68 +218,220 @@ pub(crate) fn is_audited(action: &Action<'_>, reason: &Reason) -> bool {
     wanted && reason.checked()
 }
 
-/// Packs a fold key (see `keys`): the same bytes whether it comes from a request or from a group.
-#[allow(clippy::too_many_arguments)]
-fn pack(
-    packed: &mut Vec<u8>,
-    principal_type: &str,
-    principal_name: &str,
-    client: Option<IpAddr>,
-    resource_type: Option<ResourceType>,
-    resource: &str,
-    operation: Option<Operation>,
-    request_type: i16,
-    policy_id: Option<i64>,
-) {
-    let mut w = KeyWriter(packed);
-    w.str(principal_type).str(principal_name).address(client);
-    w.byte(resource_type.map_or(0, |t| t.code()))
-        .str(resource)
-        .byte(operation.map_or(0, |o| o.code()));
-    w.i64(i64::from(request_type))
-        .byte(u8::from(policy_id.is_some()))
-        .i64(policy_id.unwrap_or(0));
+/// Accesses arriving at the tables: one from a request thread, or a group folded in its lane.
+enum Arrival<'r> {
+    Access {
+        context: &'r RequestContext,
+        action: &'r Action<'r>,
+        reason: &'r Reason,
+        version: i64,
+        now: Instant,
+    },
+    Folded(Group),
 }
 
-/// Groups of one shard, by packed fold key (see `keys`): looking a group up allocates nothing.
-type Shard = Mutex<HashMap<Box<[u8]>, Group, KeyBuildHasher>>;
-
-struct Table {
-    shards: Vec<Shard>,
-}
-
-impl Table {
-    fn new() -> Table {
-        Table {
-            shards: (0..SHARDS)
-                .map(|_| Mutex::new(HashMap::default()))
-                .collect(),
+impl Arrival<'_> {
+    fn count(&self) -> u64 {
+        match self {
+            Arrival::Access { .. } => 1,
+            Arrival::Folded(group) => group.count,
         }
     }
 
-    fn shard(&self, packed: &[u8]) -> &Shard {
-        &self.shards[hash_of(packed) as usize % SHARDS]
+    fn add_to(&self, group: &mut Group) {
+        match self {
+            Arrival::Access { now, .. } => group.add(*now),
+            Arrival::Folded(folded) => group.absorb(folded),
+        }
+    }
+
+    fn into_group(self) -> Group {
+        match self {
+            Arrival::Access {
+                context,
+                action,
+                reason,
+                version,
+                now,
+            } => Group::first_access(context, action, reason, version, now),
+            Arrival::Folded(group) => group,
+        }
     }
 }
 
+/// How the room of `grantforge.audit.queue.capacity` groups is shared, in each half (allowed
+/// groups, refused groups): groups of their own for the principals, at most `share` each, and
+/// overflow groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Room {
+    own: usize,
+    share: usize,
+    overflow: usize,
+}
+
+impl Room {
+    fn of(capacity: usize) -> Room {
+        let half = (capacity / 2).max(2);
+        let tenth = (half / SHARE_DIVISOR).max(1);
+        Room {
+            own: half - tenth,
+            share: tenth,
+            overflow: tenth,
+        }
+    }
+}
+
+/// Sharded by packed key (see `keys`): looking an entry up allocates nothing.
+type Shards<V> = Vec<Mutex<HashMap<Box<[u8]>, V, KeyBuildHasher>>>;
+
+fn shards<V>() -> Shards<V> {
+    (0..SHARDS)
+        .map(|_| Mutex::new(HashMap::default()))
+        .collect()
+}
+
+fn shard_of<'s, V>(
+    shards: &'s Shards<V>,
+    packed: &[u8],
+) -> &'s Mutex<HashMap<Box<[u8]>, V, KeyBuildHasher>> {
+    &shards[hash_of(packed) as usize % SHARDS]
+}
+
+/// The groups of one outcome (allowed or refused) and their room.
+struct Half {
+    room: Room,
+    /// Groups by packed fold key.
+    groups: Shards<Group>,
+    /// Groups of their own held by each principal, by packed principal.
+    held: Shards<usize>,
+    own: AtomicUsize,
+    overflow: AtomicUsize,
+}
+
+impl Half {
+    fn new(room: Room) -> Half {
+        Half {
+            room,
+            groups: shards(),
+            held: shards(),
+            own: AtomicUsize::new(0),
+            overflow: AtomicUsize::new(0),
+        }
+    }
+
+    /// Folds `arrival` into its group, or its principal's overflow group; false if both are full
+    /// (the accesses are dropped).
+    fn fold(&self, parts: KeyParts<'_>, arrival: Arrival<'_>) -> bool {
+        with_key_buffer(|packed| {
+            let principal = pack(packed, &parts);
+            let split = packed.len();
+            pack(packed, &parts.overflow());
+            let (own_key, overflow_key) = packed.split_at(split);
+            {
+                let mut shard = shard_of(&self.groups, own_key).lock();
+                if let Some(group) = shard.get_mut(own_key) {
+                    arrival.add_to(group);
+                    return true;
+                }
+                if self.take_own_room(&own_key[..principal]) {
+                    shard.insert(own_key.into(), arrival.into_group());
+                    return true;
+                }
+            }
+            let mut shard = shard_of(&self.groups, overflow_key).lock();
+            if let Some(group) = shard.get_mut(overflow_key) {
+                arrival.add_to(group);
+                return true;
+            }
+            if take(&self.overflow, self.room.overflow) {
+                shard.insert(overflow_key.into(), arrival.into_group().into_overflow());
+                return true;
+            }
+            false
+        })
+    }
+
+    /// Room for one more group of the principal's own, if the half and its share allow it.
+    fn take_own_room(&self, principal: &[u8]) -> bool {
+        if !take(&self.own, self.room.own) {
+            return false;
+        }
+        let mut held = shard_of(&self.held, principal).lock();
+        match held.get_mut(principal) {
+            Some(n) if *n >= self.room.share => {
+                self.own.fetch_sub(1, Ordering::AcqRel);
+                false
+            }
+            Some(n) => {
+                *n += 1;
+                true
+            }
+            None => {
+                held.insert(principal.into(), 1);
+                true
+            }
+        }
+    }
+
+    /// Gives back the room of a group that became an event.
+    fn give_back(&self, packed: &[u8], key: &FoldKey) {
+        if key.overflow {
+            self.overflow.fetch_sub(1, Ordering::AcqRel);
+            return;
+        }
+        self.own.fetch_sub(1, Ordering::AcqRel);
+        let principal = &packed[..principal_part(key)];
+        let mut held = shard_of(&self.held, principal).lock();
+        if let Some(n) = held.get_mut(principal) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(principal);
+            }
+        }
+    }
+
+    fn queued(&self) -> usize {
+        self.own.load(Ordering::Acquire) + self.overflow.load(Ordering::Acquire)
+    }
+}
+
+/// The length of the principal's part of a packed key (see [`pack`]).
+fn principal_part(key: &FoldKey) -> usize {
+    2 * 4 + key.principal_type.len() + key.principal_name.len()
+}
+
+/// Takes one of `limit` places counted by `taken`.
+fn take(taken: &AtomicUsize, limit: usize) -> bool {
+    if taken.fetch_add(1, Ordering::AcqRel) < limit {
+        return true;
+    }
+    taken.fetch_sub(1, Ordering::AcqRel);
+    false
+}
+
 pub struct Auditor {
-    capacity: usize,
-    allowed: Table,
-    denied: Table,
-    groups: AtomicUsize,
+    allowed: Half,
+    denied: Half,
     dropped: AtomicU64,
     dropped_total: AtomicU64,
 }
 
 impl Auditor {
     pub fn new(capacity: usize) -> Auditor {
+        let room = Room::of(capacity);
         Auditor {
-            capacity,
-            allowed: Table::new(),
-            denied: Table::new(),
-            groups: AtomicUsize::new(0),
+            allowed: Half::new(room),
+            denied: Half::new(room),
             dropped: AtomicU64::new(0),
             dropped_total: AtomicU64::new(0),
+        }
+    }
+
+    fn half(&self, allowed: bool) -> &Half {
+        if allowed {
+            &self.allowed
+        } else {
+            &self.denied
         }
     }
 
@@ -215,79 +448,37 @@ impl Auditor {
         if !is_audited(action, reason) {
             return;
         }
-        let table = if reason.allowed() {
-            &self.allowed
-        } else {
-            &self.denied
+        let arrival = Arrival::Access {
+            context,
+            action,
+            reason,
+            version,
+            now,
         };
-        with_key_buffer(|packed| {
-            let names = KeptNames::of(context, action);
-            pack(
-                packed,
-                names.principal_type,
-                names.principal_name,
-                context.conditions.client_address,
-                action.resource_type,
-                names.resource,
-                action.operation,
-                context.request_type,
-                reason.policy_id(),
-            );
-            let mut shard = table.shard(packed).lock();
-            if let Some(group) = shard.get_mut(packed.as_slice()) {
-                group.add(now);
-            } else if self.admit(1) {
-                shard.insert(
-                    packed.as_slice().into(),
-                    Group::first_access(context, action, reason, version, now),
-                );
-            }
-        })
+        self.fold(
+            reason.allowed(),
+            KeyParts::of(context, action, reason),
+            arrival,
+        );
     }
 
     /// Adds a group folded on a request thread (see `lane`) to the tables.
     pub(crate) fn merge(&self, group: Group) {
-        let table = if group.allowed {
-            &self.allowed
-        } else {
-            &self.denied
-        };
-        with_key_buffer(|packed| {
-            let k = &group.key;
-            pack(
-                packed,
-                &k.principal_type,
-                &k.principal_name,
-                k.client,
-                k.resource_type,
-                &k.resource,
-                k.operation,
-                k.request_type,
-                k.policy_id,
-            );
-            let mut shard = table.shard(packed).lock();
-            if let Some(existing) = shard.get_mut(packed.as_slice()) {
-                existing.absorb(&group);
-            } else if self.admit(group.count) {
-                shard.insert(packed.as_slice().into(), group);
-            }
-        })
+        let key = group.key.clone();
+        self.fold(group.allowed, key.parts(), Arrival::Folded(group));
     }
 
-    /// Whether a new group fits; if not, its accesses are dropped and counted.
-    fn admit(&self, accesses: u64) -> bool {
-        if self.groups.fetch_add(1, Ordering::AcqRel) < self.capacity {
-            return true;
+    fn fold(&self, allowed: bool, parts: KeyParts<'_>, arrival: Arrival<'_>) {
+        let accesses = arrival.count();
+        if !self.half(allowed).fold(parts, arrival) {
+            self.dropped.fetch_add(accesses, Ordering::Relaxed);
+            self.dropped_total.fetch_add(accesses, Ordering::Relaxed);
         }
-        self.groups.fetch_sub(1, Ordering::AcqRel);
-        self.dropped.fetch_add(accesses, Ordering::Relaxed);
-        self.dropped_total.fetch_add(accesses, Ordering::Relaxed);
-        false
     }
 
     /// Groups waiting to become events.
     pub fn queued(&self) -> usize {
-        self.groups.load(Ordering::Acquire)
+        self.allowed.queued() + self.denied.queued()
     }
 
     /// Accesses dropped because the tables were full, since start.
@@ -309,10 +500,9 @@ impl Auditor {
         mut make: impl FnMut(&FoldKey, EventParts) -> AccessEvent,
     ) -> Vec<AccessEvent> {
         let mut events = Vec::new();
-        for shard in &self.denied.shards {
-            let mut shard = shard.lock();
-            let before = shard.len();
-            shard.retain(|_, group| {
+        let denied = &self.denied;
+        for shard in &denied.groups {
+            shard.lock().retain(|packed, group| {
                 let key = &group.key;
                 if !group.reported {
                     events.push(make(key, group.parts(false, 1, group.first, group.first)));
@@ -328,20 +518,20 @@ impl Auditor {
                     ));
                     group.count = 0;
                 }
-                !(quiet || fold_window_over)
+                let done = quiet || fold_window_over;
+                if done {
+                    denied.give_back(packed, key);
+                }
+                !done
             });
-            self.groups
-                .fetch_sub(before - shard.len(), Ordering::AcqRel);
         }
         if fold_window_over {
-            for shard in &self.allowed.shards {
+            for shard in &self.allowed.groups {
                 let groups = std::mem::take(&mut *shard.lock());
-                self.groups.fetch_sub(groups.len(), Ordering::AcqRel);
-                events.extend(
-                    groups
-                        .values()
-                        .map(|g| make(&g.key, g.parts(true, g.count, g.first, g.last))),
-                );
+                for (packed, g) in &groups {
+                    self.allowed.give_back(packed, &g.key);
+                    events.push(make(&g.key, g.parts(true, g.count, g.first, g.last)));
+                }
             }
         }
         events
@@ -398,7 +588,8 @@ mod tests {
     }
 
     #[test]
-    fn identical_allowed_accesses_fold_into_one_event_and_capacity_bounds_groups() {
+    fn identical_allowed_accesses_fold_into_one_event_and_past_the_room_are_dropped_and_counted() {
+        // Room::of(2): one group of a principal's own and one overflow group in each half.
         let auditor = Auditor::new(2);
         let now = Instant::now();
         for _ in 0..1000 {
@@ -406,7 +597,11 @@ mod tests {
         }
         auditor.record(&context("alice"), &write("payments"), &ALLOWED, 1, now);
         auditor.record(&context("bob"), &write("orders"), &ALLOWED, 1, now);
-        assert_eq!((auditor.queued(), auditor.take_dropped()), (2, 1));
+        assert_eq!(
+            (auditor.queued(), auditor.take_dropped()),
+            (2, 1),
+            "alice's orders, alice's overflow; bob finds neither room"
+        );
         assert!(
             take(&auditor, now, false).is_empty(),
             "allowed groups wait for the window"
@@ -415,6 +610,139 @@ mod tests {
         assert_eq!(events.iter().map(|e| e.count).sum::<u64>(), 1001);
         assert_eq!(events.len(), 2);
         assert_eq!(auditor.queued(), 0);
+    }
+
+    #[test]
+    fn the_room_is_halved_between_outcomes_and_a_tenth_of_a_half_is_a_share() {
+        assert_eq!(
+            Room::of(10_000),
+            Room {
+                own: 4_500,
+                share: 500,
+                overflow: 500
+            }
+        );
+        assert_eq!(
+            Room::of(1),
+            Room {
+                own: 1,
+                share: 1,
+                overflow: 1
+            }
+        );
+    }
+
+    /// Sums the counts of `events` by (user, resource, outcome).
+    fn counts(events: &[AccessEvent]) -> HashMap<(String, String, bool), u64> {
+        let mut counts = HashMap::new();
+        for e in events {
+            *counts
+                .entry((e.principal_name.clone(), e.resource.clone(), e.allowed))
+                .or_insert(0) += e.count;
+        }
+        counts
+    }
+
+    #[test]
+    fn a_principal_flooding_unique_refusals_cannot_blind_the_audit_of_the_others() {
+        let auditor = Auditor::new(1_000); // per half: 450 own, 50 a principal, 50 overflow
+        let t0 = Instant::from_unix_millis(1_000_000);
+        let mut events = Vec::new();
+        for round in 0..20 {
+            let now = t0.plus_millis(round * 100);
+            for i in 0..1_000 {
+                let name = format!("g-{round}-{i}");
+                auditor.record(&context("mallory"), &write(&name), &DENIED, 1, now);
+            }
+            auditor.record(&context("alice"), &write("orders"), &ALLOWED, 1, now);
+            auditor.record(&context("bob"), &write("orders"), &DENIED, 1, now);
+            events.extend(take(&auditor, now, false));
+        }
+        events.extend(take(&auditor, t0.plus_seconds(10), true));
+        let counts = counts(&events);
+        assert_eq!(counts[&("alice".into(), "orders".into(), true)], 20);
+        assert_eq!(counts[&("bob".into(), "orders".into(), false)], 20);
+        let overflowed: u64 = events
+            .iter()
+            .filter(|e| e.overflow && e.principal_name == "mallory")
+            .map(|e| e.count)
+            .sum();
+        let own: u64 = events
+            .iter()
+            .filter(|e| !e.overflow && e.principal_name == "mallory")
+            .map(|e| e.count)
+            .sum();
+        assert_eq!(own + overflowed, 20_000, "every refusal counted, exactly");
+        assert_eq!(
+            own, 100,
+            "mallory's share of 50, twice: its first groups leave after their quiet second"
+        );
+        assert_eq!(auditor.dropped_total(), 0);
+        assert_eq!(auditor.queued(), 0, "every room given back");
+    }
+
+    #[test]
+    fn past_its_share_a_principal_folds_into_one_overflow_group_per_request_resource_type_operation_and_outcome(
+    ) {
+        let auditor = Auditor::new(100); // per half: 45 own, 5 a principal, 5 overflow
+        let now = Instant::now();
+        for i in 0..1_000 {
+            auditor.record(
+                &context("carol"),
+                &write(&format!("t{i}")),
+                &ALLOWED,
+                1,
+                now,
+            );
+            auditor.record(&context("carol"), &write(&format!("t{i}")), &DENIED, 1, now);
+        }
+        let mut read = write("x");
+        read.operation = Some(Operation::Read);
+        auditor.record(&context("carol"), &read, &ALLOWED, 1, now);
+        let events = take(&auditor, now.plus_seconds(5), true);
+        let overflow: Vec<_> = events.iter().filter(|e| e.overflow).collect();
+        let mut by_kind = std::collections::BTreeMap::new();
+        for e in &overflow {
+            *by_kind.entry((e.operation, e.allowed)).or_insert(0) += e.count;
+        }
+        assert_eq!(
+            by_kind,
+            [
+                ((Some(Operation::Write), false), 995),
+                ((Some(Operation::Write), true), 995),
+                ((Some(Operation::Read), true), 1),
+            ]
+            .into_iter()
+            .collect()
+        );
+        assert!(overflow
+            .iter()
+            .all(|e| e.client.is_none() && e.policy_id.is_none() && e.resource.is_empty()));
+        assert_eq!(events.iter().map(|e| e.count).sum::<u64>(), 2_001);
+    }
+
+    #[test]
+    fn allowed_groups_have_room_of_their_own_whatever_the_refusals() {
+        let auditor = Auditor::new(100);
+        let now = Instant::now();
+        for user in 0..100 {
+            for i in 0..10 {
+                let name = format!("t{i}");
+                auditor.record(
+                    &context(&format!("u{user}")),
+                    &write(&name),
+                    &DENIED,
+                    1,
+                    now,
+                );
+            }
+        }
+        assert!(auditor.take_dropped() > 0, "the refused half is full");
+        auditor.record(&context("alice"), &write("orders"), &ALLOWED, 1, now);
+        let events = take(&auditor, now, true);
+        assert!(events
+            .iter()
+            .any(|e| e.allowed && e.principal_name == "alice" && !e.overflow));
     }
 
     #[test]
@@ -451,8 +779,20 @@ mod tests {
         for name in &names {
             auditor.record(&context("mallory"), &write(name), &DENIED, 1, now);
         }
-        assert_eq!(auditor.queued(), 1000);
-        assert_eq!(auditor.take_dropped(), 99_000);
+        assert_eq!(
+            auditor.queued(),
+            51,
+            "a share of 50 groups and one overflow group"
+        );
+        let events = take(&auditor, now, true);
+        assert_eq!(events.iter().map(|e| e.count).sum::<u64>(), 100_000);
+        for user in 0..100 {
+            for name in &names[..60] {
+                auditor.record(&context(&format!("u{user}")), &write(name), &DENIED, 1, now);
+            }
+        }
+        let dropped = auditor.take_dropped();
+        assert!(dropped > 0, "room for overflow groups is bounded too");
         assert_eq!(
             auditor.take_dropped(),
             0,
@@ -460,9 +800,11 @@ mod tests {
         );
         assert_eq!(
             auditor.dropped_total(),
-            99_000,
+            dropped,
             "the metric counts since start, whatever was taken for the log"
         );
+        let events = take(&auditor, now, true);
+        assert_eq!(events.iter().map(|e| e.count).sum::<u64>() + dropped, 6_000);
     }
 
     #[test]

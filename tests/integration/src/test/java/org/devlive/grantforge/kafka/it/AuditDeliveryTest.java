@@ -6,17 +6,24 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeConsumerGroupsResult;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -155,6 +162,74 @@ class AuditDeliveryTest {
             await("the spooled events arrive", Duration.ofSeconds(30), () -> counted(server, "alice", "ALLOWED", "orders", "PRODUCE") >= 200);
             Thread.sleep(2000);
             assertEquals(200, counted(server, "alice", "ALLOWED", "orders", "PRODUCE"), "exactly: nothing lost, nothing twice");
+        }
+    }
+
+    /** Events of {@code user} with the given outcome, summed by whether they are overflow groups. */
+    private static long[] ownAndOverflow(TestServer server, String user, String outcome) throws Exception {
+        long[] sums = new long[2];
+        for (JsonNode event : JSON.readTree(server.events())) {
+            if (event.path("user").asText().equals(user) && event.path("outcome").asText().equals(outcome)) {
+                boolean overflow = event.path("resource").asText().startsWith("(names not kept");
+                sums[overflow ? 1 : 0] += event.path("count").asLong(1);
+            }
+        }
+        return sums;
+    }
+
+    @Test
+    void aClientFloodingUniqueRefusalsCannotBlindTheAuditOfTheOthers() throws Exception {
+        // bob has no right on any group: every group id he asks about is a refusal Kafka asks to
+        // audit (FindCoordinator's DESCRIBE on the group), each a new name. 200 groups of room: on
+        // main his refusals, each held a second, filled it and alice's produces were dropped.
+        AtomicLong asked = new AtomicLong();
+        AtomicReference<Throwable> unexpected = new AtomicReference<>();
+        try (TestServer server = server("flood")) {
+            try (KafkaNode node = node("audit-flood", server, "600000")
+                    .property("grantforge.audit.queue.capacity", "200").start()) {
+                createOrders(node);
+                AtomicBoolean stop = new AtomicBoolean();
+                Thread flooder = new Thread(() -> {
+                    try (Admin bob = node.admin("bob")) {
+                        for (int round = 0; !stop.get(); round++) {
+                            List<String> ids = new ArrayList<>();
+                            for (int i = 0; i < 500; i++) {
+                                ids.add("flood-" + round + "-" + i);
+                            }
+                            DescribeConsumerGroupsResult result = bob.describeConsumerGroups(ids);
+                            for (KafkaFuture<?> future : result.describedGroups().values()) {
+                                try {
+                                    future.get(30, TimeUnit.SECONDS);
+                                    throw new AssertionError("bob may describe a group");
+                                } catch (ExecutionException e) {
+                                    if (!(e.getCause() instanceof GroupAuthorizationException)) {
+                                        throw e;
+                                    }
+                                }
+                            }
+                            asked.addAndGet(ids.size());
+                        }
+                    } catch (Throwable t) {
+                        unexpected.set(t);
+                    }
+                }, "bob-floods");
+                flooder.start();
+                await("bob's flood is under way", Duration.ofSeconds(60), () -> asked.get() >= 2_000 || unexpected.get() != null);
+                produce(node, "alice", 300);
+                stop.set(true);
+                flooder.join();
+                if (unexpected.get() != null) {
+                    throw new AssertionError("bob's flood failed", unexpected.get());
+                }
+            }
+            // stopping the node delivers every group
+            assertEquals(300, counted(server, "alice", "ALLOWED", "orders", "PRODUCE"),
+                "alice's produces are audited, exactly, whatever bob does");
+            long[] bob = ownAndOverflow(server, "bob", "DENIED");
+            System.out.printf("bob asked about %d groups: %d refusals in groups of their own, %d in overflow groups%n",
+                asked.get(), bob[0], bob[1]);
+            assertTrue(bob[1] > 0, "past his share, bob's refusals are counted in overflow groups");
+            assertEquals(asked.get(), bob[0] + bob[1], "every refusal of bob's is counted, exactly");
         }
     }
 }

@@ -36,6 +36,7 @@ import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
 import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.resource.PatternType;
@@ -357,6 +358,24 @@ abstract class WalkingSkeleton {
         List<String> alicePayments = auditLines().stream()
                 .filter(l -> l.contains("User:alice") && l.contains("payments")).collect(Collectors.toList());
         assertEquals(List.of(), alicePayments, "audit lines about alice and payments");
+    }
+
+    @Test
+    void aGroupIdCannotForgeAnAuditLine() throws Exception {
+        // A client's group id with a line break and a line of its own making: on main the audit log
+        // held a line that read as the super user's access.
+        String forged = "forged-group\r\nINFO [grantforge.audit] Principal = User:admin is Allowed operation = READ";
+        try (Admin bob = node.admin("bob")) {
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> bob.describeConsumerGroups(List.of(forged)).all().get(WAIT_S, TimeUnit.SECONDS));
+            assertInstanceOf(GroupAuthorizationException.class, e.getCause(), "bob describes a group: " + e.getCause());
+        }
+        awaitAuditLine("bob's refused DESCRIBE of the forged group",
+                l -> l.contains("User:bob") && l.contains("forged-group\\r\\nINFO [grantforge.audit] Principal = User:admin"));
+        List<String> forgedLines = node.logLines().stream()
+                .filter(l -> l.contains("Principal = User:admin is Allowed operation = READ") && !l.contains("User:bob"))
+                .collect(Collectors.toList());
+        assertEquals(List.of(), forgedLines, "log lines a group id wrote");
     }
 
     private List<String> auditLines() {
