@@ -22,7 +22,7 @@ use crate::request::lane::{self, Lane, Lanes, SnapshotInForce};
 use crate::rules;
 use crate::settings;
 use crate::source;
-use crate::source::file::{load_policy_file, watch_stamp, WatchStamp};
+use crate::source::file::{load_policy_file, watch_stamp, HighWaterMark, WatchStamp};
 use crate::source::server::ServerSync;
 
 /// Why an agent did not start.
@@ -70,6 +70,8 @@ enum Driver {
     File {
         path: PathBuf,
         last_seen: WatchStamp,
+        /// A signed file's highest version applied, kept across restarts.
+        mark: Option<HighWaterMark>,
     },
     Server(Box<ServerSync>),
 }
@@ -113,11 +115,21 @@ impl Agent {
         // Offline mode: the file's stamp is taken before it is read, so a change in between is seen.
         let (mut driver, instance, initial) = match &config.source {
             PolicySource::File(path, key) => {
+                let last_seen = watch_stamp(path);
+                let mark = match (key, &config.cache_dir) {
+                    (Some(_), Some(dir)) => Some(HighWaterMark::open(dir)?),
+                    _ => None,
+                };
+                let mut policies = load_policy_file(path, key.as_ref(), config.snapshot_max_bytes)?;
+                if let Some(mark) = &mark {
+                    policies = above_high_water(mark, policies, path)?;
+                    record_high_water(mark, &policies);
+                }
                 let driver = Driver::File {
                     path: path.clone(),
-                    last_seen: watch_stamp(path),
+                    last_seen,
+                    mark,
                 };
-                let policies = load_policy_file(path, key.as_ref(), config.snapshot_max_bytes)?;
                 let instance = config
                     .instance
                     .clone()
@@ -393,7 +405,8 @@ impl Agent {
 
     /// The agent's own thread: keeps the policies current (policy file changes, or rounds with
     /// the server) and delivers the audit: refusals within a tick, folded allowed accesses every
-    /// fold window, the spool every flush interval, and everything once more at the end.
+    /// fold window, the spool every flush interval (and without a pause while a resend that ran
+    /// out of its budget has more to send), and everything once more at the end.
     ///
     /// A panic in one round (in the source's part or in the audit's) is caught, logged once, and
     /// the thread carries on with the next round: a bug met once must not leave the broker with
@@ -411,8 +424,9 @@ impl Agent {
         let (mut source_panic, mut audit_panic, mut view_panic) = (None, None, None);
         loop {
             {
+                let backlog = matches!(&driver, Driver::Server(sync) if sync.has_backlog());
                 let mut state = self.state.lock();
-                if !self.stopping.load(Ordering::Acquire) {
+                if !self.stopping.load(Ordering::Acquire) && !backlog {
                     let wake = next_source.min(later(std::time::Instant::now(), tick));
                     self.changed.wait_until(&mut state, wake);
                 }
@@ -423,8 +437,12 @@ impl Agent {
                 let round =
                     survive_panic("keeping the policies current", &mut source_panic, || {
                         match &mut driver {
-                            Driver::File { path, last_seen } => {
-                                self.check_policy_file(path, last_seen);
+                            Driver::File {
+                                path,
+                                last_seen,
+                                mark,
+                            } => {
+                                self.check_policy_file(path, last_seen, mark.as_ref());
                                 self.config.policy_file_poll_interval
                             }
                             Driver::Server(sync) => sync.refresh(self),
@@ -516,7 +534,7 @@ impl Agent {
                 }
             }
             Driver::Server(sync) => {
-                if !events.is_empty() || retry_spool {
+                if !events.is_empty() || retry_spool || sync.has_backlog() {
                     let batch: Vec<serde_json::Value> =
                         events.iter().map(AccessEvent::to_json).collect();
                     if self.stopping.load(Ordering::Acquire) {
@@ -531,7 +549,12 @@ impl Agent {
 
     /// Applies a changed policy file; a bad version is logged once and the last good snapshot
     /// stays in force.
-    fn check_policy_file(&self, path: &Path, last_seen: &mut WatchStamp) {
+    fn check_policy_file(
+        &self,
+        path: &Path,
+        last_seen: &mut WatchStamp,
+        mark: Option<&HighWaterMark>,
+    ) {
         let now_seen = watch_stamp(path);
         if now_seen == *last_seen {
             return;
@@ -544,12 +567,19 @@ impl Agent {
         match load_policy_file(path, key, self.config.snapshot_max_bytes).and_then(|policies| {
             // A signed file is held to what server mode checks of a download: the same service,
             // no rollback (an old signed file copied back in place is not a policy change).
-            match (key, self.policies()) {
-                (Some(_), Some(applied)) => follows_signed(&applied, policies, path),
-                _ => Ok(policies),
+            let policies = match (key, self.policies()) {
+                (Some(_), Some(applied)) => follows_signed(&applied, policies, path)?,
+                _ => policies,
+            };
+            match mark {
+                Some(mark) => above_high_water(mark, policies, path),
+                None => Ok(policies),
             }
         }) {
             Ok(policies) => {
+                if let Some(mark) = mark {
+                    record_high_water(mark, &policies);
+                }
                 // Cleared first: whoever sees the new version in force sees no old error.
                 *self.metrics().last_error.lock() = None;
                 self.apply(policies, &path.display().to_string());
@@ -576,6 +606,45 @@ fn give_back_freed_memory() {
     // SAFETY: malloc_trim only releases free memory of glibc's arenas; it takes no pointer.
     unsafe {
         libc::malloc_trim(0);
+    }
+}
+
+/// A signed policy file's version, if it may follow the highest one applied before, in this
+/// process or an earlier one (`mark`).
+fn above_high_water(
+    mark: &HighWaterMark,
+    policies: KafkaPolicies,
+    path: &Path,
+) -> Result<KafkaPolicies, ConfigError> {
+    if let Some((service, version)) = mark.read()? {
+        source::may_follow(
+            (&service, version),
+            (&policies.service, policies.policy_version),
+        )
+        .map_err(|why| {
+            ConfigError::new(
+                settings::POLICY_FILE.key,
+                format!(
+                    "{} is signed but refused: {why}; the highest version applied before, also by an earlier start, is recorded in {}",
+                    path.display(),
+                    mark.path().display()
+                ),
+            )
+        })?;
+    }
+    Ok(policies)
+}
+
+/// Records the version about to be applied as the highest; if that fails, the file is still
+/// applied (it is newer), and the ERROR says what protection is missing.
+fn record_high_water(mark: &HighWaterMark, policies: &KafkaPolicies) {
+    if let Err(e) = mark.record(&policies.service, policies.policy_version) {
+        tracing::error!(
+            "cannot record policy version {} in {}: {e}; after a restart an older signed policy file would not be refused. Make {} writable by Kafka's account",
+            policies.policy_version,
+            mark.path().display(),
+            settings::CACHE_DIR.key
+        );
     }
 }
 

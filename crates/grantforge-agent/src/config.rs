@@ -239,7 +239,16 @@ impl Reader<'_> {
                 policy_file,
                 format!("both {policy_file} (offline mode) and {server_url} are set; keep only one"),
             )),
-            (Some(file), None) => Ok(PolicySource::File(PathBuf::from(file), self.signing_key()?)),
+            (Some(file), None) => {
+                let key = self.signing_key()?;
+                if key.is_some() && self.text(&settings::CACHE_DIR).is_none() {
+                    return Err(ConfigError::new(
+                        settings::CACHE_DIR.key,
+                        format!("is required with {} in offline mode: the agent records there the highest signed policy version applied, so that an older signed file cannot roll the policies back across a restart; name a directory Kafka's account can write, such as /var/lib/kafka/grantforge-cache", settings::SIGNING_KEY_FILE.key),
+                    ));
+                }
+                Ok(PolicySource::File(PathBuf::from(file), key))
+            }
             (None, Some(url)) => self.server_settings(&url).map(PolicySource::Server),
             (None, None) => Err(ConfigError::new(
                 policy_file,

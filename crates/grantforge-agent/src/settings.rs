@@ -136,7 +136,7 @@ pub const CACHE_DIR: Setting = Setting {
     key: "grantforge.cache.dir",
     default: Fallback::None,
     kind: Kind::Path,
-    doc: "server mode, required: directory for the verified snapshot cache and the pinned key",
+    doc: "server mode, and offline mode with a signing key, required: directory for the verified snapshot cache, the pinned key and the highest signed policy version applied",
 };
 pub const SIGNING_KEY_FILE: Setting = Setting {
     key: "grantforge.signing.key.file",

@@ -1,4 +1,5 @@
-//! Offline mode with a signing key: the policy file is used only if its signature verifies.
+//! Offline mode with a signing key: the policy file is used only if its signature verifies, and no
+//! older signed file is used after a newer one, across restarts too.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,19 +44,29 @@ fn setup(name: &str) -> (PathBuf, PathBuf, Ed25519KeyPair) {
     (policies, key_file, pair)
 }
 
-fn open(policies: &Path, key_file: &Path) -> Result<(), String> {
-    let settings: BTreeMap<String, String> = [
+/// The settings of an agent of the signed `policies`, its state in a directory beside them.
+fn signed_settings(policies: &Path, key_file: &Path) -> BTreeMap<String, String> {
+    [
+        ("grantforge.policy.file", policies.display().to_string()),
         (
-            "grantforge.policy.file".to_string(),
-            policies.display().to_string(),
+            "grantforge.signing.key.file",
+            key_file.display().to_string(),
         ),
         (
-            "grantforge.signing.key.file".to_string(),
-            key_file.display().to_string(),
+            "grantforge.cache.dir",
+            policies.with_file_name("state").display().to_string(),
         ),
     ]
     .into_iter()
-    .collect();
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+fn open(policies: &Path, key_file: &Path) -> Result<(), String> {
+    open_with(signed_settings(policies, key_file))
+}
+
+fn open_with(settings: BTreeMap<String, String>) -> Result<(), String> {
     let agent = registry::open(AgentConfig::from_settings(&settings).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
     registry::release(&agent);
@@ -128,17 +139,11 @@ fn a_signed_policy_file_cannot_roll_back_or_change_service() {
         )
     };
     write_signed(&policies, &pair, version(5).as_bytes());
-    let settings: BTreeMap<String, String> = [
-        ("grantforge.policy.file", policies.display().to_string()),
-        (
-            "grantforge.signing.key.file",
-            key_file.display().to_string(),
-        ),
-        ("grantforge.policy.file.poll.interval.ms", "20".to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    let mut settings = signed_settings(&policies, &key_file);
+    settings.insert(
+        "grantforge.policy.file.poll.interval.ms".into(),
+        "20".into(),
+    );
     let agent = registry::open(AgentConfig::from_settings(&settings).unwrap()).unwrap();
     let applied = || {
         agent
@@ -184,4 +189,72 @@ fn a_signed_policy_file_cannot_roll_back_or_change_service() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     registry::release(&agent);
+}
+
+/// The fixture with its policy version set to `version`.
+fn at_version(policies: &Path, version: i64) -> String {
+    std::fs::read_to_string(policies).unwrap().replacen(
+        "\"policyVersion\":1,",
+        &format!("\"policyVersion\":{version},"),
+        1,
+    )
+}
+
+#[test]
+fn an_older_signed_policy_file_put_in_place_before_a_restart_is_refused() {
+    let (policies, key_file, pair) = setup("restart");
+    let [v4, v5, v6] = [4, 5, 6].map(|v| at_version(&policies, v));
+    write_signed(&policies, &pair, v5.as_bytes());
+    open(&policies, &key_file).unwrap();
+
+    // Last month's copy, properly signed, put back while the broker is down.
+    write_signed(&policies, &pair, v4.as_bytes());
+    let refused = open(&policies, &key_file).unwrap_err();
+    assert!(
+        refused.contains("grantforge.policy.file")
+            && refused.contains("policy version 4 is older than the applied 5")
+            && refused.contains("policy-file-applied"),
+        "{refused}"
+    );
+
+    write_signed(&policies, &pair, v5.as_bytes());
+    open(&policies, &key_file).expect("the same version starts again");
+    write_signed(&policies, &pair, v6.as_bytes());
+    open(&policies, &key_file).expect("a newer version is used");
+    write_signed(&policies, &pair, v5.as_bytes());
+    assert!(
+        open(&policies, &key_file).is_err(),
+        "6 is now the highest applied"
+    );
+}
+
+#[test]
+fn a_signed_policy_file_needs_a_directory_for_its_high_water_mark() {
+    let (policies, key_file, pair) = setup("no-state");
+    let bytes = std::fs::read(&policies).unwrap();
+    write_signed(&policies, &pair, &bytes);
+    let mut settings = signed_settings(&policies, &key_file);
+    settings.remove("grantforge.cache.dir");
+    let missing = open_with(settings).unwrap_err();
+    assert!(
+        missing.contains("grantforge.cache.dir")
+            && missing.contains("grantforge.signing.key.file")
+            && missing.contains("roll the policies back"),
+        "{missing}"
+    );
+}
+
+#[test]
+fn a_garbled_high_water_mark_is_refused_not_taken_as_none() {
+    let (policies, key_file, pair) = setup("garbled");
+    let bytes = std::fs::read(&policies).unwrap();
+    write_signed(&policies, &pair, &bytes);
+    open(&policies, &key_file).unwrap();
+    let state = policies.with_file_name("state").join("policy-file-applied");
+    std::fs::write(&state, b"{}").unwrap();
+    let refused = open(&policies, &key_file).unwrap_err();
+    assert!(
+        refused.contains("grantforge.cache.dir") && refused.contains("remove it"),
+        "{refused}"
+    );
 }

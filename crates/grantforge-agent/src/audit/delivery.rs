@@ -7,12 +7,19 @@
 //! counted to make room), and the spool is sent oldest first once the server answers again. A 400
 //! means one event the server refuses: the batch is split until that event is found, and only it
 //! is dropped and counted. Event ids are stable, so a resent event is deduplicated by the server.
+//!
+//! Recovery shares the agent's thread with the policy rounds, so it must never hold them up: the
+//! spool is listed once when opened and then kept as an index in step with every write and
+//! removal; small spooled batches are merged up to the batch size when resent; and each delivery
+//! resends for at most [`RESEND_BUDGET`] before the thread's other work, so heartbeats,
+//! downloads and revocations keep their schedule while a long outage's spool drains.
 
+use std::collections::VecDeque;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
@@ -26,15 +33,33 @@ pub struct DeliveryStats {
     pub spooled_bytes: AtomicU64,
 }
 
+/// How long one delivery may resend spooled batches before the agent's thread looks at its other
+/// work: a policy round that falls due waits at most this long (plus one batch's send). While a
+/// backlog remains, the thread resends again at once instead of waiting for its next tick.
+pub const RESEND_BUDGET: Duration = Duration::from_millis(250);
+
 pub struct Shipper {
     instance: String,
     batch_size: usize,
     spool: Spool,
     stats: std::sync::Arc<DeliveryStats>,
+    /// The last resend ran out of its budget with the server answering: resend again next tick.
+    backlog: bool,
 }
 
 /// Why a batch was not delivered now.
 struct Later;
+
+/// How a resend of the spool ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resend {
+    /// Everything spooled is delivered: new events may go straight to the server.
+    Drained,
+    /// The budget ran out; the server answers, so the rest goes next tick.
+    OutOfBudget,
+    /// The server did not take a batch, or is known to be away.
+    Failed,
+}
 
 impl Shipper {
     pub fn new(
@@ -44,23 +69,33 @@ impl Shipper {
         spool_limit: u64,
         stats: std::sync::Arc<DeliveryStats>,
     ) -> Shipper {
-        let spool = Spool {
-            dir: spool_dir,
-            limit: spool_limit,
-            seq: 0,
-        };
+        let spool = Spool::open(spool_dir, spool_limit);
         stats.spooled_bytes.store(spool.bytes(), Ordering::Relaxed);
         Shipper {
             instance: instance.to_string(),
             batch_size,
             spool,
             stats,
+            backlog: false,
         }
     }
 
-    /// Delivers `events` (or spools them when the server is known to be away), after the spool.
-    pub fn ship(&mut self, client: &ServerClient, events: &[Value], server_answers: bool) {
-        let mut deliverable = server_answers && self.resend_spool(client);
+    /// Delivers `events` (or spools them when the server is known to be away), after the spool,
+    /// resending for at most `budget`: events that would overtake spooled ones are spooled behind them.
+    pub fn ship(
+        &mut self,
+        client: &ServerClient,
+        events: &[Value],
+        server_answers: bool,
+        budget: Duration,
+    ) {
+        let resent = if server_answers {
+            self.resend_spool(client, Instant::now() + budget)
+        } else {
+            Resend::Failed
+        };
+        self.backlog = resent == Resend::OutOfBudget;
+        let mut deliverable = resent == Resend::Drained;
         for batch in events.chunks(self.batch_size) {
             if deliverable && self.send(client, batch).is_ok() {
                 continue;
@@ -85,15 +120,31 @@ impl Shipper {
             .store(self.spool.bytes(), Ordering::Relaxed);
     }
 
-    /// Sends spooled batches oldest first; false when one could not be delivered.
-    fn resend_spool(&mut self, client: &ServerClient) -> bool {
-        while let Some((file, batch)) = self.spool.oldest() {
-            if self.send(client, &batch).is_err() {
-                return false;
+    /// Whether the spool holds batches that the last resend had no time for, the server answering.
+    pub fn has_backlog(&self) -> bool {
+        self.backlog
+    }
+
+    /// Sends spooled batches oldest first, merged up to the batch size, until `deadline`.
+    fn resend_spool(&mut self, client: &ServerClient, deadline: Instant) -> Resend {
+        loop {
+            if self.spool.is_empty() {
+                return Resend::Drained;
             }
-            let _ = fs::remove_file(file);
+            if Instant::now() >= deadline {
+                return Resend::OutOfBudget;
+            }
+            let Some((files, batch)) = self.spool.oldest(self.batch_size) else {
+                return Resend::Drained;
+            };
+            if self.send(client, &batch).is_err() {
+                return Resend::Failed;
+            }
+            self.spool.remove_oldest(files);
+            self.stats
+                .spooled_bytes
+                .store(self.spool.bytes(), Ordering::Relaxed);
         }
-        true
     }
 
     fn send(&self, client: &ServerClient, batch: &[Value]) -> Result<(), Later> {
@@ -156,28 +207,50 @@ struct Spool {
     dir: PathBuf,
     limit: u64,
     seq: u64,
+    /// The spool's batches, oldest first: the directory is listed once, when the spool is opened,
+    /// and this index follows every write and removal since (listing it per batch made a long
+    /// outage's recovery quadratic).
+    index: VecDeque<Spooled>,
+    bytes: u64,
+}
+
+/// One spooled batch.
+struct Spooled {
+    path: PathBuf,
+    bytes: u64,
+    events: u64,
 }
 
 impl Spool {
-    fn files(&self) -> Vec<(PathBuf, u64, u64)> {
-        let Ok(entries) = fs::read_dir(&self.dir) else {
-            return Vec::new();
+    fn open(dir: PathBuf, limit: u64) -> Spool {
+        let mut index: Vec<Spooled> = match fs::read_dir(&dir) {
+            Ok(entries) => entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+                .map(|e| Spooled {
+                    events: events_in_name(&e.path()),
+                    bytes: e.metadata().map(|m| m.len()).unwrap_or(0),
+                    path: e.path(),
+                })
+                .collect(),
+            Err(_) => Vec::new(),
         };
-        let mut files: Vec<(PathBuf, u64, u64)> = entries
-            .filter_map(Result::ok)
-            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-            .map(|e| {
-                let events = events_in_name(&e.path());
-                let size = e.metadata().map(|m| m.len()).unwrap_or(0);
-                (e.path(), size, events)
-            })
-            .collect();
-        files.sort();
-        files
+        index.sort_by(|a, b| a.path.cmp(&b.path));
+        Spool {
+            dir,
+            limit,
+            seq: 0,
+            bytes: index.iter().map(|s| s.bytes).sum(),
+            index: index.into(),
+        }
     }
 
     fn bytes(&self) -> u64 {
-        self.files().iter().map(|(_, size, _)| size).sum()
+        self.bytes
+    }
+
+    fn is_empty(&self) -> bool {
+        self.index.is_empty()
     }
 
     /// Writes a batch, first dropping the oldest batches until it fits; returns the events dropped.
@@ -188,13 +261,9 @@ impl Spool {
         }
         fs::create_dir_all(&self.dir)?;
         let mut dropped = 0;
-        let mut files = self.files();
-        let mut used: u64 = files.iter().map(|(_, size, _)| size).sum();
-        while used + bytes.len() as u64 > self.limit && !files.is_empty() {
-            let (oldest, size, events) = files.remove(0);
-            fs::remove_file(&oldest)?;
-            used -= size;
-            dropped += events;
+        while self.bytes + bytes.len() as u64 > self.limit && !self.index.is_empty() {
+            dropped += self.index.front().map_or(0, |oldest| oldest.events);
+            self.remove_oldest(1);
         }
         let millis = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -208,28 +277,57 @@ impl Spool {
         );
         let tmp = self.dir.join(format!("{name}.tmp"));
         fs::write(&tmp, &bytes)?;
-        fs::rename(tmp, self.dir.join(name))?;
+        let path = self.dir.join(name);
+        fs::rename(tmp, &path)?;
+        self.bytes += bytes.len() as u64;
+        self.index.push_back(Spooled {
+            path,
+            bytes: bytes.len() as u64,
+            events: batch.len() as u64,
+        });
         Ok(dropped)
     }
 
-    /// The oldest readable batch; unreadable files are deleted (and said so).
-    fn oldest(&self) -> Option<(PathBuf, Vec<Value>)> {
-        for (path, _, _) in self.files() {
-            match fs::read(&path)
+    /// The oldest readable batches, merged while they fit in `max_events` (the first always
+    /// does), and how many of the oldest files they are: the files stay until
+    /// [`Spool::remove_oldest`], so a batch the server does not take is not lost. Unreadable
+    /// files are deleted (and said so).
+    fn oldest(&mut self, max_events: usize) -> Option<(usize, Vec<Value>)> {
+        let mut merged: Vec<Value> = Vec::new();
+        let mut files = 0;
+        while let Some(next) = self.index.get(files) {
+            if files > 0 && merged.len() as u64 + next.events > max_events as u64 {
+                break;
+            }
+            match fs::read(&next.path)
                 .ok()
                 .and_then(|bytes| serde_json::from_slice::<Vec<Value>>(&bytes).ok())
             {
-                Some(batch) => return Some((path, batch)),
+                Some(batch) => {
+                    merged.extend(batch);
+                    files += 1;
+                }
                 None => {
                     tracing::warn!(
                         "the spooled audit batch {} is unreadable and was deleted",
-                        path.display()
+                        next.path.display()
                     );
-                    let _ = fs::remove_file(&path);
+                    let _ = fs::remove_file(&next.path);
+                    if let Some(gone) = self.index.remove(files) {
+                        self.bytes -= gone.bytes;
+                    }
                 }
             }
         }
-        None
+        (files > 0).then_some((files, merged))
+    }
+
+    /// Deletes the `n` oldest batches.
+    fn remove_oldest(&mut self, n: usize) {
+        for gone in self.index.drain(..n.min(self.index.len())) {
+            let _ = fs::remove_file(&gone.path);
+            self.bytes -= gone.bytes;
+        }
     }
 }
 
@@ -261,11 +359,7 @@ mod tests {
 
     #[test]
     fn a_full_spool_drops_the_oldest_batches_and_counts_their_events() {
-        let mut spool = Spool {
-            dir: dir("full"),
-            limit: 3000,
-            seq: 0,
-        };
+        let mut spool = Spool::open(dir("full"), 3000);
         assert_eq!(spool.write(&batch(10, "a")).unwrap(), 0);
         assert_eq!(spool.write(&batch(10, "b")).unwrap(), 0);
         assert_eq!(
@@ -273,7 +367,7 @@ mod tests {
             10,
             "a's 10 events make room for c"
         );
-        let (_, oldest) = spool.oldest().unwrap();
+        let (_, oldest) = spool.oldest(1).unwrap();
         assert_eq!(oldest[0]["eventId"], "b-0");
         assert_eq!(
             spool.write(&batch(100, "huge")).unwrap(),
@@ -285,20 +379,49 @@ mod tests {
 
     #[test]
     fn unreadable_batches_are_deleted_not_retried_forever() {
-        let mut spool = Spool {
-            dir: dir("bad"),
-            limit: 100_000,
-            seq: 0,
-        };
-        spool.write(&batch(1, "good")).unwrap();
-        fs::write(
-            spool.dir.join("0000000000000000000-000000-1.json"),
-            b"not json",
-        )
-        .unwrap();
-        let (_, oldest) = spool.oldest().unwrap();
-        assert_eq!(oldest[0]["eventId"], "good-0");
-        assert_eq!(spool.files().len(), 1);
+        let dir = dir("bad");
+        Spool::open(dir.clone(), 100_000)
+            .write(&batch(1, "good"))
+            .unwrap();
+        fs::write(dir.join("0000000000000000000-000000-1.json"), b"not json").unwrap();
+        let mut spool = Spool::open(dir.clone(), 100_000);
+        let (files, oldest) = spool.oldest(1000).unwrap();
+        assert_eq!((files, oldest[0]["eventId"].as_str()), (1, Some("good-0")));
+        assert_eq!(spool.index.len(), 1);
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn small_spooled_batches_are_resent_merged_up_to_the_batch_size() {
+        let mut spool = Spool::open(dir("merge"), 10_000_000);
+        for i in 0..25 {
+            spool.write(&batch(100, &format!("b{i}"))).unwrap();
+        }
+        let (files, merged) = spool.oldest(1000).unwrap();
+        assert_eq!((files, merged.len()), (10, 1000));
+        assert_eq!(merged[0]["eventId"], "b0-0");
+        assert_eq!(merged[999]["eventId"], "b9-99");
+        spool.remove_oldest(files);
+        let (files, merged) = spool.oldest(250).unwrap();
+        assert_eq!((files, merged[0]["eventId"].as_str()), (2, Some("b10-0")));
         fs::remove_dir_all(&spool.dir).unwrap();
+    }
+
+    #[test]
+    fn the_index_follows_the_directory_without_listing_it_again() {
+        let dir = dir("index");
+        let mut spool = Spool::open(dir.clone(), 10_000_000);
+        for i in 0..30 {
+            spool.write(&batch(3, &format!("b{i}"))).unwrap();
+        }
+        spool.remove_oldest(12);
+        let reopened = Spool::open(dir.clone(), 10_000_000);
+        assert_eq!(
+            (spool.index.len(), spool.bytes()),
+            (reopened.index.len(), reopened.bytes())
+        );
+        assert_eq!(reopened.index.len(), 18);
+        fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -8,8 +8,9 @@
 //!
 //! Room is shared fairly, so that no client can blind the audit of the others
 //! (`grantforge.audit.queue.capacity` groups in all, see [`Room`]): allowed and refused groups have
-//! a half each; in each half no principal holds more than a tenth with groups of its own, and a
-//! tenth is kept for overflow groups. An access that finds no room for a group of its own folds
+//! a half each; in each half a tenth is kept for overflow groups, and once half of the rest is
+//! held, no principal may hold more than a tenth of the half with groups of its own. An access
+//! that finds no room for a group of its own folds
 //! into its principal's overflow group of that request type, resource type, operation and outcome,
 //! which counts it exactly but keeps no resource name, address or policy. Only when the overflow
 //! room is full too is an access dropped, and counted. The tables are sharded: no global lock on a
@@ -32,8 +33,8 @@ const SHARDS: usize = 16;
 /// Repeats of one refusal within this long are folded into one follow-up event.
 const DENIAL_QUIET_MILLIS: i64 = 1000;
 
-/// The part of a half's room that one principal may hold, and that is kept for overflow groups:
-/// a tenth, so that it takes ten principals flooding at once to fill a half.
+/// The part of a half's room that one principal may hold once the half is half full, and that is
+/// kept for overflow groups: a tenth.
 const SHARE_DIVISOR: usize = 10;
 
 /// What makes two accesses "identical" for the audit.
@@ -227,10 +228,30 @@ enum Arrival<'r> {
         version: i64,
         now: Instant,
     },
-    Folded(Group),
+    /// Boxed as the lanes keep it: the arrival is moved a few times on the way to its table.
+    Folded(Box<Group>),
 }
 
 impl Arrival<'_> {
+    fn key_parts(&self) -> KeyParts<'_> {
+        match self {
+            Arrival::Access {
+                context,
+                action,
+                reason,
+                ..
+            } => KeyParts::of(context, action, reason),
+            Arrival::Folded(group) => group.key.parts(),
+        }
+    }
+
+    fn allowed(&self) -> bool {
+        match self {
+            Arrival::Access { reason, .. } => reason.allowed(),
+            Arrival::Folded(group) => group.allowed,
+        }
+    }
+
     fn count(&self) -> u64 {
         match self {
             Arrival::Access { .. } => 1,
@@ -254,17 +275,21 @@ impl Arrival<'_> {
                 version,
                 now,
             } => Group::first_access(context, action, reason, version, now),
-            Arrival::Folded(group) => group,
+            Arrival::Folded(group) => *group,
         }
     }
 }
 
 /// How the room of `grantforge.audit.queue.capacity` groups is shared, in each half (allowed
-/// groups, refused groups): groups of their own for the principals, at most `share` each, and
-/// overflow groups.
+/// groups, refused groups): groups of their own for the principals and overflow groups. While
+/// fewer than `open` groups of their own are held, any principal may take one; past that, only a
+/// principal holding fewer than `share`. So one principal that reads thousands of topics (a
+/// mirror, a connector) keeps their names while there is room, and no principal can take more
+/// than half of it from the others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Room {
     own: usize,
+    open: usize,
     share: usize,
     overflow: usize,
 }
@@ -273,8 +298,10 @@ impl Room {
     fn of(capacity: usize) -> Room {
         let half = (capacity / 2).max(2);
         let tenth = (half / SHARE_DIVISOR).max(1);
+        let own = half - tenth;
         Room {
-            own: half - tenth,
+            own,
+            open: own / 2,
             share: tenth,
             overflow: tenth,
         }
@@ -320,31 +347,33 @@ impl Half {
     }
 
     /// Folds `arrival` into its group, or its principal's overflow group; false if both are full
-    /// (the accesses are dropped).
-    fn fold(&self, parts: KeyParts<'_>, arrival: Arrival<'_>) -> bool {
+    /// (the accesses are dropped). The overflow key is packed only when needed.
+    fn fold(&self, arrival: Arrival<'_>) -> bool {
         with_key_buffer(|packed| {
-            let principal = pack(packed, &parts);
-            let split = packed.len();
-            pack(packed, &parts.overflow());
-            let (own_key, overflow_key) = packed.split_at(split);
+            let principal = pack(packed, &arrival.key_parts());
             {
-                let mut shard = shard_of(&self.groups, own_key).lock();
-                if let Some(group) = shard.get_mut(own_key) {
+                let mut shard = shard_of(&self.groups, packed).lock();
+                if let Some(group) = shard.get_mut(packed.as_slice()) {
                     arrival.add_to(group);
                     return true;
                 }
-                if self.take_own_room(&own_key[..principal]) {
-                    shard.insert(own_key.into(), arrival.into_group());
+                if self.take_own_room(&packed[..principal]) {
+                    shard.insert(packed.as_slice().into(), arrival.into_group());
                     return true;
                 }
             }
-            let mut shard = shard_of(&self.groups, overflow_key).lock();
-            if let Some(group) = shard.get_mut(overflow_key) {
+            packed.clear();
+            pack(packed, &arrival.key_parts().overflow());
+            let mut shard = shard_of(&self.groups, packed).lock();
+            if let Some(group) = shard.get_mut(packed.as_slice()) {
                 arrival.add_to(group);
                 return true;
             }
             if take(&self.overflow, self.room.overflow) {
-                shard.insert(overflow_key.into(), arrival.into_group().into_overflow());
+                shard.insert(
+                    packed.as_slice().into(),
+                    arrival.into_group().into_overflow(),
+                );
                 return true;
             }
             false
@@ -353,12 +382,14 @@ impl Half {
 
     /// Room for one more group of the principal's own, if the half and its share allow it.
     fn take_own_room(&self, principal: &[u8]) -> bool {
-        if !take(&self.own, self.room.own) {
+        let held_before = self.own.fetch_add(1, Ordering::AcqRel);
+        if held_before >= self.room.own {
+            self.own.fetch_sub(1, Ordering::AcqRel);
             return false;
         }
         let mut held = shard_of(&self.held, principal).lock();
         match held.get_mut(principal) {
-            Some(n) if *n >= self.room.share => {
+            Some(n) if *n >= self.room.share && held_before >= self.room.open => {
                 self.own.fetch_sub(1, Ordering::AcqRel);
                 false
             }
@@ -448,29 +479,23 @@ impl Auditor {
         if !is_audited(action, reason) {
             return;
         }
-        let arrival = Arrival::Access {
+        self.fold(Arrival::Access {
             context,
             action,
             reason,
             version,
             now,
-        };
-        self.fold(
-            reason.allowed(),
-            KeyParts::of(context, action, reason),
-            arrival,
-        );
+        });
     }
 
     /// Adds a group folded on a request thread (see `lane`) to the tables.
-    pub(crate) fn merge(&self, group: Group) {
-        let key = group.key.clone();
-        self.fold(group.allowed, key.parts(), Arrival::Folded(group));
+    pub(crate) fn merge(&self, group: Box<Group>) {
+        self.fold(Arrival::Folded(group));
     }
 
-    fn fold(&self, allowed: bool, parts: KeyParts<'_>, arrival: Arrival<'_>) {
+    fn fold(&self, arrival: Arrival<'_>) {
         let accesses = arrival.count();
-        if !self.half(allowed).fold(parts, arrival) {
+        if !self.half(arrival.allowed()).fold(arrival) {
             self.dropped.fetch_add(accesses, Ordering::Relaxed);
             self.dropped_total.fetch_add(accesses, Ordering::Relaxed);
         }
@@ -618,6 +643,7 @@ mod tests {
             Room::of(10_000),
             Room {
                 own: 4_500,
+                open: 2_250,
                 share: 500,
                 overflow: 500
             }
@@ -626,6 +652,7 @@ mod tests {
             Room::of(1),
             Room {
                 own: 1,
+                open: 0,
                 share: 1,
                 overflow: 1
             }
@@ -645,7 +672,8 @@ mod tests {
 
     #[test]
     fn a_principal_flooding_unique_refusals_cannot_blind_the_audit_of_the_others() {
-        let auditor = Auditor::new(1_000); // per half: 450 own, 50 a principal, 50 overflow
+        // Per half: 450 of their own, any principal up to 225 of them, then 50 a principal; 50 overflow.
+        let auditor = Auditor::new(1_000);
         let t0 = Instant::from_unix_millis(1_000_000);
         let mut events = Vec::new();
         for round in 0..20 {
@@ -674,8 +702,10 @@ mod tests {
             .sum();
         assert_eq!(own + overflowed, 20_000, "every refusal counted, exactly");
         assert_eq!(
-            own, 100,
-            "mallory's share of 50, twice: its first groups leave after their quiet second"
+            own,
+            225 + 224,
+            "half of the room, twice (its first groups leave after their quiet second; bob's, \
+             refreshed every round, stays)"
         );
         assert_eq!(auditor.dropped_total(), 0);
         assert_eq!(auditor.queued(), 0, "every room given back");
@@ -684,7 +714,8 @@ mod tests {
     #[test]
     fn past_its_share_a_principal_folds_into_one_overflow_group_per_request_resource_type_operation_and_outcome(
     ) {
-        let auditor = Auditor::new(100); // per half: 45 own, 5 a principal, 5 overflow
+        // Per half: 45 of their own, any principal up to 22 of them, then 5 a principal; 5 overflow.
+        let auditor = Auditor::new(100);
         let now = Instant::now();
         for i in 0..1_000 {
             auditor.record(
@@ -708,8 +739,8 @@ mod tests {
         assert_eq!(
             by_kind,
             [
-                ((Some(Operation::Write), false), 995),
-                ((Some(Operation::Write), true), 995),
+                ((Some(Operation::Write), false), 978),
+                ((Some(Operation::Write), true), 978),
                 ((Some(Operation::Read), true), 1),
             ]
             .into_iter()
@@ -781,8 +812,8 @@ mod tests {
         }
         assert_eq!(
             auditor.queued(),
-            51,
-            "a share of 50 groups and one overflow group"
+            226,
+            "half of the room of their own, and one overflow group"
         );
         let events = take(&auditor, now, true);
         assert_eq!(events.iter().map(|e| e.count).sum::<u64>(), 100_000);
@@ -833,7 +864,7 @@ mod tests {
             t0.plus_millis(100),
         );
         folded.add(t0.plus_millis(200));
-        auditor.merge(folded);
+        auditor.merge(Box::new(folded));
         let events = take(&auditor, t0.plus_millis(300), true);
         assert_eq!(
             events
@@ -864,7 +895,7 @@ mod tests {
             ),
             (limits::USER, limits::RESOURCE, limits::REQUEST_PART)
         );
-        auditor.merge(group);
+        auditor.merge(Box::new(group));
         assert_eq!(auditor.queued(), 1);
         let events = take(&auditor, now.plus_seconds(5), true);
         assert_eq!(events.iter().map(|e| e.count).sum::<u64>(), 4);

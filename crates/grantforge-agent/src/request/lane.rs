@@ -163,7 +163,7 @@ impl Lane {
         {
             if let Some(group) = old.audit {
                 self.folded -= 1;
-                auditor.merge(*group);
+                auditor.merge(group);
             }
         }
         reason.allowed()
@@ -213,13 +213,14 @@ impl Lane {
         groups.into_iter().for_each(|group| auditor.merge(group));
     }
 
-    fn take_folded(&mut self, into: &mut Vec<Group>) {
+    // The groups stay in the boxes the fronts keep them in: handed on without a copy.
+    #[allow(clippy::vec_box)]
+    fn take_folded(&mut self, into: &mut Vec<Box<Group>>) {
         if self.folded > 0 {
             into.extend(
                 self.front
                     .values_mut()
-                    .filter_map(|front| front.audit.take())
-                    .map(|group| *group),
+                    .filter_map(|front| front.audit.take()),
             );
             self.folded = 0;
         }

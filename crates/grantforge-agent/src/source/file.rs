@@ -1,8 +1,8 @@
 //! Offline mode: policies from a local snapshot file, reloaded when it changes.
 
 use std::fs;
-use std::io::Read;
-use std::path::Path;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use grantforge_engine::Instant;
@@ -121,4 +121,68 @@ pub fn read_policy_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ConfigEr
         return Err(ConfigError::new(POLICY_FILE, format!("{shown} grew past {SNAPSHOT_MAX_BYTES} ({max_bytes}) while it was read; raise that limit")));
     }
     Ok(bytes)
+}
+
+/// The highest signed policy file applied (its service and policy version), kept in the cache
+/// directory so that an older signed file is refused after a restart as well as within one
+/// process: offline mode's counterpart of the disk cache that holds server mode to the same rule.
+/// Like that cache, it trusts the owner of the directory.
+pub struct HighWaterMark {
+    path: PathBuf,
+}
+
+impl HighWaterMark {
+    /// The file's name in the cache directory.
+    pub const FILE: &'static str = "policy-file-applied";
+
+    pub fn open(dir: &Path) -> Result<HighWaterMark, ConfigError> {
+        fs::create_dir_all(dir).map_err(|e| {
+            ConfigError::new(
+                settings::CACHE_DIR.key,
+                format!(
+                    "cannot create {}: {e}; name a directory Kafka's account can write",
+                    dir.display()
+                ),
+            )
+        })?;
+        Ok(HighWaterMark {
+            path: dir.join(Self::FILE),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The service and policy version recorded, if any. A record that cannot be read is an error,
+    /// never taken as none: that would reopen the door to a rollback.
+    pub fn read(&self) -> Result<Option<(String, i64)>, ConfigError> {
+        let shown = self.path.display();
+        let bytes = match fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(ConfigError::new(
+                    settings::CACHE_DIR.key,
+                    format!("cannot read {shown}: {e}; make it readable by Kafka's account"),
+                ))
+            }
+        };
+        let record: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+        match (record["service"].as_str(), record["policyVersion"].as_i64()) {
+            (Some(service), Some(version)) => Ok(Some((service.to_string(), version))),
+            _ => Err(ConfigError::new(
+                settings::CACHE_DIR.key,
+                format!("{shown} is not the agent's record of the highest signed policy version applied; remove it to accept {POLICY_FILE} as it is"),
+            )),
+        }
+    }
+
+    /// Records `service` at `version` (written whole, then renamed into place).
+    pub fn record(&self, service: &str, version: i64) -> io::Result<()> {
+        let record = serde_json::json!({"service": service, "policyVersion": version});
+        let tmp = self.path.with_extension("tmp");
+        fs::write(&tmp, record.to_string())?;
+        fs::rename(tmp, &self.path)
+    }
 }

@@ -24,7 +24,7 @@ use grantforge_kafka::KafkaPolicies;
 use serde_json::{json, Value};
 
 use crate::agent::Agent;
-use crate::audit::delivery::{DeliveryStats, Shipper};
+use crate::audit::delivery::{DeliveryStats, Shipper, RESEND_BUDGET};
 use crate::config::{AgentConfig, ConfigError, ServerSettings};
 use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE};
 use crate::source::client::{CallError, PolicyAnswer, ServerClient};
@@ -486,10 +486,20 @@ impl ServerSync {
     /// in which case they are spooled. A refused snapshot does not make the server away. If the
     /// delivery panics, its events are spooled before the panic goes on to the agent's thread.
     pub fn ship(&mut self, events: &[Value]) {
+        self.ship_within(events, RESEND_BUDGET);
+    }
+
+    /// Whether spooled batches wait for the next tick, the last resend having run out of its
+    /// budget with the server answering.
+    pub fn has_backlog(&self) -> bool {
+        self.shipper.has_backlog()
+    }
+
+    fn ship_within(&mut self, events: &[Value], budget: Duration) {
         let deliverable = self.failures == 0;
         let (shipper, client) = (&mut self.shipper, &self.client);
         let shipped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            shipper.ship(client, events, deliverable)
+            shipper.ship(client, events, deliverable, budget)
         }));
         if let Err(panic) = shipped {
             self.shipper.spool_only(events);
@@ -502,7 +512,7 @@ impl ServerSync {
     /// server has not taken by then is still in the spool for the next start.
     pub fn ship_last(&mut self, events: &[Value]) {
         self.shipper.spool_only(events);
-        self.ship(&[]);
+        self.ship_within(&[], crate::agent::CLOSE_DEADLINE);
     }
 
     fn heartbeat_body(&self, agent: &Agent) -> Value {
