@@ -17,6 +17,7 @@ use crate::audit::events::{AccessEvent, EventIds};
 use crate::audit::fold::Auditor;
 use crate::config::{AgentConfig, ConfigError, PolicySource};
 use crate::metrics::{Metrics, Stats};
+use crate::request::clock;
 use crate::request::decision_cache::DecisionCache;
 use crate::request::lane::{self, Lane, Lanes, SnapshotInForce};
 use crate::rules;
@@ -385,7 +386,8 @@ impl Agent {
             self.config.decision_cache_max_entries,
             self.config.decision_cache_ttl,
             policies.reads,
-        );
+        )
+        .ending_at(monotonic_validity_changes(&policies));
         let applied = SnapshotInForce {
             id: lane::unique_id(),
             policies: Arc::new(policies),
@@ -594,6 +596,20 @@ impl Agent {
             }
         }
     }
+}
+
+/// When the validity periods of `policies` start or end, on the monotonic clock the decision
+/// cache keeps time by (its offset from the wall clock taken now).
+fn monotonic_validity_changes(policies: &KafkaPolicies) -> Vec<u64> {
+    let (wall, monotonic) = (Instant::now(), clock::monotonic_millis());
+    policies
+        .validity_changes_after(wall)
+        .into_iter()
+        .map(|at| {
+            let ahead = u64::try_from(at.unix_millis() - wall.unix_millis()).unwrap_or(0);
+            monotonic.saturating_add(ahead)
+        })
+        .collect()
 }
 
 /// Returns the heap pages freed since to the operating system, on the agent's thread after a

@@ -294,6 +294,13 @@ impl KafkaPolicies {
         self.acl_view.next_change()
     }
 
+    /// Every instant after `now` at which a validity period of the policies starts or ends,
+    /// earliest first (none for a disabled service): what was decided before one of them may
+    /// change at it.
+    pub fn validity_changes_after(&self, now: Instant) -> Vec<Instant> {
+        self.acl_view.changes_after(now)
+    }
+
     /// Recomputes the ACL view once `now` has reached the next validity boundary and swaps it in,
     /// returning it; `None` before that (one comparison). Meant for the agent's own thread: building
     /// a view can take a fraction of a second, and readers keep the previous view until the swap.

@@ -4,8 +4,9 @@
 //! old snapshot can be served after a swap, however the races fall (a request holds the snapshot
 //! and its cache together). The key holds everything a decision can read: the principal, the
 //! resource, the operation, and the client address, listener and client id when some policy's
-//! conditions read them. Only settled decisions are kept; errors never are. A validity period may
-//! start or end up to the TTL late (documented in `docs/configuration.md`).
+//! conditions read them. Only settled decisions are kept; errors never are. No decision is kept
+//! past the next instant at which a validity period of its snapshot starts or ends, so a grant
+//! that ends at T is refused from T on, whatever the TTL.
 //!
 //! Bounds in bytes: a question whose key would exceed [`MAX_KEY_BYTES`] (a client-chosen group id
 //! of a megabyte, say: Kafka asks before it validates names) is decided every time and never kept,
@@ -51,6 +52,9 @@ pub struct DecisionCache {
     reads: ConditionReads,
     /// When expired entries are dropped next (milliseconds of [`monotonic_millis`]).
     next_sweep_ms: AtomicU64,
+    /// When a validity period of the snapshot starts or ends (milliseconds of
+    /// [`monotonic_millis`]), earliest first: a decision kept never outlives the next one.
+    validity_changes_ms: Box<[u64]>,
 }
 
 impl DecisionCache {
@@ -73,7 +77,26 @@ impl DecisionCache {
             ttl_ms,
             reads,
             next_sweep_ms: AtomicU64::new(0),
+            validity_changes_ms: Box::new([]),
         }
+    }
+
+    /// The same cache, keeping no decision past the next of `changes_ms` (milliseconds of
+    /// [`monotonic_millis`], earliest first): the instants a validity period starts or ends.
+    pub fn ending_at(self, changes_ms: Vec<u64>) -> DecisionCache {
+        DecisionCache {
+            validity_changes_ms: changes_ms.into_boxed_slice(),
+            ..self
+        }
+    }
+
+    /// When a decision kept at `now` expires: after the TTL, or at the next validity change.
+    fn expiry(&self, now: u64) -> u64 {
+        let ttl_over = now.saturating_add(self.ttl_ms);
+        let next = self.validity_changes_ms.partition_point(|&at| at <= now);
+        self.validity_changes_ms
+            .get(next)
+            .map_or(ttl_over, |&change| change.min(ttl_over))
     }
 
     /// Whether decisions are kept at all.
@@ -127,7 +150,7 @@ impl DecisionCache {
             }
             let kept = Kept {
                 reason,
-                expires_ms: now.saturating_add(self.ttl_ms),
+                expires_ms: self.expiry(now),
             };
             let mut entries = shard.write();
             if entries.len() >= self.shard_capacity {
@@ -452,6 +475,34 @@ mod tests {
             "{passes} passes for {} inserts",
             names.len()
         );
+    }
+
+    #[test]
+    fn a_decision_is_kept_no_longer_than_the_next_validity_change() {
+        let now = monotonic_millis();
+        let cache = DecisionCache::new(100, Duration::from_secs(60), ConditionReads::default())
+            .ending_at(vec![now.saturating_sub(5), now + 40, now + 90]);
+        assert_eq!(
+            cache.expiry(now),
+            now + 40,
+            "the change ahead, not the one passed"
+        );
+        assert_eq!(
+            cache.expiry(now + 40),
+            now + 90,
+            "a change at now has taken effect"
+        );
+        assert_eq!(
+            cache.expiry(now + 90),
+            now + 90 + 60_000,
+            "none ahead: the TTL"
+        );
+        let asked = context("10.0.0.1", "c");
+        let (first, hit) = cache.get_or_decide(&asked, &read("orders"), || SETTLED);
+        assert!(!hit && first.expires_ms <= now + 40 + 5);
+        std::thread::sleep(Duration::from_millis(60));
+        let (_, hit) = cache.get_or_decide(&asked, &read("orders"), || SETTLED);
+        assert!(!hit, "decided again after the validity change");
     }
 
     #[test]
