@@ -432,15 +432,28 @@ fn java_text(address: &Ipv6Addr) -> String {
     groups.join(":")
 }
 
-/// A policy's name: what it covers, within GrantForge's limit.
+/// A policy's name: what it covers, within GrantForge's limit. A name too long is cut and ends
+/// with a hash of the whole value, so that two values that share the kept beginning still name two
+/// policies (GrantForge's policy names are unique within a service).
 fn policy_name(level: &str, value: &str) -> String {
     let name = format!("kafka acls: {level} {value}");
     if name.chars().count() <= POLICY_NAME_MAX_CHARS {
         return name;
     }
-    let mut cut: String = name.chars().take(POLICY_NAME_MAX_CHARS - 1).collect();
-    cut.push('…');
+    let suffix = format!("… #{:016x}", fnv1a(value.as_bytes()));
+    let mut cut: String = name
+        .chars()
+        .take(POLICY_NAME_MAX_CHARS - suffix.chars().count())
+        .collect();
+    cut.push_str(&suffix);
     cut
+}
+
+/// FNV-1a, 64 bits: stable across runs and releases, so the same ACLs name the same policies.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The policy document: one level and value; per permission and host, one item per set of
@@ -1043,6 +1056,29 @@ mod tests {
             &long,
             Operation::Read
         ));
+    }
+
+    #[test]
+    fn long_names_that_share_their_beginning_name_two_policies() {
+        let (a, b) = (
+            format!("{}a", "t".repeat(300)),
+            format!("{}b", "t".repeat(300)),
+        );
+        let m = migrate(&[
+            allow(&a, "User:alice", Operation::Read),
+            allow(&b, "User:alice", Operation::Read),
+        ]);
+        let requests: Value = serde_json::from_str(&m.policy_requests_json).unwrap();
+        let names: BTreeSet<&str> = requests
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(names
+            .iter()
+            .all(|n| n.chars().count() == POLICY_NAME_MAX_CHARS));
     }
 
     #[test]

@@ -11,6 +11,7 @@ import java.util.Set;
 
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
 
 /**
  * Kafka's ACL bindings as GrantForge policies, as the native library maps them
@@ -64,6 +65,23 @@ final class AclMigration {
         this.policyRequestsJson = policyRequestsJson;
         this.reportText = reportText;
         this.report = report;
+    }
+
+    /**
+     * The report's entries whose ACL, as migrated, can allow more than Kafka did: a DENY left out,
+     * and any ACL of a {@code Group:} principal (migrated to a GrantForge group, whose members are
+     * users, not Kafka's {@code Group:} principals: its ALLOW reaches those users, its DENY misses
+     * the principal).
+     */
+    List<Entry> widening(List<AclBinding> acls) {
+        List<Entry> widening = new ArrayList<>();
+        for (Entry entry : report) {
+            boolean deny = acls.get(entry.acl).entry().permissionType() == AclPermissionType.DENY;
+            if (entry.finding == GROUP_MEMBERS || (entry.finding == NOT_MIGRATED && deny)) {
+                widening.add(entry);
+            }
+        }
+        return widening;
     }
 
     /** Maps {@code acls} to policies of the service {@code service}; the report's indexes are into {@code acls}. */

@@ -34,6 +34,7 @@ final class MigrateAcls {
 
     static final String USAGE = "usage: migrate-acls --bootstrap-server HOST:PORT [--command-config FILE] [--service NAME]\n"
         + "                    (--out DIR [--verify] | --verify --snapshot FILE) [--strict] [--max-questions N]\n"
+        + "                    [--accept-widening]\n"
         + "  --out DIR       writes " + SNAPSHOT_FILE + " (a snapshot for grantforge.policy.file), " + REQUESTS_FILE + "\n"
         + "                  (bodies of GrantForge's POST /api/v1/services/{id}/policies) and " + REPORT_FILE + "\n"
         + "  --service NAME  the GrantForge service the snapshot names (default kafka)\n"
@@ -41,6 +42,9 @@ final class MigrateAcls {
         + "                  snapshot (--snapshot FILE, or the one just written) the same questions; exits 1 on a\n"
         + "                  disagreement the report does not explain (--strict: on any difference); above N questions\n"
         + "                  (default " + AclVerifier.MAX_CROSS_PRODUCT + "), each principal is asked about its own ACLs' resources only\n"
+        + "  --accept-widening  exits 0 although some ACLs, as migrated, can allow more than Kafka did (a DENY left\n"
+        + "                  out, an ACL of a Group: principal given to a GrantForge group's users); without it such\n"
+        + "                  a migration exits 1 after writing its files and naming those ACLs\n"
         + "Run with Kafka's jars on the classpath:\n"
         + "  java -cp \"grantforge-agent-kafka-" + AgentVersion.VERSION + ".jar:$KAFKA_HOME/libs/*\" "
         + Main.class.getName() + " migrate-acls ...";
@@ -59,6 +63,7 @@ final class MigrateAcls {
         String snapshot = null;
         boolean verify = false;
         boolean strict = false;
+        boolean acceptWidening = false;
         long maxQuestions = AclVerifier.MAX_CROSS_PRODUCT;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -66,6 +71,8 @@ final class MigrateAcls {
                 verify = true;
             } else if (arg.equals("--strict")) {
                 strict = true;
+            } else if (arg.equals("--accept-widening")) {
+                acceptWidening = true;
             } else if (arg.equals("--help") || arg.equals("-h")) {
                 out.println(USAGE);
                 return 0;
@@ -119,11 +126,16 @@ final class MigrateAcls {
                     snapshot = new File(dir, SNAPSHOT_FILE).getPath();
                 }
             }
+            boolean widens = outDir != null && !migration.widening(acls).isEmpty();
+            if (widens) {
+                reportWidening(migration, acls, acceptWidening, out);
+            }
+            int refused = widens && !acceptWidening ? 1 : 0;
             if (!verify) {
-                return 0;
+                return refused;
             }
             AclVerifier.Result result = new AclVerifier(acls, migration, maxQuestions).verify(new File(snapshot), out);
-            return result.disagreements > 0 || (strict && result.narrower > 0) ? 1 : 0;
+            return result.disagreements > 0 || (strict && result.narrower > 0) ? 1 : refused;
         } catch (NoClassDefFoundError e) {
             err.println("migrate-acls: Kafka's classes are not on the classpath (" + e.getMessage() + ")\n" + USAGE);
             return 1;
@@ -138,6 +150,18 @@ final class MigrateAcls {
             err.println("migrate-acls: failed: " + e);
             return 1;
         }
+    }
+
+    /** Names the ACLs whose migration can allow more than Kafka did, and what the exit code will be. */
+    private static void reportWidening(AclMigration migration, List<AclBinding> acls, boolean accepted, PrintStream out) {
+        List<AclMigration.Entry> widening = migration.widening(acls);
+        out.println("migrate-acls: " + widening.size() + " ACLs, as migrated, can allow more than Kafka did:");
+        for (AclMigration.Entry entry : widening) {
+            out.println("  WIDENS    " + acls.get(entry.acl) + ": " + entry.message);
+        }
+        out.println(accepted
+            ? "migrate-acls: accepted with --accept-widening"
+            : "migrate-acls: review them (the files are written), then rerun with --accept-widening to accept; exit 1");
     }
 
     /** Every ACL of the cluster, in a fixed order so that the same ACLs write the same files. */

@@ -185,7 +185,16 @@ abstract class MigratedAcls {
     @Test
     void theMigratedSnapshotVerifiesAndAnswersClientsAsKafkaDid() throws Exception {
         Path out = work.resolve("out");
-        Run migrated = migrateAcls("--out", out.toString(), "--service", "kafka-migrated", "--verify");
+        // Group:ops's ALLOW and DENY, and ServiceAccount:etl's DENY left out, can allow more than Kafka did.
+        Run unaccepted = migrateAcls("--out", work.resolve("unaccepted").toString(), "--service", "kafka-migrated");
+        assertEquals(1, unaccepted.exit, unaccepted.output);
+        assertTrue(unaccepted.output.contains("migrate-acls: 3 ACLs, as migrated, can allow more than Kafka did:"),
+            unaccepted.output);
+        assertEquals(3, unaccepted.output.lines().filter(l -> l.startsWith("  WIDENS ")).count(), unaccepted.output);
+        assertTrue(unaccepted.output.lines().anyMatch(l -> l.startsWith("  WIDENS ") && l.contains("ServiceAccount:etl")
+            && l.contains("DENY")), unaccepted.output);
+        assertTrue(unaccepted.output.contains("rerun with --accept-widening"), unaccepted.output);
+        Run migrated = migrateAcls("--out", out.toString(), "--service", "kafka-migrated", "--verify", "--accept-widening");
         assertEquals(0, migrated.exit, migrated.output);
         assertTrue(migrated.output.contains(" ms; 0 disagreements, "), migrated.output);
         assertFalse(migrated.output.contains("DISAGREE"), migrated.output);
@@ -236,7 +245,7 @@ abstract class MigratedAcls {
     @Test
     void verifyFailsOnASnapshotThatNoLongerDenies() throws Exception {
         Path out = work.resolve("altered");
-        Run migrated = migrateAcls("--out", out.toString());
+        Run migrated = migrateAcls("--out", out.toString(), "--accept-widening");
         assertEquals(0, migrated.exit, migrated.output);
         ObjectMapper json = new ObjectMapper();
         ObjectNode snapshot = (ObjectNode) json.readTree(out.resolve("grantforge-snapshot.json").toFile());
