@@ -55,6 +55,7 @@ pub use engine::{
     AccessRequest, Branch, Decision, Explanation, Outcome, PolicyEngine, PolicyExplanation,
 };
 pub use error::{RequestError, SnapshotError};
+pub use matcher::wildcard_matches;
 pub use model::{
     AccessTypeDefinition, MatcherKind, ResourceLevel, ServiceModel, ServiceModelBuilder,
 };

@@ -210,6 +210,13 @@ fn segments_match(pattern: &str, value: &str) -> bool {
     }
 }
 
+/// GrantForge's WILDCARD pattern language on a whole string (`*` any run of characters, `?` one
+/// character, no escapes), byte-wise and without allocating: what the `wildcard` matcher applies to
+/// resource values, for condition evaluators that match the same way.
+pub fn wildcard_matches(pattern: &str, text: &str) -> bool {
+    glob_match(pattern.as_bytes(), text.as_bytes())
+}
+
 /// A whole-string glob on UTF-8: `*` any run of characters (possibly empty), `?` exactly one
 /// character, every other character literal. Greedy with backtracking to the last `*`, which is
 /// exact for this pattern language; literal bytes compare bytewise, which equals comparing

@@ -8,7 +8,9 @@ use std::collections::HashSet;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use grantforge_engine::{CompiledCondition, ConditionEvaluator, Evaluators, PolicyEngine};
+use grantforge_engine::{
+    wildcard_matches, CompiledCondition, ConditionEvaluator, Evaluators, PolicyEngine,
+};
 
 /// What a condition may read about one request.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -276,42 +278,25 @@ impl ConditionEvaluator<KafkaContext> for ClientIdEvaluator {
     }
 }
 
+/// The longest client id a `client-id` condition evaluates. Matching costs up to the product of
+/// the pattern's and the id's lengths, the id is the client's choice, and such a question is not
+/// kept in the decision cache: a longer id is "unsure" (an allow does not hold, a deny does).
+pub const CLIENT_ID_EVALUATED_MAX_BYTES: usize = 1024;
+
 impl CompiledCondition<KafkaContext> for ClientIds {
     fn holds(&self, context: &KafkaContext) -> Result<bool, String> {
+        let client_id = &context.client_id;
+        if client_id.len() > CLIENT_ID_EVALUATED_MAX_BYTES {
+            return Err(format!(
+                "a client id of {} bytes, more than the {CLIENT_ID_EVALUATED_MAX_BYTES} a client-id condition evaluates",
+                client_id.len()
+            ));
+        }
         Ok(self
             .0
             .iter()
-            .any(|pattern| wildcard_matches(pattern, &context.client_id)))
+            .any(|pattern| wildcard_matches(pattern, client_id)))
     }
-}
-
-/// Whole-string glob match with `*` (any run, possibly empty) and `?` (one character); no escapes.
-fn wildcard_matches(pattern: &str, value: &str) -> bool {
-    let pattern: Vec<char> = pattern.chars().collect();
-    let value: Vec<char> = value.chars().collect();
-    let (mut p, mut v) = (0, 0);
-    let mut backtrack: Option<(usize, usize)> = None;
-    while v < value.len() {
-        match pattern.get(p) {
-            Some('*') => {
-                backtrack = Some((p, v));
-                p += 1;
-            }
-            Some(&c) if c == '?' || c == value[v] => {
-                p += 1;
-                v += 1;
-            }
-            _ => match backtrack {
-                Some((star, matched)) => {
-                    p = star + 1;
-                    v = matched + 1;
-                    backtrack = Some((star, matched + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    pattern[p..].iter().all(|c| *c == '*')
 }
 
 #[cfg(test)]
@@ -410,6 +395,19 @@ mod tests {
         assert!(ids.holds(&with("app-1")).unwrap());
         assert!(!ids.holds(&with("app-12")).unwrap());
         assert!(!ids.holds(&with("xetl-1")).unwrap());
+    }
+
+    #[test]
+    fn a_client_id_past_the_evaluated_length_is_unsure_not_matched() {
+        let ids = ClientIdEvaluator.compile(&["*".to_string()]).unwrap();
+        let with = |c: String| KafkaContext {
+            client_id: c,
+            ..Default::default()
+        };
+        let longest = "c".repeat(CLIENT_ID_EVALUATED_MAX_BYTES);
+        assert!(ids.holds(&with(longest.clone())).unwrap());
+        let error = ids.holds(&with(format!("{longest}c"))).unwrap_err();
+        assert!(error.contains("1025 bytes"), "{error}");
     }
 
     #[test]
