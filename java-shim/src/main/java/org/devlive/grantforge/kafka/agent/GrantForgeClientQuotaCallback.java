@@ -1,6 +1,7 @@
 package org.devlive.grantforge.kafka.agent;
 
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.apache.kafka.common.Cluster;
 import org.apache.kafka.common.config.ConfigException;
@@ -87,6 +88,8 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
         }
     }
 
+    private static final AtomicLong REQUEST_PATH_ERRORS = new AtomicLong();
+
     @Override
     public Map<String, String> quotaMetricTags(ClientQuotaType quotaType, KafkaPrincipal principal, String clientId) {
         try {
@@ -94,6 +97,7 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
             return VIEW.tagsOf(quotaType.ordinal(), user == null ? "" : user, clientId == null ? "" : clientId);
         } catch (RuntimeException e) {
             // Never throw on the request path: the connection joins the group of no quota.
+            requestPathFailed("quotaMetricTags", e);
             return QuotaView.tags("", "");
         }
     }
@@ -103,7 +107,25 @@ public class GrantForgeClientQuotaCallback implements ClientQuotaCallback, AutoC
         try {
             return VIEW.limitOf(quotaType.ordinal(), metricTags);
         } catch (RuntimeException e) {
+            requestPathFailed("quotaLimit", e);
             return null;
+        }
+    }
+
+    /** Errors met on the request path since the JVM started (each answered as "no quota"). */
+    static long requestPathErrors() {
+        return REQUEST_PATH_ERRORS.get();
+    }
+
+    /**
+     * Counts an error of a request-path call, which is answered as "no quota" (Kafka must not be
+     * thrown at there), and logs the first at ERROR with its stack: a bug must show, and must not
+     * flood the log at the rate of requests.
+     */
+    private static void requestPathFailed(String call, RuntimeException e) {
+        if (REQUEST_PATH_ERRORS.getAndIncrement() == 0) {
+            LOG.error("GrantForge quota callback: {} failed, so the connection is measured as if no quota applied"
+                + " (unthrottled); only this first error is logged, please report it", call, e);
         }
     }
 

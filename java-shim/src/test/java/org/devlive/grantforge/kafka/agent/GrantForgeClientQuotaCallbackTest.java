@@ -269,4 +269,24 @@ class GrantForgeClientQuotaCallbackTest {
         assertEquals(changes + 1, before.value("quota-changes"));
         callback.removeQuota(ClientQuotaType.REQUEST, entity(user, "java-metrics-user"));
     }
+
+    @Test
+    void anErrorOnTheRequestPathIsAnsweredAsNoQuotaAndLoggedOnceAtError() throws Exception {
+        GrantForgeClientQuotaCallback callback = callback();
+        long before = GrantForgeClientQuotaCallback.requestPathErrors();
+        java.io.PrintStream stderr = System.err;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(captured, true, "UTF-8"));
+        try {
+            // Kafka never passes null tags; a bug that did must not throw at Kafka's request path.
+            assertNull(callback.quotaLimit(ClientQuotaType.PRODUCE, null));
+            assertNull(callback.quotaLimit(ClientQuotaType.FETCH, null));
+        } finally {
+            System.setErr(stderr);
+        }
+        assertEquals(before + 2, GrantForgeClientQuotaCallback.requestPathErrors(), "every error is counted");
+        String log = captured.toString("UTF-8");
+        long errors = log.lines().filter(l -> l.contains("ERROR") && l.contains("quotaLimit failed")).count();
+        assertEquals(before == 0 ? 1 : 0, errors, "the first error of the JVM is logged, once:\n" + log);
+    }
 }
