@@ -279,6 +279,15 @@ impl PolicyRecord {
         self.validity.is_empty() || self.validity.iter().any(|v| v.contains(t))
     }
 
+    /// Every instant at which one of its validity periods starts or ends: where
+    /// [`PolicyRecord::applies_at`] may change its answer.
+    pub fn validity_boundaries(&self) -> impl Iterator<Item = Instant> + '_ {
+        self.validity
+            .iter()
+            .flat_map(|period| [period.from, period.until])
+            .flatten()
+    }
+
     /// Sets the values of a level.
     pub fn with_resource(mut self, level: &str, values: ResourceValues) -> PolicyRecord {
         self.resources.insert(level.to_string(), values);
@@ -654,9 +663,7 @@ pub fn next_validity_change<'a>(
 ) -> Option<Instant> {
     policies
         .into_iter()
-        .flat_map(|policy| &policy.validity)
-        .flat_map(|period| [period.from, period.until])
-        .flatten()
+        .flat_map(PolicyRecord::validity_boundaries)
         .filter(|&boundary| boundary > now)
         .min()
 }

@@ -204,12 +204,11 @@ impl TimedAclView {
         let Some(ahead) = ahead.as_ref() else {
             return Vec::new();
         };
+        // After `now` as next_validity_change counts it: a boundary at `now` has taken effect.
         let mut changes: Vec<Instant> = ahead
             .policies
             .iter()
-            .flat_map(|policy| &policy.validity)
-            .flat_map(|period| [period.from, period.until])
-            .flatten()
+            .flat_map(PolicyRecord::validity_boundaries)
             .filter(|&at| at > now)
             .collect();
         changes.sort();
