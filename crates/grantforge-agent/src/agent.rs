@@ -568,14 +568,11 @@ impl Agent {
         };
         match load_policy_file(path, key, self.config.snapshot_max_bytes).and_then(|policies| {
             // A signed file is held to what server mode checks of a download: the same service,
-            // no rollback (an old signed file copied back in place is not a policy change).
-            let policies = match (key, self.policies()) {
-                (Some(_), Some(applied)) => follows_signed(&applied, policies, path)?,
-                _ => policies,
-            };
-            match mark {
-                Some(mark) => above_high_water(mark, policies, path),
-                None => Ok(policies),
+            // no rollback (an old signed file copied back in place is not a policy change). The
+            // version in force is checked against, not the recorded mark: it is never lower.
+            match (key, self.policies()) {
+                (Some(_), Some(applied)) => follows_signed(&applied, policies, path),
+                _ => Ok(policies),
             }
         }) {
             Ok(policies) => {
@@ -625,8 +622,8 @@ fn give_back_freed_memory() {
     }
 }
 
-/// A signed policy file's version, if it may follow the highest one applied before, in this
-/// process or an earlier one (`mark`).
+/// A signed policy file's version at start, if it may follow the highest one an earlier start
+/// applied (`mark`).
 fn above_high_water(
     mark: &HighWaterMark,
     policies: KafkaPolicies,
