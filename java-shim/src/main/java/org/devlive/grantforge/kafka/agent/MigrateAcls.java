@@ -126,9 +126,11 @@ final class MigrateAcls {
                     snapshot = new File(dir, SNAPSHOT_FILE).getPath();
                 }
             }
-            boolean widens = outDir != null && !migration.widening(acls).isEmpty();
+            List<AclMigration.Entry> widening = outDir == null
+                ? Collections.<AclMigration.Entry>emptyList() : migration.widening(acls);
+            boolean widens = !widening.isEmpty();
             if (widens) {
-                reportWidening(migration, acls, acceptWidening, out);
+                reportWidening(widening, acls, acceptWidening, out);
             }
             int refused = widens && !acceptWidening ? 1 : 0;
             if (!verify) {
@@ -153,8 +155,8 @@ final class MigrateAcls {
     }
 
     /** Names the ACLs whose migration can allow more than Kafka did, and what the exit code will be. */
-    private static void reportWidening(AclMigration migration, List<AclBinding> acls, boolean accepted, PrintStream out) {
-        List<AclMigration.Entry> widening = migration.widening(acls);
+    private static void reportWidening(List<AclMigration.Entry> widening, List<AclBinding> acls, boolean accepted,
+                                       PrintStream out) {
         out.println("migrate-acls: " + widening.size() + " ACLs, as migrated, can allow more than Kafka did:");
         for (AclMigration.Entry entry : widening) {
             out.println("  WIDENS    " + acls.get(entry.acl) + ": " + entry.message);
