@@ -638,6 +638,20 @@ mod tests {
     }
 
     #[test]
+    fn the_principal_part_of_a_packed_key_is_where_pack_ends_it() {
+        let group = Group::first_access(
+            &context("zoë"),
+            &write("orders"),
+            &DENIED,
+            1,
+            Instant::now(),
+        );
+        let mut packed = Vec::new();
+        let principal = pack(&mut packed, &group.key.parts());
+        assert_eq!(principal_part(&group.key), principal);
+    }
+
+    #[test]
     fn the_room_is_halved_between_outcomes_and_a_tenth_of_a_half_is_a_share() {
         assert_eq!(
             Room::of(10_000),
