@@ -101,88 +101,43 @@ final class AclView {
 
     /**
      * Every row, decoded (layout and golden bytes: {@code crates/grantforge-jni/src/acl_view.rs}); none if
-     * {@code rows} is null (a closed agent).
+     * {@code view} is null (a closed agent).
      *
-     * <p>Strings are made straight from {@code rows}, and shared where the rows repeat them: a row of the same
-     * resource as the row before it (the rows are sorted, so a resource's rows follow each other) shares its
-     * {@link ResourcePattern}, and principals come through a small cache. The decoded view is kept (see
-     * {@link #all}), and sharing makes it smaller: 153 instead of 221 MiB of heap for 1,000,000 rows, and its
-     * first listing faster at 200k resources (92–125 instead of 166–181 ms; {@code docs/benchmarks.md}).
+     * <p>The payload holds each distinct name once and rows index them, so every row of a principal shares its
+     * string, and a row of the same resource as the row before it (the rows are sorted, so a resource's rows
+     * follow each other) shares its {@link ResourcePattern}: a name is on the heap once however many rows
+     * name it. The decoded view is kept (see {@link #all}).
      */
-    static List<AclBinding> decode(byte[] rows) {
-        if (rows == null || rows.length < 4) {
+    static List<AclBinding> decode(byte[] view) {
+        if (view == null || view.length < 8) {
             return Collections.emptyList();
         }
-        ByteBuffer in = ByteBuffer.wrap(rows).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer in = ByteBuffer.wrap(view).order(ByteOrder.LITTLE_ENDIAN);
+        String[] names = new String[in.getInt()];
+        for (int i = 0; i < names.length; i++) {
+            int length = in.getInt();
+            names[i] = new String(view, in.position(), length, StandardCharsets.UTF_8);
+            in.position(in.position() + length);
+        }
         int count = in.getInt();
-        List<AclBinding> bindings = new ArrayList<AclBinding>();
-        Principals principals = new Principals(rows);
+        List<AclBinding> bindings = new ArrayList<AclBinding>(count);
         ResourcePattern pattern = null;
-        int patternAt = 0;
-        int patternLength = 0;
+        int patternKey = -1;
+        int patternName = -1;
         for (int i = 0; i < count; i++) {
-            int at = in.position();
-            in.position(at + 2);
-            int nameLength = in.getInt();
-            int nameAt = in.position();
-            in.position(nameAt + nameLength);
-            // type, pattern type and name: the same bytes as the previous row's, the same pattern
-            if (pattern == null || !sameBytes(rows, patternAt, patternLength, at, nameAt + nameLength - at)) {
-                pattern = new ResourcePattern(ResourceType.fromCode(rows[at]),
-                    new String(rows, nameAt, nameLength, StandardCharsets.UTF_8), PatternType.fromCode(rows[at + 1]));
-                patternAt = at;
-                patternLength = nameAt + nameLength - at;
-            }
-            String principal = principals.read(in);
+            int key = (in.get() & 0xff) << 8 | (in.get() & 0xff);
+            int name = in.getInt();
+            String principal = names[in.getInt()];
             AclOperation operation = AclOperation.fromCode(in.get());
             AclPermissionType permission = AclPermissionType.fromCode(in.get());
+            if (pattern == null || key != patternKey || name != patternName) {
+                pattern = new ResourcePattern(ResourceType.fromCode((byte) (key >>> 8)), names[name],
+                    PatternType.fromCode((byte) key));
+                patternKey = key;
+                patternName = name;
+            }
             bindings.add(new AclBinding(pattern, new AccessControlEntry(principal, "*", operation, permission)));
         }
         return bindings;
-    }
-
-    private static boolean sameBytes(byte[] bytes, int a, int aLength, int b, int bLength) {
-        if (aLength != bLength) {
-            return false;
-        }
-        for (int i = 0; i < aLength; i++) {
-            if (bytes[a + i] != bytes[b + i]) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /**
-     * Principal strings of one call, shared: a direct-mapped cache of the last principal seen per slot (a view
-     * has few distinct principals, each on many rows), checked byte for byte, so a collision only costs a new
-     * string.
-     */
-    private static final class Principals {
-        private static final int SLOTS = 64;
-        private final byte[] rows;
-        private final String[] strings = new String[SLOTS];
-        private final int[] offsets = new int[SLOTS];
-        private final int[] lengths = new int[SLOTS];
-
-        Principals(byte[] rows) {
-            this.rows = rows;
-        }
-
-        String read(ByteBuffer in) {
-            int length = in.getInt();
-            int at = in.position();
-            in.position(at + length);
-            int slot = length == 0 ? 0 : (length * 31 + rows[at] * 7 + rows[at + length - 1]) & (SLOTS - 1);
-            String cached = strings[slot];
-            if (cached != null && sameBytes(rows, offsets[slot], lengths[slot], at, length)) {
-                return cached;
-            }
-            String principal = new String(rows, at, length, StandardCharsets.UTF_8);
-            strings[slot] = principal;
-            offsets[slot] = at;
-            lengths[slot] = length;
-            return principal;
-        }
     }
 }

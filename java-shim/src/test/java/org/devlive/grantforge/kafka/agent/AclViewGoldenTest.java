@@ -32,36 +32,52 @@ class AclViewGoldenTest {
             binding(ResourceType.GROUP, "pay-", PatternType.PREFIXED, "Group:ops", AclOperation.READ, AclPermissionType.DENY),
             binding(ResourceType.CLUSTER, "kafka-cluster", PatternType.LITERAL, "User:*", AclOperation.IDEMPOTENT_WRITE,
                 AclPermissionType.ALLOW),
-            binding(ResourceType.TOPIC, "café", PatternType.PREFIXED, "Role:analyst", AclOperation.DESCRIBE, AclPermissionType.ALLOW)),
+            binding(ResourceType.TOPIC, "café", PatternType.PREFIXED, "Role:analyst", AclOperation.DESCRIBE, AclPermissionType.ALLOW),
+            binding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", AclOperation.READ, AclPermissionType.ALLOW)),
             rows);
+        assertSame(rows.get(0).pattern().name(), rows.get(4).pattern().name(), "a name is decoded once");
+        assertSame(rows.get(0).entry().principal(), rows.get(4).entry().principal(), "a principal is decoded once");
     }
 
     @Test
     void keepsOnlyTheRowsTheFilterMatches() {
         AclBindingFilter topics = new AclBindingFilter(new ResourcePatternFilter(ResourceType.TOPIC, null, PatternType.ANY),
             AccessControlEntryFilter.ANY);
-        assertEquals(2, AclView.matching(AclView.decode(GoldenFixtures.read("acl-rows.bin")), topics).size());
+        assertEquals(3, AclView.matching(AclView.decode(GoldenFixtures.read("acl-rows.bin")), topics).size());
         assertTrue(AclView.decode(null).isEmpty(), "a closed agent: no row");
-        assertTrue(AclView.decode(new byte[] {0, 0, 0, 0}).isEmpty(), "no snapshot: no row");
+        assertTrue(AclView.decode(new byte[8]).isEmpty(), "no snapshot: no name, no row");
     }
 
-    /** Rows written as {@code acl_view.rs} writes them. */
+    /** A view written as {@code acl_view.rs} writes it: each distinct name once, rows indexing them. */
     private static byte[] rows(AclBinding... bindings) {
+        List<String> names = new java.util.ArrayList<>();
+        for (AclBinding b : bindings) {
+            for (String name : List.of(b.pattern().name(), b.entry().principal())) {
+                if (!names.contains(name)) {
+                    names.add(name);
+                }
+            }
+        }
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-        int n = bindings.length;
-        out.write(n);
-        out.write(n >>> 8);
-        out.write(n >>> 16);
-        out.write(n >>> 24);
+        writeInt(out, names.size());
+        names.forEach(name -> Wire.writeString(out, name));
+        writeInt(out, bindings.length);
         for (AclBinding b : bindings) {
             out.write(b.pattern().resourceType().code());
             out.write(b.pattern().patternType().code());
-            Wire.writeString(out, b.pattern().name());
-            Wire.writeString(out, b.entry().principal());
+            writeInt(out, names.indexOf(b.pattern().name()));
+            writeInt(out, names.indexOf(b.entry().principal()));
             out.write(b.entry().operation().code());
             out.write(b.entry().permissionType().code());
         }
         return out.toByteArray();
+    }
+
+    private static void writeInt(java.io.ByteArrayOutputStream out, int n) {
+        out.write(n);
+        out.write(n >>> 8);
+        out.write(n >>> 16);
+        out.write(n >>> 24);
     }
 
     /** What the decoder shares between rows (a repeated resource, a repeated principal) never changes a row. */

@@ -154,6 +154,42 @@ class GrantForgeKafkaAuthorizerTest {
         assertEquals(RequestEncoder.INITIAL_CAPACITY, RequestEncoder.forThisThread().capacity());
     }
 
+    /**
+     * The ACL view sends each name once: one policy naming a 4 MiB topic for 500 users is 500 rows of one
+     * name, listed with one copy of it, not 500 (which asked for gigabytes of native and heap memory).
+     */
+    @Test
+    void aListingOfOneHugeNameForManyUsersStaysSmall() throws Exception {
+        StringBuilder name = new StringBuilder("huge-");
+        while (name.length() < 4 * 1024 * 1024) {
+            name.append('x');
+        }
+        StringBuilder users = new StringBuilder();
+        for (int i = 0; i < 500; i++) {
+            users.append(i == 0 ? "" : ",").append("\"user-").append(i).append('"');
+        }
+        String fixture = new String(Files.readAllBytes(FIXTURE), StandardCharsets.UTF_8);
+        String policy = "[{\"id\":\"1\",\"name\":\"one huge topic\",\"type\":\"ACCESS\",\"priority\":\"NORMAL\","
+            + "\"document\":{\"resources\":{\"topic\":{\"values\":[\"" + name + "\"],\"excludes\":false,"
+            + "\"recursive\":false}},\"allow\":[{\"users\":[" + users + "],\"groups\":[],\"roles\":[],"
+            + "\"accessTypes\":[\"read\"],\"conditions\":[],\"maskType\":null,\"maskValue\":null,"
+            + "\"rowFilter\":null}],\"allowExceptions\":[],\"deny\":[],\"denyExceptions\":[],\"validity\":[]}}]";
+        int policiesAt = fixture.indexOf("\"policies\":[");
+        int rolesAt = fixture.indexOf(",\"roles\":{", policiesAt);
+        Files.write(tmp.resolve("policies.json"), (fixture.substring(0, policiesAt) + "\"policies\":" + policy
+            + fixture.substring(rolesAt)).getBytes(StandardCharsets.UTF_8));
+        GrantForgeKafkaAuthorizer authorizer = authorizer(Collections.emptyMap());
+        assertEquals(500, authorizer.aclCount());
+
+        long before = ResidentMemory.resetPeak();
+        List<AclBinding> all = listed(authorizer);
+        long grew = ResidentMemory.peak() - before;
+
+        assertEquals(500, all.size());
+        assertEquals(name.toString(), all.get(499).pattern().name());
+        assertTrue(grew < 512L << 20, "listing grew the resident set by " + (grew >> 20) + " MiB");
+    }
+
     /** After close, the handle answers nothing: every request is refused, super users' too, without a crash. */
     @Test
     void afterCloseEveryRequestIsRefused() throws IOException {
