@@ -105,6 +105,8 @@ pub struct AgentConfig {
     pub download_jitter: Duration,
     pub connect_timeout: Duration,
     pub read_timeout: Duration,
+    /// The longest a snapshot's whole body may take; each read of it still has `read_timeout`.
+    pub snapshot_timeout: Duration,
     pub decision_cache_max_entries: u64,
     pub decision_cache_ttl: Duration,
     pub audit_fold_window: Duration,
@@ -141,6 +143,7 @@ impl AgentConfig {
             download_jitter: reader.get(&settings::DOWNLOAD_JITTER)?,
             connect_timeout: reader.get(&settings::CONNECT_TIMEOUT)?,
             read_timeout: reader.get(&settings::READ_TIMEOUT)?,
+            snapshot_timeout: reader.get(&settings::SNAPSHOT_TIMEOUT)?,
             decision_cache_max_entries: reader.get(&settings::DECISION_CACHE_MAX_ENTRIES)?,
             decision_cache_ttl: reader.get(&settings::DECISION_CACHE_TTL)?,
             audit_fold_window: reader.get(&settings::AUDIT_FOLD_WINDOW)?,

@@ -178,7 +178,13 @@ pub const READ_TIMEOUT: Setting = Setting {
     key: "grantforge.read.timeout.ms",
     default: Fallback::Value("8000"),
     kind: Kind::Millis { min: 1 },
-    doc: "server mode: read timeout (answer and body)",
+    doc: "server mode: read timeout (answers, each read, bodies but a snapshot's)",
+};
+pub const SNAPSHOT_TIMEOUT: Setting = Setting {
+    key: "grantforge.snapshot.timeout.ms",
+    default: Fallback::Value("120000"),
+    kind: Kind::Millis { min: 1 },
+    doc: "server mode: how long a snapshot's body may take to arrive",
 };
 pub const DECISION_CACHE_MAX_ENTRIES: Setting = Setting {
     key: "grantforge.decision.cache.max.entries",
@@ -262,6 +268,7 @@ pub const SETTINGS: &[&Setting] = &[
     &DOWNLOAD_JITTER,
     &CONNECT_TIMEOUT,
     &READ_TIMEOUT,
+    &SNAPSHOT_TIMEOUT,
     &DECISION_CACHE_MAX_ENTRIES,
     &DECISION_CACHE_TTL,
     &AUDIT_FOLD_WINDOW,

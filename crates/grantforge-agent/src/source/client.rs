@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 use ureq::http::Response;
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
-use ureq::Body;
+use ureq::{Body, Timeout};
 
 use crate::config::{ConfigError, ServerSettings};
 use crate::settings;
@@ -73,20 +73,34 @@ pub enum PolicyAnswer {
     Download(Download),
 }
 
+/// How long a call may take (`grantforge.connect.timeout.ms`, `grantforge.read.timeout.ms`,
+/// `grantforge.snapshot.timeout.ms`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    pub connect: Duration,
+    /// An answer's headers, each read of a body (a stalled answer fails after this long), and the
+    /// whole body of an answer other than a snapshot.
+    pub read: Duration,
+    /// A snapshot's whole body: tens of megabytes, that may take longer than `read` to arrive
+    /// while data keeps coming.
+    pub snapshot: Duration,
+}
+
 pub struct ServerClient {
     http: ureq::Agent,
     base: String,
     authorization: String,
+    snapshot_timeout: Duration,
     max_body: u64,
 }
 
 impl ServerClient {
     pub fn new(
         settings: &ServerSettings,
-        connect: Duration,
-        read: Duration,
+        timeouts: Timeouts,
         max_body: u64,
     ) -> Result<ServerClient, ConfigError> {
+        let Timeouts { connect, read, .. } = timeouts;
         let tls = TlsConfig::builder()
             .root_certs(root_certs(settings.ca_pem.as_deref())?)
             .build();
@@ -98,6 +112,7 @@ impl ServerClient {
             .timeout_recv_response(Some(read))
             .timeout_recv_body(Some(read))
             .timeout_send_body(Some(read))
+            .timeout_per_read(Some(read))
             .user_agent(USER_AGENT)
             .tls_config(tls)
             .proxy(None)
@@ -106,6 +121,7 @@ impl ServerClient {
             http: config.into(),
             base: settings.url.clone(),
             authorization: format!("Bearer {}", settings.token.expose()),
+            snapshot_timeout: timeouts.snapshot,
             max_body,
         })
     }
@@ -154,7 +170,12 @@ impl ServerClient {
         if let Some(etag) = etag {
             request = request.header("If-None-Match", etag);
         }
-        let response = request.call().map_err(unreachable)?;
+        let response = request
+            .config()
+            .timeout_recv_body(Some(self.snapshot_timeout))
+            .build()
+            .call()
+            .map_err(unreachable)?;
         if response.status().as_u16() == 304 {
             return Ok(PolicyAnswer::Unchanged);
         }
@@ -275,6 +296,19 @@ impl BodyLimit {
             ),
         })
     }
+
+    fn too_slow(self) -> CallError {
+        CallError::Invalid(match self {
+            BodyLimit::Snapshot(_) => format!(
+                "the snapshot took longer than {} to arrive; raise it if the link to the server is this slow for a service this large",
+                settings::SNAPSHOT_TIMEOUT.key
+            ),
+            BodyLimit::Json | BodyLimit::Problem => format!(
+                "the body took longer than {} to arrive",
+                settings::READ_TIMEOUT.key
+            ),
+        })
+    }
 }
 
 fn read_limited(response: &mut Response<Body>, limit: BodyLimit) -> Result<Vec<u8>, CallError> {
@@ -285,6 +319,11 @@ fn read_limited(response: &mut Response<Body>, limit: BodyLimit) -> Result<Vec<u
         .read_to_vec()
         .map_err(|e| match e {
             ureq::Error::BodyExceedsLimit(_) => limit.exceeded(),
+            ureq::Error::Timeout(Timeout::RecvBody) => limit.too_slow(),
+            ureq::Error::Timeout(Timeout::PerRead) => CallError::Invalid(format!(
+                "the body stalled: nothing arrived for {}",
+                settings::READ_TIMEOUT.key
+            )),
             other => CallError::Invalid(format!("the body could not be read completely: {other}")),
         })
 }
@@ -382,6 +421,16 @@ mod tests {
 
     /// A loopback server that answers one request with `head` and `body`; returns its base URL.
     fn answer_once(head: &'static str, body: Vec<u8>) -> String {
+        answer_in_pieces(head, body, 1, Duration::ZERO)
+    }
+
+    /// As [`answer_once`], the body sent in `pieces` parts with `pause` before each.
+    fn answer_in_pieces(
+        head: &'static str,
+        body: Vec<u8>,
+        pieces: usize,
+        pause: Duration,
+    ) -> String {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/", listener.local_addr().unwrap());
         std::thread::spawn(move || {
@@ -402,12 +451,32 @@ mod tests {
                 "HTTP/1.1 200 OK\r\n{head}Content-Length: {}\r\nConnection: close\r\n\r\n",
                 body.len()
             );
-            let _ = stream.write_all(&body);
+            let _ = stream.flush();
+            for piece in body.chunks(body.len().div_ceil(pieces).max(1)) {
+                std::thread::sleep(pause);
+                if stream
+                    .write_all(piece)
+                    .and_then(|()| stream.flush())
+                    .is_err()
+                {
+                    return;
+                }
+            }
         });
         url
     }
 
     fn client(url: String, max_body: u64) -> ServerClient {
+        let timeout = Duration::from_secs(30);
+        let timeouts = Timeouts {
+            connect: timeout,
+            read: timeout,
+            snapshot: timeout,
+        };
+        client_with(url, max_body, timeouts)
+    }
+
+    fn client_with(url: String, max_body: u64, timeouts: Timeouts) -> ServerClient {
         let settings = ServerSettings {
             url,
             token: Token::for_tests("secret"),
@@ -418,8 +487,54 @@ mod tests {
             signing_key: None,
             ca_pem: None,
         };
-        let timeout = Duration::from_secs(30);
-        ServerClient::new(&settings, timeout, timeout, max_body).unwrap()
+        ServerClient::new(&settings, timeouts, max_body).unwrap()
+    }
+
+    const SIGNED: &str = "X-GrantForge-Signing-Key: k1\r\nX-GrantForge-Signature: c2ln\r\n";
+
+    /// A snapshot of 64 KiB sent in ten parts 100 ms apart, to a client whose read timeout is
+    /// 300 ms and snapshot timeout `snapshot`.
+    fn trickled_snapshot(snapshot: Duration) -> Result<PolicyAnswer, CallError> {
+        let url = answer_in_pieces(SIGNED, vec![b'{'; 64 << 10], 10, Duration::from_millis(100));
+        let timeouts = Timeouts {
+            connect: Duration::from_secs(5),
+            read: Duration::from_millis(300),
+            snapshot,
+        };
+        client_with(url, 64 << 20, timeouts).policies(None)
+    }
+
+    #[test]
+    fn a_snapshot_may_take_longer_than_the_read_timeout_while_data_keeps_coming() {
+        match trickled_snapshot(Duration::from_secs(30)) {
+            Ok(PolicyAnswer::Download(download)) => assert_eq!(download.body.len(), 64 << 10),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_snapshot_slower_than_its_own_timeout_is_refused_naming_it() {
+        let error = trickled_snapshot(Duration::from_millis(500))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(settings::SNAPSHOT_TIMEOUT.key), "{error}");
+    }
+
+    #[test]
+    fn a_snapshot_that_stalls_longer_than_the_read_timeout_is_refused_naming_it() {
+        let url = answer_in_pieces(SIGNED, vec![b'{'; 1024], 2, Duration::from_secs(2));
+        let timeouts = Timeouts {
+            connect: Duration::from_secs(5),
+            read: Duration::from_millis(300),
+            snapshot: Duration::from_secs(30),
+        };
+        let started = std::time::Instant::now();
+        let error = client_with(url, 64 << 20, timeouts)
+            .policies(None)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains(settings::READ_TIMEOUT.key), "{error}");
+        assert!(started.elapsed() < Duration::from_secs(2), "{error}");
     }
 
     #[test]

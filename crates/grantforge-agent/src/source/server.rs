@@ -27,7 +27,7 @@ use crate::agent::Agent;
 use crate::audit::delivery::{DeliveryStats, Shipper, RESEND_BUDGET};
 use crate::config::{AgentConfig, ConfigError, ServerSettings};
 use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE};
-use crate::source::client::{CallError, PolicyAnswer, ServerClient};
+use crate::source::client::{CallError, PolicyAnswer, ServerClient, Timeouts};
 use crate::source::disk_cache::{Download, SnapshotCache};
 use crate::source::trust::{etag_of, SigningKey};
 
@@ -107,12 +107,12 @@ impl ServerSync {
             &settings.url,
             settings.signing_key.is_some(),
         )?;
-        let client = ServerClient::new(
-            &settings,
-            config.connect_timeout,
-            config.read_timeout,
-            config.snapshot_max_bytes,
-        )?;
+        let timeouts = Timeouts {
+            connect: config.connect_timeout,
+            read: config.read_timeout,
+            snapshot: config.snapshot_timeout,
+        };
+        let client = ServerClient::new(&settings, timeouts, config.snapshot_max_bytes)?;
         let cache = SnapshotCache::open(&settings.cache_dir)?;
         let trusted = match &settings.signing_key {
             Some(key) => Some(key.clone()),
