@@ -21,6 +21,7 @@
 //! Golden bytes: `tests/fixtures/jni/acl-rows.bin`, which `AclViewGoldenTest.java` decodes.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use grantforge_kafka::AclRow;
@@ -32,12 +33,18 @@ const ROW_BYTES: usize = 12;
 
 pub(crate) fn encode(rows: &[AclRow]) -> Vec<u8> {
     let mut names = Names::default();
+    let mut resource = LastResource::default();
+    let mut principals = HashMap::<*const u8, u32, Fast>::default();
     let mut encoded_rows = Vec::with_capacity(rows.len() * ROW_BYTES);
     for row in rows {
+        let name = resource.index_of(&row.name, &mut names);
+        let principal = *principals
+            .entry(Arc::as_ptr(&row.principal).cast())
+            .or_insert_with(|| names.add(&row.principal));
         encoded_rows.push(row.resource_type);
         encoded_rows.push(row.pattern_type.code());
-        encoded_rows.extend_from_slice(&names.index_of(&row.name).to_le_bytes());
-        encoded_rows.extend_from_slice(&names.index_of(&row.principal).to_le_bytes());
+        encoded_rows.extend_from_slice(&name.to_le_bytes());
+        encoded_rows.extend_from_slice(&principal.to_le_bytes());
         encoded_rows.push(row.operation.code());
         encoded_rows.push(row.permission.code());
     }
@@ -51,36 +58,84 @@ pub(crate) fn encode(rows: &[AclRow]) -> Vec<u8> {
     out
 }
 
-/// The distinct names of the rows, each with its index. Rows share their names (`Arc<str>`), so a
-/// name is found by its allocation first, one pointer hash a row; only a new allocation hashes
-/// its text, which the payload holds once even if two policies named it apart.
+/// The names written, in index order.
 #[derive(Default)]
 struct Names<'a> {
-    by_allocation: HashMap<*const u8, u32>,
-    by_text: HashMap<&'a str, u32>,
     in_order: Vec<&'a str>,
     encoded_bytes: usize,
 }
 
 impl<'a> Names<'a> {
-    fn index_of(&mut self, name: &'a Arc<str>) -> u32 {
+    fn add(&mut self, name: &'a str) -> u32 {
+        self.in_order.push(name);
+        self.encoded_bytes += 4 + name.len();
+        (self.in_order.len() - 1) as u32
+    }
+}
+
+/// The resource name of the row before. Rows are sorted, so all rows of a resource follow each
+/// other: a name is written once per resource type and pattern type that has it (at most twelve
+/// times), found without hashing it; each row costs a pointer comparison, each new resource one
+/// comparison of texts (two policies naming the same resource hold separate copies).
+#[derive(Default)]
+struct LastResource<'a> {
+    last: Option<(*const u8, &'a str, u32)>,
+}
+
+impl<'a> LastResource<'a> {
+    fn index_of(&mut self, name: &'a Arc<str>, names: &mut Names<'a>) -> u32 {
         let allocation = Arc::as_ptr(name).cast::<u8>();
-        if let Some(&index) = self.by_allocation.get(&allocation) {
-            return index;
-        }
-        let text: &'a str = name;
-        let index = match self.by_text.get(text) {
-            Some(&index) => index,
-            None => {
-                let index = self.in_order.len() as u32;
-                self.in_order.push(text);
-                self.encoded_bytes += 4 + text.len();
-                self.by_text.insert(text, index);
-                index
-            }
+        let index = match self.last {
+            Some((last, _, index)) if last == allocation => return index,
+            Some((_, text, index)) if text == &**name => index,
+            _ => names.add(name),
         };
-        self.by_allocation.insert(allocation, index);
+        self.last = Some((allocation, name, index));
         index
+    }
+}
+
+/// The principals' map: a view holds one allocation per distinct principal (`acl_view` interns
+/// them), so its address is the principal. Hashed a word at a time, unseeded: the keys are
+/// addresses of the signed snapshot's names, never a client's input, so nothing needs a
+/// flood-resistant (seeded, slower) hash, and a listing looks up hundreds of thousands.
+type Fast = BuildHasherDefault<WordHasher>;
+
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl WordHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for WordHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            self.add(u64::from_le_bytes(word.try_into().expect("8 bytes")));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(last));
+        }
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
+
+    fn write_usize(&mut self, word: usize) {
+        self.add(word as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        // The product's high bits mix every input bit, its low bits only the input's low bits
+        // (zero for aligned addresses); the table picks buckets by the low bits.
+        self.0.rotate_left(26)
     }
 }
 
@@ -139,15 +194,13 @@ mod tests {
                 Operation::Describe,
                 Permission::Allow,
             ),
-            row(
-                ResourceType::Topic,
-                PatternType::Literal,
-                "orders",
-                "User:alice",
-                Operation::Read,
-                Permission::Allow,
-            ),
         ];
+        // As a view holds them: the rows of one resource together, sharing its name and principal.
+        let alice_reads_orders = AclRow {
+            operation: Operation::Read,
+            ..rows[0].clone()
+        };
+        let rows = [&rows[..1], &[alice_reads_orders], &rows[1..]].concat();
         golden::check("acl-rows.bin", &encode(&rows));
         assert_eq!(encode(&[]), [0; 8], "no snapshot: no name, no row");
     }
@@ -171,16 +224,26 @@ mod tests {
     }
 
     #[test]
-    fn equal_names_of_separate_allocations_are_written_once() {
-        let row = |name: &str| AclRow {
+    fn a_resource_named_by_two_policies_is_written_once_and_shared_principals_once() {
+        let alice: Arc<str> = Arc::from("User:alice");
+        let row = |name: &str, operation| AclRow {
             resource_type: ResourceType::Group.code(),
             pattern_type: PatternType::Prefixed,
             name: name.into(),
-            principal: "User:alice".into(),
-            operation: Operation::Read,
+            principal: Arc::clone(&alice),
+            operation,
             permission: Permission::Allow,
         };
-        let encoded = encode(&[row("pay-"), row("pay-"), row("alice")]);
-        assert_eq!(&encoded[..4], 3u32.to_le_bytes(), "pay-, User:alice, alice");
+        let rows = [
+            row("pay-", Operation::Read),
+            row("pay-", Operation::Describe),
+            row("payroll-", Operation::Read),
+        ];
+        let encoded = encode(&rows);
+        assert_eq!(
+            &encoded[..4],
+            3u32.to_le_bytes(),
+            "pay-, User:alice, payroll-"
+        );
     }
 }
