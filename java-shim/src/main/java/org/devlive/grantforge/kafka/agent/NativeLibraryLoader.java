@@ -3,17 +3,22 @@ package org.devlive.grantforge.kafka.agent;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
 /**
  * Loads the agent's native library once per class loader: from {@code grantforge.native.library.path}
- * when set (no fallback: an operator who names a file means that file), otherwise from the JAR,
+ * when set (no fallback: an operator who names a file means that file), otherwise from the JAR, the
+ * build for this host's architecture and C library ({@link #PLATFORMS}: glibc, or musl as on Alpine),
  * copied into a new private temporary directory (mode 0700: no other account can replace the
  * library between its copy and its load) that is deleted with the copy right after loading. Every
  * failure names its cause and the key that fixes it; the broker then refuses to start rather than
@@ -22,6 +27,12 @@ import java.util.Set;
 final class NativeLibraryLoader {
     static final String PATH_KEY = "grantforge.native.library.path";
     private static final String LIBRARY = "libgrantforge_kafka_jni.so";
+    /**
+     * The builds the JAR carries, one directory each under {@code native/} ({@code scripts/build-native.sh}
+     * makes them): Linux on x86_64 and aarch64, against glibc (2.17 and newer) and against musl.
+     */
+    static final List<String> PLATFORMS = Arrays.asList(
+        "linux-x86_64", "linux-aarch64", "linux-musl-x86_64", "linux-musl-aarch64");
     /** rwx for the owner only. */
     static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
 
@@ -50,8 +61,10 @@ final class NativeLibraryLoader {
             loadFile(new File(explicitPath.trim()), PATH_KEY + " names " + explicitPath.trim());
             from = PATH_KEY + "=" + explicitPath.trim();
         } else {
-            loadBundled();
-            from = "the agent JAR";
+            String platform = platform(System.getProperty("os.name", ""), System.getProperty("os.arch", ""),
+                runsOnMusl(Paths.get("/proc/self/maps")));
+            loadBundled(platform);
+            from = "the agent JAR, " + platform;
         }
         int abi = NativeAgent.abiVersion();
         if (abi != NativeAgent.ABI_VERSION) {
@@ -62,13 +75,12 @@ final class NativeLibraryLoader {
         return origin;
     }
 
-    private static void loadBundled() {
-        String platform = platform();
+    private static void loadBundled(String platform) {
         String resource = "native/" + platform + "/" + LIBRARY;
         InputStream in = NativeLibraryLoader.class.getResourceAsStream(resource);
         if (in == null) {
             throw new NativeLoadException(PATH_KEY + ": this agent JAR has no native library for " + platform
-                + " (it ships linux-x86_64); build one for this platform and set " + PATH_KEY + " to it");
+                + " (it ships " + String.join(", ", PLATFORMS) + "); build one for this platform and set " + PATH_KEY + " to it");
         }
         File tmpDir = new File(System.getProperty("java.io.tmpdir"));
         Path copy;
@@ -141,12 +153,36 @@ final class NativeLibraryLoader {
         }
     }
 
-    private static String platform() {
-        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
-        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
-        String osName = os.startsWith("linux") ? "linux" : os.startsWith("mac") ? "osx" : os.replace(' ', '_');
+    /**
+     * The JAR's directory for a host: {@code linux-<arch>} for glibc, {@code linux-musl-<arch>} for musl, with
+     * Java's names of the architectures taken to the build's ({@code amd64} is x86_64, {@code arm64} is aarch64).
+     */
+    static String platform(String osName, String osArch, boolean musl) {
+        String os = osName.toLowerCase(Locale.ROOT);
+        String arch = osArch.toLowerCase(Locale.ROOT);
         String archName = arch.equals("amd64") || arch.equals("x86_64") ? "x86_64"
-            : arch.equals("aarch64") || arch.equals("arm64") ? "aarch_64" : arch;
-        return osName + "-" + archName;
+            : arch.equals("aarch64") || arch.equals("arm64") ? "aarch64" : arch;
+        if (!os.startsWith("linux")) {
+            return (os.startsWith("mac") ? "osx" : os.replace(' ', '_')) + "-" + archName;
+        }
+        return (musl ? "linux-musl-" : "linux-") + archName;
+    }
+
+    /**
+     * Whether this JVM runs on musl (Alpine's JVMs do): its loader is mapped into the process. What the process
+     * maps, not what the disk holds: a glibc host may have musl installed beside it, and a musl host glibc's
+     * compatibility layer (gcompat, as the official Kafka image has).
+     */
+    static boolean runsOnMusl(Path maps) {
+        try {
+            for (String line : Files.readAllLines(maps, StandardCharsets.ISO_8859_1)) {
+                if (line.contains("/ld-musl-") || line.contains("/libc.musl-")) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (IOException e) {
+            return false;
+        }
     }
 }

@@ -37,6 +37,14 @@ public final class ItPaths {
         return findFromWorkingDir(Paths.get("tests", "fixtures"), Paths.get("..", "fixtures"));
     }
 
+    /**
+     * A directory that stands for an aarch64 JDK home on this machine: its {@code bin/java} runs Debian's arm64
+     * JDK under qemu's user-mode emulation ({@code scripts/aarch64-java-home}).
+     */
+    public static Path aarch64JavaHome() {
+        return findFromWorkingDir(Paths.get("scripts", "aarch64-java-home"), Paths.get("..", "..", "scripts", "aarch64-java-home"));
+    }
+
     public static Path snapshot(String name) {
         return fixtures().resolve("snapshots").resolve(name);
     }
