@@ -68,7 +68,7 @@ class NativeLibraryLoadingTest {
     void theBundledLibraryLeavesNothingInTheTempDirectory() throws Exception {
         Path tempDir = Files.createDirectories(tmp.resolve("java-tmp"));
         try (KafkaNode node = node("temp-clean").jvmArg("-Djava.io.tmpdir=" + tempDir).start()) {
-            assertTrue(node.logText().contains("(native library from the agent JAR)"), node.diagnostics());
+            assertTrue(node.logText().contains("(native library from the agent JAR, linux-x86_64)"), node.diagnostics());
             try (Stream<Path> left = Files.list(tempDir)) {
                 List<Path> libraries = left.filter(p -> p.getFileName().toString().endsWith(".so")).collect(Collectors.toList());
                 assertEquals(List.of(), libraries, "the extracted library is deleted right after loading");
