@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::tls::Tls;
 use crate::Error;
 
 /// How to run the server.
@@ -34,6 +35,8 @@ pub struct Config {
     /// Snapshots are gzip-compressed for requests that accept it (default true); false serves them
     /// as they are, whatever the request accepts.
     pub gzip: bool,
+    /// Serve HTTPS instead of HTTP (default none).
+    pub tls: Option<Tls>,
 }
 
 impl Config {
@@ -52,6 +55,7 @@ impl Config {
             poll_interval: Duration::from_millis(200),
             quiet: false,
             gzip: true,
+            tls: None,
         }
     }
 }

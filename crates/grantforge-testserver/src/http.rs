@@ -70,10 +70,30 @@ fn read_line(reader: &mut impl BufRead, budget: &mut u64) -> Result<Vec<u8>, Rea
     Ok(line)
 }
 
+/// A connection the server answers one request on: plain TCP, or TLS over it (`tls.rs`).
+pub(crate) trait Connection: Read + Write {
+    /// The TCP connection underneath.
+    fn tcp(&self) -> &TcpStream;
+
+    /// Ends the connection after the answer.
+    fn finish(&mut self) {
+        close(self.tcp());
+    }
+}
+
+impl Connection for TcpStream {
+    fn tcp(&self) -> &TcpStream {
+        self
+    }
+}
+
 /// Reads one request; `max_body` bounds the body.
-pub(crate) fn read_request(stream: &mut TcpStream, max_body: usize) -> Result<Request, ReadError> {
-    let peer = stream.peer_addr().ok();
-    let mut reader = BufReader::new(stream.try_clone().map_err(|_| ReadError::Gone)?);
+pub(crate) fn read_request(
+    stream: &mut dyn Connection,
+    max_body: usize,
+) -> Result<Request, ReadError> {
+    let peer = stream.tcp().peer_addr().ok();
+    let mut reader = BufReader::new(stream);
     let mut budget = MAX_HEAD;
     let mut line = read_line(&mut reader, &mut budget)?;
     while line.is_empty() {
@@ -153,7 +173,7 @@ pub(crate) fn read_request(stream: &mut TcpStream, max_body: usize) -> Result<Re
         .is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
     if chunked {
         if expects_continue {
-            let _ = stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
+            let _ = reader.get_mut().write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
         }
         request.body = read_chunked(&mut reader, max_body)?;
     } else if let Some(length) = length {
@@ -161,7 +181,7 @@ pub(crate) fn read_request(stream: &mut TcpStream, max_body: usize) -> Result<Re
             return Err(ReadError::TooLarge);
         }
         if expects_continue && length > 0 {
-            let _ = stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
+            let _ = reader.get_mut().write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
         }
         let mut body = vec![0u8; length as usize];
         reader.read_exact(&mut body).map_err(|_| ReadError::Gone)?;
@@ -333,7 +353,7 @@ pub(crate) fn wire_bytes(response: &Response, truncate: bool) -> u64 {
 /// Writes a response and closes the connection. With `truncate`, `Content-Length` announces the whole body but
 /// only its first half is written.
 pub(crate) fn write_response(
-    stream: &mut TcpStream,
+    stream: &mut dyn Connection,
     response: &Response,
     truncate: bool,
 ) -> io::Result<()> {
@@ -342,7 +362,7 @@ pub(crate) fn write_response(
         stream.write_all(chunk)?;
     }
     stream.flush()?;
-    close(stream);
+    stream.finish();
     Ok(())
 }
 

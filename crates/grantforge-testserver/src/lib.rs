@@ -7,6 +7,9 @@
 //! installation. It is **not** a GrantForge server: there is no console, no database, no tenants, one service,
 //! one token, and policies come from a JSON file. Never use it to protect anything.
 //!
+//! It serves plain HTTP, or HTTPS ([`Tls`], `--tls-dir`) with a certificate signed by a test CA it
+//! makes itself: valid for `localhost` and `127.0.0.1`, or on purpose expired or for another host.
+//!
 //! Beyond the real protocol it offers a test-control extension under `/_test/` (no authentication):
 //! fault injection (server down, slow, error statuses, bad signatures, foreign keys, rollbacks, other service
 //! or type, truncated or huge bodies, refused access events, absurd `refreshSeconds`, a stale 304, a wrong
@@ -69,6 +72,7 @@ mod snapshot;
 mod state;
 mod store;
 mod time;
+mod tls;
 mod validate;
 
 pub use config::Config;
@@ -77,6 +81,7 @@ pub use keys::{etag_of, key_id_of_spki, sha256_hex, SigningKey, ED25519_SPKI_PRE
 pub use lifecycle::{RunningServer, Server};
 pub use snapshot::{build as build_snapshot, Definition, PolicySet, KAFKA_DEFINITION_JSON};
 pub use state::{AppliedVersion, HeartbeatRecord, InstanceRecord, RequestRecord, SignedSnapshot};
+pub use tls::{Presented, Tls, CA_FILE as TLS_CA_FILE};
 
 /// Largest request body accepted (413 beyond).
 pub const MAX_REQUEST_BODY: usize = 64 * 1024 * 1024;

@@ -24,7 +24,7 @@ use crate::store::{
     file_signature, load_events, load_or_create_key, load_or_create_token, read_persisted_state,
     write_atomic,
 };
-use crate::{files, time, Config, Error};
+use crate::{files, time, tls, Config, Error};
 
 /// Most connections handled at once; more are closed at once.
 const MAX_CONNECTIONS: usize = 256;
@@ -74,6 +74,7 @@ impl Server {
             .append(true)
             .open(dir.join(files::EVENTS))
             .map_err(|e| format!("cannot open {}: {e}", dir.join(files::EVENTS).display()))?;
+        let tls = config.tls.as_ref().map(tls::server_config).transpose()?;
         let listener = bind(&config.listen)?;
         let addr = listener
             .local_addr()
@@ -87,6 +88,7 @@ impl Server {
             retention_secs: i64::from(config.retention_days) * 86_400,
             quiet: config.quiet,
             gzip: config.gzip,
+            tls: tls.clone(),
             state_dir: dir.clone(),
             policies_file: config.policies_file.clone(),
             poll_interval: config.poll_interval,
@@ -167,7 +169,8 @@ impl Server {
             IpAddr::V4(ip) => ip.to_string(),
             IpAddr::V6(ip) => format!("[{ip}]"),
         };
-        let root_url = format!("http://{host}:{}", addr.port());
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let root_url = format!("{scheme}://{host}:{}", addr.port());
         Ok(RunningServer {
             base_url: format!("{root_url}{base_path}"),
             root_url,

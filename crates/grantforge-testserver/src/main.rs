@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use grantforge_testserver::{Config, Server};
+use grantforge_testserver::{Config, Presented, Server, Tls};
 
 const HELP: &str = "\
 grantforge-testserver - a GrantForge agent-API server FOR TESTS AND DEMOS ONLY
@@ -37,11 +37,15 @@ OPTIONS:
     --retention-days N     Access events older than this count as expired [default: 90]
     --quiet                No request log on stderr
     --no-gzip              Serve snapshots uncompressed even to requests that accept gzip
+    --tls-dir DIR          Serve HTTPS: DIR holds a test CA made on first use (ca.pem, the file an
+                           agent trusts; ca-key.pem), which signs the server's certificate at start
+    --tls-certificate WHICH  With --tls-dir: valid (localhost and 127.0.0.1), expired, or
+                           other-host (grantforge.example.com) [default: valid]
     -h, --help             This text
     -V, --version          The version
 
 On start it prints one line to stdout and nothing else afterwards:
-    grantforge-testserver listening on http://127.0.0.1:PORT
+    grantforge-testserver listening on http://127.0.0.1:PORT   (https:// with --tls-dir)
 (the request log goes to stderr). DIR/port is written once the server accepts connections.
 
 AGENT API (Authorization: Bearer <token> required; RFC 9457 problem JSON on errors):
@@ -98,6 +102,8 @@ fn main() -> ExitCode {
     let mut policies: Option<PathBuf> = None;
     let mut state_dir: Option<PathBuf> = None;
     let mut config = Config::new("");
+    let mut tls_dir: Option<PathBuf> = None;
+    let mut presents = Presented::Valid;
     while let Some(arg) = args.next() {
         let (name, inline) = match arg.split_once('=') {
             Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
@@ -113,6 +119,8 @@ fn main() -> ExitCode {
                 | "--base-path"
                 | "--definition"
                 | "--retention-days"
+                | "--tls-dir"
+                | "--tls-certificate"
         );
         let value = if takes_value {
             match inline.or_else(|| args.next()) {
@@ -156,6 +164,13 @@ fn main() -> ExitCode {
                 _ => return usage_error("--retention-days needs a positive number of days"),
             },
             "--base-path" => config.base_path = value,
+            "--tls-dir" => tls_dir = Some(PathBuf::from(value)),
+            "--tls-certificate" => match Presented::parse(&value) {
+                Some(which) => presents = which,
+                None => {
+                    return usage_error("--tls-certificate is valid, expired or other-host");
+                }
+            },
             "--definition" => match std::fs::read_to_string(&value) {
                 Ok(text) => config.definition_json = Some(text),
                 Err(e) => return usage_error(&format!("cannot read --definition {value}: {e}")),
@@ -169,6 +184,7 @@ fn main() -> ExitCode {
     let Some(state_dir) = state_dir else {
         return usage_error("--state-dir DIR is required");
     };
+    config.tls = tls_dir.map(|dir| Tls { dir, presents });
     config.policies_file = Some(policies);
     config.state_dir = state_dir;
     config.poll_interval = Duration::from_millis(200);

@@ -8,9 +8,10 @@ use std::thread;
 use std::time::{Duration, Instant as Clock};
 
 use crate::fault::{Endpoint, Fault, FaultMode};
-use crate::http::{self, Request, Response};
+use crate::http::{self, Connection, Request, Response};
 use crate::keys;
 use crate::state::Shared;
+use crate::tls;
 use crate::MAX_REQUEST_BODY;
 
 /// What to do with a connection after routing.
@@ -25,18 +26,30 @@ impl Shared {
         let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
         let _ = stream.set_write_timeout(Some(Duration::from_secs(120)));
         let _ = stream.set_nodelay(true);
-        let request = match http::read_request(&mut stream, MAX_REQUEST_BODY) {
+        match &self.tls {
+            None => self.answer(&mut stream),
+            Some(config) => {
+                if let Some(mut tls) = tls::accept(config, stream) {
+                    self.answer(&mut tls);
+                }
+            }
+        }
+    }
+
+    /// Reads the request, routes it and writes the answer.
+    fn answer(&self, stream: &mut dyn Connection) {
+        let request = match http::read_request(stream, MAX_REQUEST_BODY) {
             Ok(request) => request,
             Err(http::ReadError::Gone) => return,
             Err(http::ReadError::Bad(why)) => {
                 let response = self.bare_problem(400, &why, "");
-                let _ = http::write_response(&mut stream, &response, false);
+                let _ = http::write_response(stream, &response, false);
                 self.log(&format!("malformed request: {why}"));
                 return;
             }
             Err(http::ReadError::TooLarge) => {
                 let response = self.bare_problem(413, "request body too large", "");
-                let _ = http::write_response(&mut stream, &response, false);
+                let _ = http::write_response(stream, &response, false);
                 self.log("request body too large");
                 return;
             }
@@ -64,10 +77,10 @@ impl Shared {
             self.record_request(&request, endpoint, status, fault, authorized, answer);
         }
         let written = match &outcome {
-            Outcome::Respond(r) => http::write_response(&mut stream, r, false),
-            Outcome::Truncate(r) => http::write_response(&mut stream, r, true),
+            Outcome::Respond(r) => http::write_response(stream, r, false),
+            Outcome::Truncate(r) => http::write_response(stream, r, true),
             Outcome::Close => {
-                http::close(&stream);
+                stream.finish();
                 Ok(())
             }
         };

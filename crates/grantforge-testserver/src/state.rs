@@ -176,6 +176,8 @@ pub(crate) struct Shared {
     pub(crate) retention_secs: i64,
     pub(crate) quiet: bool,
     pub(crate) gzip: bool,
+    /// HTTPS: the certificate presented; plain HTTP without.
+    pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
     pub(crate) state_dir: PathBuf,
     pub(crate) policies_file: Option<PathBuf>,
     pub(crate) poll_interval: Duration,

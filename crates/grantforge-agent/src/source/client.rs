@@ -238,7 +238,45 @@ impl ServerClient {
 }
 
 fn unreachable(error: ureq::Error) -> CallError {
-    CallError::Unreachable(error.to_string())
+    CallError::Unreachable(match tls_error(&error) {
+        Some(rustls::Error::InvalidCertificate(cause)) => refused_certificate(cause, &error),
+        Some(rustls::Error::InvalidMessage(_) | rustls::Error::InappropriateMessage { .. }) => {
+            format!(
+                "it does not answer TLS ({error}); check that {} names the server's https address (or http:// for a server without TLS)",
+                settings::SERVER_URL.key
+            )
+        }
+        _ => error.to_string(),
+    })
+}
+
+/// The TLS error behind a failed call: ureq reports it itself or inside an I/O error.
+fn tls_error(error: &ureq::Error) -> Option<&rustls::Error> {
+    match error {
+        ureq::Error::Rustls(tls) => Some(tls),
+        ureq::Error::Io(io) => io.get_ref()?.downcast_ref::<rustls::Error>(),
+        _ => None,
+    }
+}
+
+/// Why the server's certificate was refused, and what fixes it. Nothing was sent to that server:
+/// the token goes only after its certificate verifies.
+fn refused_certificate(cause: &rustls::CertificateError, error: &ureq::Error) -> String {
+    use rustls::CertificateError::*;
+    match cause {
+        UnknownIssuer => format!(
+            "its certificate is signed by a CA this agent does not trust ({error}); give the CA's certificate in {}",
+            settings::SSL_CA_FILE.key
+        ),
+        NotValidForName | NotValidForNameContext { .. } => format!(
+            "its certificate is for another host ({error}); {} must name a host the certificate holds",
+            settings::SERVER_URL.key
+        ),
+        Expired | ExpiredContext { .. } | NotValidYet | NotValidYetContext { .. } => format!(
+            "its certificate is outside its validity period ({error}); renew the server's certificate (or check this host's clock)"
+        ),
+        _ => format!("its certificate is refused ({error})"),
+    }
 }
 
 /// 2xx passes; anything else becomes `Status` with the problem's `code` and `detail` (or the
