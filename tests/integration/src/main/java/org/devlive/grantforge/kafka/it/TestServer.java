@@ -2,6 +2,7 @@ package org.devlive.grantforge.kafka.it;
 
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -11,12 +12,19 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * The project's protocol-faithful GrantForge test server ({@code crates/grantforge-testserver}) as a
- * child process on loopback: real HTTP, real signatures, and the {@code /_test/} controls to make it
+ * child process on loopback: real HTTP (or HTTPS with a test CA of its own), real signatures, and the {@code /_test/} controls to make it
  * fail on purpose.
  */
 public final class TestServer implements AutoCloseable {
@@ -25,19 +33,36 @@ public final class TestServer implements AutoCloseable {
     private final Process process;
     private final String url;
     private final Path stateDir;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http;
 
-    private TestServer(Process process, String url, Path stateDir) {
+    private TestServer(Process process, String url, Path stateDir, HttpClient http) {
         this.process = process;
         this.url = url;
         this.stateDir = stateDir;
+        this.http = http;
     }
 
     /** Starts a server on a free loopback port serving {@code policies}, heartbeat interval {@code refreshSeconds}. */
     public static TestServer start(Path policies, Path stateDir, int refreshSeconds) throws IOException {
+        return start(policies, stateDir, refreshSeconds, false);
+    }
+
+    /**
+     * As {@link #start(Path, Path, int)}, over HTTPS: the server's certificate is signed by a test CA it makes in
+     * {@code <state dir>/tls} ({@link #caFile()}), which agents then trust through {@code grantforge.ssl.ca.file}.
+     */
+    public static TestServer startHttps(Path policies, Path stateDir, int refreshSeconds) throws IOException {
+        return start(policies, stateDir, refreshSeconds, true);
+    }
+
+    private static TestServer start(Path policies, Path stateDir, int refreshSeconds, boolean https) throws IOException {
         Files.createDirectories(stateDir);
-        ProcessBuilder builder = new ProcessBuilder(binary().toString(), "--policies", policies.toString(),
-            "--state-dir", stateDir.toString(), "--listen", "127.0.0.1:0", "--refresh-seconds", String.valueOf(refreshSeconds))
+        List<String> command = new ArrayList<>(List.of(binary().toString(), "--policies", policies.toString(),
+            "--state-dir", stateDir.toString(), "--listen", "127.0.0.1:0", "--refresh-seconds", String.valueOf(refreshSeconds)));
+        if (https) {
+            command.addAll(List.of("--tls-dir", stateDir.resolve("tls").toString()));
+        }
+        ProcessBuilder builder = new ProcessBuilder(command)
             .redirectError(stateDir.resolve("server.err").toFile());
         Process process = builder.start();
         BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
@@ -48,7 +73,32 @@ public final class TestServer implements AutoCloseable {
             throw new IOException("the test server did not start: " + line + "\n" + Files.readString(stateDir.resolve("server.err")));
         }
         Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
-        return new TestServer(process, line.substring(line.indexOf(marker) + marker.length()).trim(), stateDir);
+        HttpClient.Builder http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
+        if (https) {
+            http.sslContext(trusting(stateDir.resolve("tls").resolve("ca.pem")));
+        }
+        return new TestServer(process, line.substring(line.indexOf(marker) + marker.length()).trim(), stateDir, http.build());
+    }
+
+    /** A TLS context that trusts the one CA certificate of {@code caPem}, for the test controls over HTTPS. */
+    private static SSLContext trusting(Path caPem) throws IOException {
+        try (InputStream in = Files.newInputStream(caPem)) {
+            KeyStore trusted = KeyStore.getInstance(KeyStore.getDefaultType());
+            trusted.load(null, null);
+            trusted.setCertificateEntry("test-ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
+            TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            trust.init(trusted);
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(null, trust.getTrustManagers(), null);
+            return context;
+        } catch (GeneralSecurityException e) {
+            throw new IOException("cannot trust " + caPem + ": " + e, e);
+        }
+    }
+
+    /** The test CA's certificate (PEM) of a server started with {@link #startHttps}. */
+    public Path caFile() {
+        return stateDir.resolve("tls").resolve("ca.pem");
     }
 
     static Path binary() {

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Server mode against the project's protocol-faithful GrantForge test server over loopback HTTP, in
+ * Server mode against the project's protocol-faithful GrantForge test server over loopback HTTP and HTTPS, in
  * a real Kafka node: policy changes reach the broker, the disk cache carries a restart while the
  * server is away, and nothing unverified or unusable is ever applied (each fault leaves the applied
  * snapshot in force and is logged once).
@@ -170,6 +170,30 @@ class ServerModeTest {
                 assertEquals(1, agentLines(node, "cannot be reached"), "one line for the unreachable server, not one per round\n" + node.logText());
                 System.out.printf("start from the disk cache with the server down: %d ms%n", startedMs);
             }
+        }
+    }
+
+    /**
+     * Server mode over HTTPS, as production runs it: the server's certificate comes from a private CA that the
+     * node trusts through {@code grantforge.ssl.ca.file}; the snapshot is applied, a change reaches the broker,
+     * and no plain-HTTP warning is logged.
+     */
+    @Test
+    void serverModeOverHttpsTrustsAPrivateCaAndFollowsChanges() throws Exception {
+        Path policies = tmp.resolve("https-policies.json");
+        Files.writeString(policies, basePolicies());
+        try (TestServer server = TestServer.startHttps(policies, tmp.resolve("https-server"), 1);
+             KafkaNode node = node("server-https", server, tmp.resolve("https-cache"))
+                 .property("grantforge.ssl.ca.file", server.caFile().toString()).start()) {
+            assertTrue(server.url().startsWith("https://127.0.0.1:"), server.url());
+            assertTrue(node.logText().contains("applied policy version 1 of service kafka-demo from " + server.url()), node.diagnostics());
+            assertEquals(0, agentLines(node, "is plain HTTP"), node.logText());
+            createTopic(node, "reports");
+            createTopic(node, "orders");
+            assertFalse(canWrite(node, "alice", "reports"));
+            assertFalse(canWrite(node, "bob", "orders"));
+            server.policies(policiesWithMarker("reports"));
+            await("alice may write reports", Duration.ofSeconds(15), () -> canWrite(node, "alice", "reports"));
         }
     }
 
