@@ -124,10 +124,6 @@ impl Hasher for WordHasher {
         }
     }
 
-    fn write_u8(&mut self, byte: u8) {
-        self.add(u64::from(byte));
-    }
-
     fn write_usize(&mut self, word: usize) {
         self.add(word as u64);
     }

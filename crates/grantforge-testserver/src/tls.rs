@@ -18,6 +18,7 @@ use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
 use crate::http::{self, Connection};
+use crate::store::write_atomic;
 use crate::Error;
 
 /// The CA certificate an agent trusts, in the TLS directory.
@@ -95,7 +96,7 @@ fn ca(dir: &Path) -> Result<(Certificate, KeyPair), Error> {
         Ok(pem) => KeyPair::from_pem(&pem).map_err(tls_error)?,
         Err(_) => {
             let key = KeyPair::generate().map_err(tls_error)?;
-            write_file(&key_path, key.serialize_pem().as_bytes())?;
+            write_atomic(&key_path, key.serialize_pem().as_bytes(), true)?;
             key
         }
     };
@@ -107,15 +108,9 @@ fn ca(dir: &Path) -> Result<(Certificate, KeyPair), Error> {
     let certificate = params.self_signed(&key).map_err(tls_error)?;
     let ca_path = dir.join(CA_FILE);
     if !ca_path.exists() {
-        write_file(&ca_path, certificate.pem().as_bytes())?;
+        write_atomic(&ca_path, certificate.pem().as_bytes(), false)?;
     }
     Ok((certificate, key))
-}
-
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    fs::File::create(path)
-        .and_then(|mut file| file.write_all(bytes))
-        .map_err(|e| Error(format!("cannot write {}: {e}", path.display())))
 }
 
 fn tls_error(error: impl std::fmt::Display) -> Error {
