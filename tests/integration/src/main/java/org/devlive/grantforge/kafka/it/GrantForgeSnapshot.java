@@ -77,6 +77,18 @@ public final class GrantForgeSnapshot {
         }
     }
 
+    /** Writes a snapshot (format 1, policy version 1, unsigned as offline files may be) of these policies alone. */
+    public static void writePolicies(Path file, String service, List<String> policies) {
+        String snapshot = "{\"format\":1,\"service\":\"" + service + "\",\"serviceType\":\"kafka\",\"typeVersion\":1,"
+            + "\"serviceEnabled\":true,\"policyVersion\":1,\"definition\":" + serviceDefinition() + ",\"policies\":["
+            + String.join(",", policies) + "],\"roles\":{},\"groups\":{}}";
+        try {
+            Files.writeString(file, snapshot, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** {@code docs/kafka-service-type.json}, which the build puts in the harness JAR. */
     private static String serviceDefinition() {
         try (InputStream in = GrantForgeSnapshot.class.getResourceAsStream("/grantforge-it/kafka-service-type.json")) {

@@ -118,6 +118,8 @@ public final class KafkaNode implements AutoCloseable {
     private final Path propertiesFile;
     private final int brokerPort;
     private final int controllerPort;
+    /** The port of each of {@link Builder#listener(Listener)}, by listener name. */
+    private final Map<String, Integer> listenerPorts = new LinkedHashMap<>();
     private final String clusterId;
     private final Map<String, String> serverProperties;
     private final boolean deleteWholeDir;
@@ -152,9 +154,12 @@ public final class KafkaNode implements AutoCloseable {
         this.serverLog = dir.resolve("server.log");
         this.consoleLog = dir.resolve("console.log");
         this.propertiesFile = dir.resolve("server.properties");
-        int[] ports = freePorts(2);
+        int[] ports = freePorts(2 + config.listeners.size());
         this.brokerPort = ports[0];
         this.controllerPort = ports[1];
+        for (int i = 0; i < config.listeners.size(); i++) {
+            listenerPorts.put(config.listeners.get(i).name(), ports[2 + i]);
+        }
         this.clusterId = config.clusterId != null ? config.clusterId : Uuid.randomUuid().toString();
         this.serverProperties = buildServerProperties();
     }
@@ -169,7 +174,13 @@ public final class KafkaNode implements AutoCloseable {
     private Map<String, String> buildServerProperties() {
         Map<String, String> p = new LinkedHashMap<>();
         Role role = config.role;
-        String brokerListener = "SASL_PLAINTEXT://127.0.0.1:" + brokerPort;
+        StringBuilder clientListeners = new StringBuilder("SASL_PLAINTEXT://127.0.0.1:" + brokerPort);
+        StringBuilder protocols = new StringBuilder("SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT");
+        for (Listener listener : config.listeners) {
+            clientListeners.append(',').append(listener.name()).append("://127.0.0.1:").append(listenerPorts.get(listener.name()));
+            protocols.append(',').append(listener.name()).append(':').append(listener.securityProtocol());
+        }
+        String brokerListener = clientListeners.toString();
         String controllerListener = "CONTROLLER://127.0.0.1:" + controllerPort;
         p.put("process.roles", role.processRoles());
         p.put("node.id", String.valueOf(config.nodeId));
@@ -186,7 +197,7 @@ public final class KafkaNode implements AutoCloseable {
             p.put("advertised.listeners", brokerListener);
             p.put("inter.broker.listener.name", "SASL_PLAINTEXT");
         }
-        p.put("listener.security.protocol.map", "SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT");
+        p.put("listener.security.protocol.map", protocols.toString());
         p.put("sasl.enabled.mechanisms", "PLAIN");
         p.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
         p.put("sasl.mechanism.controller.protocol", "PLAIN");
@@ -214,6 +225,9 @@ public final class KafkaNode implements AutoCloseable {
             if (config.policyFile != null) {
                 p.put("grantforge.policy.file", config.policyFile.toAbsolutePath().toString());
             }
+        }
+        if (role != Role.CONTROLLER) {
+            config.listeners.forEach(listener -> p.putAll(listener.settings()));
         }
         p.put("log.dirs", dataDir.toString());
         p.put("num.partitions", "1");
@@ -711,6 +725,15 @@ public final class KafkaNode implements AutoCloseable {
         return "127.0.0.1:" + brokerPort;
     }
 
+    /** The address of one of the node's {@link Builder#listener(Listener) further listeners}. */
+    public String bootstrapServers(String listenerName) {
+        Integer port = listenerPorts.get(listenerName);
+        if (port == null) {
+            throw new IllegalArgumentException("No listener " + listenerName + "; this node has " + listenerPorts.keySet());
+        }
+        return "127.0.0.1:" + port;
+    }
+
     public int brokerPort() {
         return brokerPort;
     }
@@ -763,6 +786,15 @@ public final class KafkaNode implements AutoCloseable {
         return props;
     }
 
+    /** Client settings of a login over one of the node's further listeners (its address, then the login's settings). */
+    public Properties clientProps(ClientLogin login) {
+        Properties props = new Properties();
+        props.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers(login.listener()));
+        props.put(CommonClientConfigs.CLIENT_ID_CONFIG, "it-" + login.listener().toLowerCase(java.util.Locale.ROOT));
+        props.putAll(login.settings());
+        return props;
+    }
+
     /** Client settings for one of {@link #USERS}. */
     public Properties clientProps(String user) {
         String password = USERS.get(user);
@@ -778,7 +810,15 @@ public final class KafkaNode implements AutoCloseable {
 
     /** An admin client for {@code user}; {@code extra} overrides the defaults (e.g. bootstrap.servers). */
     public Admin admin(String user, Properties extra) {
-        Properties props = clientProps(user);
+        return admin(clientProps(user), extra);
+    }
+
+    /** An admin client of a login over a further listener. */
+    public Admin admin(ClientLogin login) {
+        return admin(clientProps(login), new Properties());
+    }
+
+    private static Admin admin(Properties props, Properties extra) {
         props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "15000");
         props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
         props.putAll(extra);
@@ -791,7 +831,15 @@ public final class KafkaNode implements AutoCloseable {
 
     /** A String producer for {@code user}; {@code extra} overrides the defaults (e.g. enable.idempotence). */
     public KafkaProducer<String, String> producer(String user, Properties extra) {
-        Properties props = clientProps(user);
+        return producer(clientProps(user), extra);
+    }
+
+    /** A String producer of a login over a further listener; as {@link #producer(String, Properties)}. */
+    public KafkaProducer<String, String> producer(ClientLogin login, Properties extra) {
+        return producer(clientProps(login), extra);
+    }
+
+    private static KafkaProducer<String, String> producer(Properties props, Properties extra) {
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.LINGER_MS_CONFIG, "0");
         props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "30000");
@@ -807,7 +855,15 @@ public final class KafkaNode implements AutoCloseable {
 
     /** A String consumer for {@code user} in {@code group} (null: no group), reading from the earliest offset. */
     public KafkaConsumer<String, String> consumer(String user, String group, Properties extra) {
-        Properties props = clientProps(user);
+        return consumer(clientProps(user), group, extra);
+    }
+
+    /** A String consumer of a login over a further listener; as {@link #consumer(String, String, Properties)}. */
+    public KafkaConsumer<String, String> consumer(ClientLogin login, String group, Properties extra) {
+        return consumer(clientProps(login), group, extra);
+    }
+
+    private static KafkaConsumer<String, String> consumer(Properties props, String group, Properties extra) {
         if (group != null) {
             props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         }
@@ -867,6 +923,7 @@ public final class KafkaNode implements AutoCloseable {
         private final Map<String, String> overrides = new LinkedHashMap<>();
         private final List<String> jvmArgs = new ArrayList<>();
         private final List<Path> extraClasspath = new ArrayList<>();
+        private final List<Listener> listeners = new ArrayList<>();
         private final Map<String, String> logLevels = new LinkedHashMap<>();
         private String rootLevel = "INFO";
         private String maxHeap = "512m";
@@ -959,6 +1016,15 @@ public final class KafkaNode implements AutoCloseable {
         /** Adds or overrides a server property; a null value removes it. */
         public Builder property(String key, String value) {
             overrides.put(key, value);
+            return this;
+        }
+
+        /**
+         * A further client listener beside the SASL_PLAINTEXT one the harness's own clients use (a broker's; a
+         * controller-only node has none): its address is {@link KafkaNode#bootstrapServers(String)}.
+         */
+        public Builder listener(Listener listener) {
+            listeners.add(listener);
             return this;
         }
 

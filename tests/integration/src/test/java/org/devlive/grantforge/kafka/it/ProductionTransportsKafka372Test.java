@@ -1,0 +1,8 @@
+package org.devlive.grantforge.kafka.it;
+
+/** {@link ProductionTransports} on Kafka 3.7.2: every transport, server mode over HTTPS. */
+class ProductionTransportsKafka372Test extends ProductionTransports {
+    ProductionTransportsKafka372Test() {
+        super("3.7.2", true, true);
+    }
+}
