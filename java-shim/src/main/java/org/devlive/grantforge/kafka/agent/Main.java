@@ -26,6 +26,9 @@ public final class Main {
             System.exit(2);
             return;
         }
+        if (PrincipalOf.asked(args)) {
+            args = principalOf(args);
+        }
         try {
             NativeLibraryLoader.load(System.getProperty(NativeLibraryLoader.PATH_KEY));
         } catch (NativeLibraryLoader.NativeLoadException e) {
@@ -69,6 +72,36 @@ public final class Main {
         out.write(answer, 1, answer.length - 1);
         out.flush();
         System.exit(code);
+    }
+
+    /**
+     * {@code explain --principal-of}: prints the principal Kafka gives the certificate or Kerberos name, and returns
+     * the arguments of the decision for it; exits when none is asked or on failure.
+     */
+    private static String[] principalOf(String[] args) {
+        try {
+            String[] question = PrincipalOf.resolve(java.util.Arrays.copyOfRange(args, 1, args.length), System.out);
+            if (question != null) {
+                String[] explain = new String[question.length + 1];
+                explain[0] = args[0];
+                System.arraycopy(question, 0, explain, 1, question.length);
+                return explain;
+            }
+            System.exit(0);
+        } catch (PrincipalOf.UsageException e) {
+            System.err.println("explain: " + e.getMessage());
+            System.err.println(PrincipalOf.USAGE);
+            System.exit(2);
+        } catch (NoClassDefFoundError e) {
+            System.err.println("explain: " + PrincipalOf.OPTION + " computes the principal with Kafka's own classes and needs"
+                + " kafka-clients on the class path: java -cp \"grantforge-agent-kafka-" + AgentVersion.VERSION
+                + ".jar:$KAFKA_HOME/libs/*\" " + Main.class.getName() + " explain " + PrincipalOf.OPTION + " ...");
+            System.exit(1);
+        } catch (IOException | java.security.GeneralSecurityException | RuntimeException e) {
+            System.err.println("explain: " + PrincipalOf.OPTION + ": " + e.getMessage());
+            System.exit(1);
+        }
+        return args;
     }
 
     /** The cluster's quota entities as {@code kafka-configs --describe} prints them; exits on failure. */

@@ -682,8 +682,21 @@ public final class KafkaNode implements AutoCloseable {
      * release's classpath with these JVM options and arguments, and waits for it at most {@code timeout}.
      */
     public ToolRun runJava(String mainClass, List<String> jvmOptions, List<String> args, Duration timeout) {
+        return runJava(dist.classpath(), mainClass, jvmOptions, args, timeout);
+    }
+
+    /**
+     * Runs one of the agent's commands ({@code explain}, {@code migrate-acls}) as the docs do when it needs Kafka's
+     * classes: the agent JAR's {@code Main} with the release's jars on the class path.
+     */
+    public ToolRun runAgentCommand(List<String> jvmOptions, List<String> args) {
+        return runJava(config.agentJar.toAbsolutePath() + java.io.File.pathSeparator + dist.classpath(),
+                "org.devlive.grantforge.kafka.agent.Main", jvmOptions, args, Duration.ofSeconds(120));
+    }
+
+    private ToolRun runJava(String classpath, String mainClass, List<String> jvmOptions, List<String> args, Duration timeout) {
         try {
-            String cp = dir.resolve("launcher") + java.io.File.pathSeparator + dist.classpath();
+            String cp = dir.resolve("launcher") + java.io.File.pathSeparator + classpath;
             List<String> cmd = javaCommand("tool", cp, jvmOptions);
             cmd.add(mainClass);
             cmd.addAll(args);

@@ -1,5 +1,6 @@
 package org.devlive.grantforge.kafka.it;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -84,6 +85,8 @@ abstract class ProductionTransports {
     private final boolean saslTransports;
     private final boolean serverMode;
     private Path work;
+    private Transports transports;
+    private Path snapshot;
     private TestServer server;
     private KafkaNode node;
     private Admin admin;
@@ -103,7 +106,7 @@ abstract class ProductionTransports {
     @BeforeAll
     void startNode() throws Exception {
         work = Files.createTempDirectory("transports-" + kafkaVersion + "-");
-        Transports transports = new Transports(TestPki.create(work.resolve("pki")));
+        transports = new Transports(TestPki.create(work.resolve("pki")));
         jmx = Jmx.onFreePort();
         KafkaNode.Builder builder = KafkaNode.builder().name("transports-" + kafkaVersion).kafkaVersion(kafkaVersion)
                 .listener(transports.mutualTlsListener(MAPPING_RULES))
@@ -134,7 +137,7 @@ abstract class ProductionTransports {
             server.agentOf(builder, work.resolve("cache"), "transports-" + kafkaVersion)
                     .property("grantforge.ssl.ca.file", server.caFile().toString());
         } else {
-            Path snapshot = work.resolve("snapshot.json");
+            snapshot = work.resolve("snapshot.json");
             GrantForgeSnapshot.writePolicies(snapshot, "kafka-transports", policies);
             builder.policyFile(snapshot);
         }
@@ -240,6 +243,45 @@ abstract class ProductionTransports {
                         "expected the alert " + refusal.getKey() + ", got " + reason);
             }
         }
+    }
+
+    /**
+     * {@code explain --principal-of} with the node's own server.properties and the release's Kafka classes names the
+     * principal the node gave each login above, and decides for it.
+     */
+    @Test
+    void explainNamesThePrincipalTheNodeGivesACertificateOrAKerberosName() throws Exception {
+        Path serverProperties = node.dir().resolve("server.properties");
+        for (Login login : logins) {
+            List<String> args = new ArrayList<>(List.of("explain"));
+            List<String> jvm = new ArrayList<>();
+            if (login.login().listener().equals(Transports.MTLS)) {
+                String file = login.principal().equals("tess") ? "tess" : "uma";
+                args.addAll(List.of("--principal-of", transports.pki().certificatePem(file).toString()));
+            } else if (login.login().listener().equals(Transports.KERBEROS)) {
+                args.addAll(List.of("--principal-of", "Kate/localhost@" + TestKdc.REALM));
+                jvm.addAll(TestKdc.shared().jvmArgs());
+            } else {
+                continue; // SCRAM and OAuth principals are the names the client sends
+            }
+            args.addAll(List.of("--server-properties", serverProperties.toString(), "--listener", login.login().listener()));
+            if (serverMode) {
+                args.addAll(List.of("--cache-dir", work.resolve("cache").toString(), "--signing-key", server.signingKeyFile().toString()));
+            } else {
+                args.addAll(List.of("--snapshot", snapshot.toString()));
+            }
+            args.addAll(List.of("--operation", "WRITE", "--topic", login.topic(), "--host", "127.0.0.1"));
+            KafkaNode.ToolRun run = node.runAgentCommand(jvm, args);
+            assertEquals(0, run.exitCode(), run.toString());
+            assertTrue(run.stdout().startsWith("principal: User:" + login.principal() + "\n"), run.toString());
+            assertTrue(run.stdout().contains("decision: ALLOWED by policy "), run.toString());
+        }
+        // without the node's rules, Kafka's default keeps the certificate's whole name
+        KafkaNode.ToolRun unruled = node.runAgentCommand(List.of(),
+                List.of("explain", "--principal-of", transports.pki().certificatePem("tess").toString()));
+        assertEquals(0, unruled.exitCode(), unruled.toString());
+        assertTrue(unruled.stdout().startsWith("principal: User:CN=Tess,OU=clients,O=GrantForge IT\n"), unruled.toString());
+        assertTrue(unruled.stdout().contains("by ssl.principal.mapping.rules = DEFAULT (Kafka's default)"), unruled.toString());
     }
 
     private void assertRefused(Login login, String topic) {
