@@ -44,9 +44,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The principals production's transports give connections, in a real node with the agent as authorizer and
  * quota callback: SSL with client certificates mapped by {@code ssl.principal.mapping.rules} (and one no rule
- * maps, which keeps Kafka's whole {@code CN=…,OU=…} name), and on the releases that run them SASL_SSL with
- * SCRAM-SHA-512, Kerberos (a KDC in this JVM, names shortened by {@code sasl.kerberos.principal.to.local.rules})
- * and OAuth bearer tokens. For each login: a produce its policy allows, Kafka's own error for one no policy
+ * maps, which keeps Kafka's whole {@code CN=…,OU=…} name), and SASL_SSL with SCRAM-SHA-512 (credentials made with
+ * the Admin API), Kerberos (a KDC in this JVM, names shortened by {@code sasl.kerberos.principal.to.local.rules})
+ * and OAuth bearer tokens (Kafka's unsecured ones), each on a listener of its own in the same node. For each login: a produce its policy allows, Kafka's own error for one no policy
  * allows and for one whose {@code ip-range} condition names other addresses than the TLS connection's, the
  * audit naming the principal as Kafka gave it, and a quota of that principal grouped under Kafka's sanitized name.
  *
@@ -82,7 +82,6 @@ abstract class ProductionTransports {
     }
 
     private final String kafkaVersion;
-    private final boolean saslTransports;
     private final boolean serverMode;
     private Path work;
     private Transports transports;
@@ -93,13 +92,9 @@ abstract class ProductionTransports {
     private Jmx jmx;
     private final List<Login> logins = new ArrayList<>();
 
-    /**
-     * @param saslTransports whether the node also opens the SASL_SSL listeners (SCRAM, Kerberos, OAuth)
-     * @param serverMode server mode over HTTPS (audit at the server) rather than a policy file (audit in the log)
-     */
-    ProductionTransports(String kafkaVersion, boolean saslTransports, boolean serverMode) {
+    /** @param serverMode server mode over HTTPS (audit at the server) rather than a policy file (audit in the log) */
+    ProductionTransports(String kafkaVersion, boolean serverMode) {
         this.kafkaVersion = kafkaVersion;
-        this.saslTransports = saslTransports;
         this.serverMode = serverMode;
     }
 
@@ -116,14 +111,12 @@ abstract class ProductionTransports {
         logins.add(new Login("tls-mapped", transports.certificateLogin("tess", "CN=Tess,OU=clients,O=GrantForge IT"), "tess"));
         String unmapped = "CN=Uma Example,OU=contractors,O=Example Corp";
         logins.add(new Login("tls-unmapped", transports.certificateLogin("uma", unmapped), unmapped));
-        if (saslTransports) {
-            TestKdc kdc = TestKdc.shared();
-            kdc.jvmArgs().forEach(builder::jvmArg);
-            builder.listener(transports.scramListener()).listener(transports.kerberosListener(kdc, KERBEROS_RULES)).listener(transports.oauthListener());
-            logins.add(new Login("scram", transports.scramLogin("scarlet", "scarlet-secret"), "scarlet"));
-            logins.add(new Login("kerberos", transports.kerberosLogin(kdc, "Kate/localhost@" + TestKdc.REALM), "kate"));
-            logins.add(new Login("oauth", transports.oauthLogin("olivia"), "olivia"));
-        }
+        TestKdc kdc = TestKdc.shared();
+        kdc.jvmArgs().forEach(builder::jvmArg);
+        builder.listener(transports.scramListener()).listener(transports.kerberosListener(kdc, KERBEROS_RULES)).listener(transports.oauthListener());
+        logins.add(new Login("scram", transports.scramLogin("scarlet", "scarlet-secret"), "scarlet"));
+        logins.add(new Login("kerberos", transports.kerberosLogin(kdc, "Kate/localhost@" + TestKdc.REALM), "kate"));
+        logins.add(new Login("oauth", transports.oauthLogin("olivia"), "olivia"));
         List<String> policies = new ArrayList<>();
         for (Login login : logins) {
             policies.add(policy(policies.size() + 1, login.topic(), login.principal(), "127.0.0.0/8"));
@@ -149,11 +142,9 @@ abstract class ProductionTransports {
             topics.add(new NewTopic(login.elsewhere(), 1, (short) 1));
         }
         admin.createTopics(topics).all().get(WAIT_S, TimeUnit.SECONDS);
-        if (saslTransports) {
-            admin.alterUserScramCredentials(List.of(new UserScramCredentialUpsertion("scarlet",
-                    new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), "scarlet-secret")))
-                    .all().get(WAIT_S, TimeUnit.SECONDS);
-        }
+        admin.alterUserScramCredentials(List.of(new UserScramCredentialUpsertion("scarlet",
+                new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), "scarlet-secret")))
+                .all().get(WAIT_S, TimeUnit.SECONDS);
     }
 
     @AfterAll
