@@ -97,3 +97,60 @@ fn a_renamed_test_is_caught() {
         format!("{INTEGRATION_TESTS}A.java")
     );
 }
+
+/// The release columns of `docs/compatibility.md`'s table of listeners and principals.
+const RELEASES: [&str; 4] = ["3.7.2", "3.9.2", "4.1.2", "4.3.1"];
+
+/// Whether the integration test `class` (a `*` standing for a release's digits) runs on `release`:
+/// the class of that release exists, or the class names the release (a parameterized test).
+fn runs_on(class: &str, release: &str) -> bool {
+    let digits = release.replace('.', "");
+    let file = repository()
+        .join(INTEGRATION_TESTS)
+        .join(format!("{}.java", class.replace('*', &digits)));
+    match std::fs::read_to_string(&file) {
+        Ok(source) => class.contains('*') || source.contains(&format!("\"{release}\"")),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn every_cell_of_the_transport_table_names_a_test_of_its_release() {
+    let compatibility =
+        std::fs::read_to_string(repository().join("docs/compatibility.md")).unwrap();
+    let table = compatibility
+        .split("## Listeners and principals")
+        .nth(1)
+        .expect("docs/compatibility.md has a section \"Listeners and principals\"");
+    let mut cells = 0;
+    for row in table
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+    {
+        // empty cells are "| |": split at every bar
+        let columns: Vec<&str> = row
+            .trim()
+            .trim_matches('|')
+            .split('|')
+            .map(str::trim)
+            .collect();
+        assert_eq!(columns.len(), 6, "a row of six columns: {row}");
+        let classes: Vec<&str> = proved_by(row)
+            .into_iter()
+            .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+            .collect();
+        assert!(!classes.is_empty(), "the row names its test: {row}");
+        for (release, cell) in RELEASES.iter().zip(&columns[1..5]) {
+            if *cell == "yes" {
+                assert!(
+                    classes.iter().any(|class| runs_on(class, release)),
+                    "{release} says yes, but none of {classes:?} runs on it: {row}"
+                );
+                cells += 1;
+            }
+        }
+    }
+    assert!(cells >= 30, "only {cells} cells: did the table change?");
+}
