@@ -8,7 +8,7 @@ import java.util.Properties;
 /**
  * The listeners production runs and the client logins that reach them, all over TLS from one {@link TestPki}:
  * SSL with client certificates ({@value #MTLS}), and SASL_SSL with SCRAM-SHA-512 ({@value #SCRAM}), Kerberos
- * ({@value #KERBEROS}) or OAuth bearer tokens ({@value #OAUTH}). Brokers present {@link #BROKER_DN}'s certificate
+ * ({@value #KERBEROS}) or OAuth bearer tokens a JWKS validates ({@value #OAUTH}). Brokers present {@link #BROKER_DN}'s certificate
  * (for 127.0.0.1 and localhost, so clients verify the host name as by default); on the SSL listener that is also
  * the principal brokers replicate as when it is their inter-broker listener.
  */
@@ -70,11 +70,19 @@ public final class Transports {
         return new Listener(KERBEROS, "SASL_SSL", settings);
     }
 
-    /** SASL_SSL with OAUTHBEARER and Kafka's unsecured tokens: the principal is the token's {@code sub}. */
-    public Listener oauthListener() {
+    /**
+     * SASL_SSL with OAUTHBEARER, tokens validated against the JWKS of {@code idp} (signature, expiry, audience):
+     * the principal is the token's {@code sub}. The node needs {@link TestIdentityProvider#jvmArgs()}.
+     */
+    public Listener oauthListener(TestIdentityProvider idp) {
         Map<String, String> settings = saslServerTls(OAUTH, "OAUTHBEARER");
-        settings.put(Listener.prefix(OAUTH) + "oauthbearer.sasl.jaas.config",
-                "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=\"broker\";");
+        String prefix = Listener.prefix(OAUTH);
+        settings.put(prefix + "oauthbearer.sasl.server.callback.handler.class",
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler");
+        settings.put(prefix + "oauthbearer.sasl.jaas.config", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;");
+        settings.put("sasl.oauthbearer.jwks.endpoint.url", idp.jwksUrl());
+        settings.put("sasl.oauthbearer.expected.audience", TestIdentityProvider.AUDIENCE);
+        settings.put("sasl.oauthbearer.expected.issuer", TestIdentityProvider.ISSUER);
         return new Listener(OAUTH, "SASL_SSL", settings);
     }
 
@@ -121,10 +129,13 @@ public final class Transports {
         return new ClientLogin(KERBEROS, props);
     }
 
-    /** An unsecured OAuth token whose {@code sub} is {@code subject}. */
-    public ClientLogin oauthLogin(String subject) {
-        return sasl(OAUTH, "OAUTHBEARER", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required"
-                + " unsecuredLoginStringClaim_sub=\"" + subject + "\";");
+    /** A login with an access token {@code idp} signs for {@code subject}. */
+    public ClientLogin oauthLogin(TestIdentityProvider idp, String subject) {
+        ClientLogin login = sasl(OAUTH, "OAUTHBEARER", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                + StaticTokenLogin.OPTION + "=\"" + idp.token(subject) + "\";");
+        Properties props = login.settings();
+        props.put("sasl.login.callback.handler.class", StaticTokenLogin.class.getName());
+        return new ClientLogin(OAUTH, props);
     }
 
     private ClientLogin sasl(String listener, String mechanism, String jaasConfig) {

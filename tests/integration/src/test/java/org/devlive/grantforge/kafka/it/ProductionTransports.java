@@ -28,6 +28,7 @@ import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.SaslAuthenticationException;
 import org.apache.kafka.common.errors.SslAuthenticationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.quota.ClientQuotaAlteration;
@@ -46,7 +47,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * quota callback: SSL with client certificates mapped by {@code ssl.principal.mapping.rules} (and one no rule
  * maps, which keeps Kafka's whole {@code CN=…,OU=…} name), and SASL_SSL with SCRAM-SHA-512 (credentials made with
  * the Admin API), Kerberos (a KDC in this JVM, names shortened by {@code sasl.kerberos.principal.to.local.rules})
- * and OAuth bearer tokens (Kafka's unsecured ones), each on a listener of its own in the same node. For each login: a produce its policy allows, Kafka's own error for one no policy
+ * and OAuth bearer tokens (signed by a key made at test time, validated against its JWKS), each on a listener of its
+ * own in the same node. For each login: a produce its policy allows, Kafka's own error for one no policy
  * allows and for one whose {@code ip-range} condition names other addresses than the TLS connection's, the
  * audit naming the principal as Kafka gave it, and a quota of that principal grouped under Kafka's sanitized name.
  *
@@ -113,10 +115,13 @@ abstract class ProductionTransports {
         logins.add(new Login("tls-unmapped", transports.certificateLogin("uma", unmapped), unmapped));
         TestKdc kdc = TestKdc.shared();
         kdc.jvmArgs().forEach(builder::jvmArg);
-        builder.listener(transports.scramListener()).listener(transports.kerberosListener(kdc, KERBEROS_RULES)).listener(transports.oauthListener());
+        TestIdentityProvider idp = TestIdentityProvider.create(work.resolve("idp"));
+        idp.jvmArgs().forEach(builder::jvmArg);
+        builder.listener(transports.scramListener()).listener(transports.kerberosListener(kdc, KERBEROS_RULES))
+                .listener(transports.oauthListener(idp));
         logins.add(new Login("scram", transports.scramLogin("scarlet", "scarlet-secret"), "scarlet"));
         logins.add(new Login("kerberos", transports.kerberosLogin(kdc, "Kate/localhost@" + TestKdc.REALM), "kate"));
-        logins.add(new Login("oauth", transports.oauthLogin("olivia"), "olivia"));
+        logins.add(new Login("oauth", transports.oauthLogin(idp, "olivia"), "olivia"));
         List<String> policies = new ArrayList<>();
         for (Login login : logins) {
             policies.add(policy(policies.size() + 1, login.topic(), login.principal(), "127.0.0.0/8"));
@@ -233,6 +238,19 @@ abstract class ProductionTransports {
                 assertTrue(reason != null && reason.getMessage().contains("Received fatal alert: " + refusal.getKey()),
                         "expected the alert " + refusal.getKey() + ", got " + reason);
             }
+        }
+    }
+
+    @Test
+    void aTokenTheJwksDoesNotVerifyIsRefusedAtAuthentication() throws Exception {
+        // the same subject and claims, signed by a key the brokers' JWKS does not hold
+        TestIdentityProvider impostor = TestIdentityProvider.create(work.resolve("impostor-idp"));
+        try (Admin client = node.admin(transports.oauthLogin(impostor, "olivia"))) {
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> client.describeCluster().clusterId().get(WAIT_S, TimeUnit.SECONDS));
+            assertInstanceOf(SaslAuthenticationException.class, e.getCause(), "the broker's refusal: " + e.getCause());
+            // RFC 6750's error, as Kafka's validator answers a token whose signature no key of the JWKS verifies
+            assertTrue(e.getCause().getMessage().contains("invalid_token"), e.getCause().getMessage());
         }
     }
 
