@@ -16,6 +16,7 @@ use crate::audit::delivery::DeliveryStats;
 use crate::audit::events::{AccessEvent, EventIds};
 use crate::audit::fold::Auditor;
 use crate::config::{AgentConfig, ConfigError, PolicySource};
+use crate::lockout::LockoutHint;
 use crate::metrics::{Metrics, Stats};
 use crate::request::clock;
 use crate::request::decision_cache::DecisionCache;
@@ -99,6 +100,8 @@ pub struct Agent {
     /// kind of service, and everything but super users is refused until a kafka snapshot arrives.
     refuse_all: AtomicBool,
     auditor: Auditor,
+    /// Says when the policies refuse nodes what they do among themselves.
+    lockout: LockoutHint,
     lanes: Lanes,
     metrics: Metrics,
     instance: String,
@@ -162,6 +165,7 @@ impl Agent {
             auditor: Auditor::new(
                 usize::try_from(config.audit_queue_capacity).unwrap_or(usize::MAX),
             ),
+            lockout: LockoutHint::new(config.inter_node_listeners.clone()),
             lanes: Lanes::new(),
             event_ids: EventIds::new(&instance),
             metrics: Metrics::default(),
@@ -252,6 +256,12 @@ impl Agent {
                 Ok(applied) => {
                     for (action, allowed) in actions.iter().zip(allowed.iter_mut()) {
                         *allowed = lane.decide(applied, context, action, &self.auditor, &mut now);
+                        if !*allowed && action.operation == Some(Operation::ClusterAction) {
+                            self.lockout.refused_cluster_action(
+                                &context.principal,
+                                &context.conditions.listener,
+                            );
+                        }
                     }
                 }
                 // Super users: allowed, not counted, not audited.

@@ -11,12 +11,22 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::lockout::{self, InterNodeListeners};
 use crate::rules::SuperUsers;
 use crate::settings::{self, Kind, Setting, SETTINGS};
 use crate::source::trust::SigningKey;
 
 /// Kafka's own key naming the principals that are never checked.
 pub const SUPER_USERS: &str = "super.users";
+
+/// Every key of Kafka's the agent reads (beside its own `grantforge.*`): the Java shim hands
+/// `configure` only these, so none of Kafka's secrets reaches the agent.
+pub const KAFKA_KEYS: [&str; 4] = [
+    SUPER_USERS,
+    lockout::INTER_BROKER_LISTENER_NAME,
+    lockout::SECURITY_INTER_BROKER_PROTOCOL,
+    lockout::CONTROLLER_LISTENER_NAMES,
+];
 
 /// A setting that cannot be used, with the key it concerns and what to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,6 +107,8 @@ pub struct AgentConfig {
     pub source: PolicySource,
     /// `Type:name` strings from `super.users`, compared exactly as Kafka compares them.
     pub super_users: SuperUsers,
+    /// The listeners brokers and controllers use among themselves, by Kafka's settings.
+    pub inter_node_listeners: InterNodeListeners,
     pub instance: Option<String>,
     pub cache_dir: Option<PathBuf>,
     pub start_timeout: Duration,
@@ -121,7 +133,7 @@ pub struct AgentConfig {
 
 impl AgentConfig {
     /// Validates the settings Kafka handed `configure` (only `grantforge.*` keys and
-    /// `super.users` are read; Kafka's other keys are Kafka's business).
+    /// [`KAFKA_KEYS`] are read; Kafka's other keys are Kafka's business).
     pub fn from_settings(settings: &BTreeMap<String, String>) -> Result<AgentConfig, ConfigError> {
         for key in settings.keys().filter(|k| k.starts_with("grantforge.")) {
             if settings::find(key).is_none() {
@@ -136,6 +148,17 @@ impl AgentConfig {
                 settings.get(SUPER_USERS).map(String::as_str).unwrap_or(""),
             )
             .map_err(|e| ConfigError::new(SUPER_USERS, e))?,
+            inter_node_listeners: InterNodeListeners::from_kafka(
+                settings
+                    .get(lockout::INTER_BROKER_LISTENER_NAME)
+                    .map(String::as_str),
+                settings
+                    .get(lockout::SECURITY_INTER_BROKER_PROTOCOL)
+                    .map(String::as_str),
+                settings
+                    .get(lockout::CONTROLLER_LISTENER_NAMES)
+                    .map(String::as_str),
+            ),
             instance: reader.instance()?,
             cache_dir: reader.text(&settings::CACHE_DIR).map(PathBuf::from),
             start_timeout: reader.start_timeout()?,
@@ -448,6 +471,27 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Java shim hands over `grantforge.*` and its own list of Kafka's keys: the list must be
+    /// this one, or a key the agent reads never arrives (or one it does not read does).
+    #[test]
+    fn the_shim_hands_over_exactly_the_kafka_keys_the_agent_reads() {
+        let shim = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../java-shim/src/main/java/org/devlive/grantforge/kafka/agent/GrantForgeKafkaAuthorizer.java"
+        ))
+        .unwrap();
+        let list = shim
+            .split("KAFKA_KEYS = ")
+            .nth(1)
+            .and_then(|rest| rest.split(';').next())
+            .expect("GrantForgeKafkaAuthorizer defines KAFKA_KEYS");
+        let mut keys: Vec<&str> = list.split('"').skip(1).step_by(2).collect();
+        keys.sort_unstable();
+        let mut ours = KAFKA_KEYS.to_vec();
+        ours.sort_unstable();
+        assert_eq!(keys, ours);
+    }
 
     #[test]
     fn server_mode_reads_the_token_once_and_never_shows_it() {

@@ -9,7 +9,8 @@
 //!
 //! The modules, by concern:
 //! - the agent and its lifecycle: `agent`, [`registry`], `rules` (the order of the agent's rules),
-//!   [`config`] read through the [`settings`] table;
+//!   [`config`] read through the [`settings`] table, `lockout` (the WARN of a node about to lock
+//!   itself out);
 //! - the request path: `request` (per-thread lanes, the decision cache, keys, clocks, the lanes' lock);
 //! - the audit: `audit` (folding, access events, delivery with a disk spool);
 //! - the policy source: `source` (a policy file, or a server: protocol client, trust, disk cache);
@@ -19,6 +20,7 @@ mod agent;
 mod audit;
 pub mod config;
 pub mod explain;
+mod lockout;
 pub mod logging;
 pub mod metrics;
 pub mod quotas;

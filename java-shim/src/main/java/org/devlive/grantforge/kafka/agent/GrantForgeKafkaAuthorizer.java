@@ -107,12 +107,20 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
         return new ConfigException(message);
     }
 
-    /** The keys the agent reads: its own and Kafka's {@code super.users}. */
+    /**
+     * Kafka's keys the agent reads beside its own (crates/grantforge-agent/src/config.rs, {@code KAFKA_KEYS}, whose
+     * test holds this list to it): no other setting, and so none of Kafka's secrets, reaches the native code.
+     */
+    static final java.util.Set<String> KAFKA_KEYS = java.util.Collections.unmodifiableSet(new java.util.HashSet<String>(
+        java.util.Arrays.asList("super.users", "inter.broker.listener.name", "security.inter.broker.protocol",
+            "controller.listener.names")));
+
+    /** The keys the agent reads: its own and {@link #KAFKA_KEYS}. */
     private static Map<String, String> agentSettings(Map<String, ?> configs) {
         Map<String, String> settings = new TreeMap<String, String>();
         for (Map.Entry<String, ?> entry : configs.entrySet()) {
             String key = entry.getKey();
-            if (entry.getValue() != null && (key.startsWith("grantforge.") || key.equals("super.users"))) {
+            if (entry.getValue() != null && (key.startsWith("grantforge.") || KAFKA_KEYS.contains(key))) {
                 settings.put(key, String.valueOf(entry.getValue()));
             }
         }

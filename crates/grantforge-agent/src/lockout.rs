@@ -1,0 +1,167 @@
+//! A node that is about to lock itself out says so.
+//!
+//! Brokers and controllers reach each other over the listeners Kafka's settings name for it
+//! (`inter.broker.listener.name`, or the one of `security.inter.broker.protocol`, and
+//! `controller.listener.names`), and what they do there is `CLUSTER_ACTION` on the cluster. When
+//! the policies refuse that to a principal arriving on such a listener, replication or a node's
+//! registration stalls, and Kafka only logs errors about timeouts. The agent then writes one WARN
+//! per principal and listener naming `super.users`: the principal the node must hold there, and
+//! the listener it came over. A bounded number of pairs is remembered, so a storm of principals
+//! costs a few lines, not a log each.
+
+use std::collections::BTreeSet;
+
+use grantforge_kafka::Principal;
+use parking_lot::Mutex;
+
+/// How many principal and listener pairs are warned about; later ones are not.
+const WARNED_AT_MOST: usize = 16;
+
+/// The listeners nodes use among themselves, each with the Kafka key that names it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InterNodeListeners(Vec<(String, &'static str)>);
+
+impl InterNodeListeners {
+    /// From Kafka's settings: `inter.broker.listener.name`, else the listener named after
+    /// `security.inter.broker.protocol` (Kafka's default `PLAINTEXT`), and each of
+    /// `controller.listener.names`.
+    pub fn from_kafka(
+        inter_broker_listener: Option<&str>,
+        inter_broker_protocol: Option<&str>,
+        controller_listeners: Option<&str>,
+    ) -> InterNodeListeners {
+        let mut listeners = Vec::new();
+        match (
+            nonblank(inter_broker_listener),
+            nonblank(inter_broker_protocol),
+        ) {
+            (Some(name), _) => listeners.push((name.to_string(), INTER_BROKER_LISTENER_NAME)),
+            (None, Some(protocol)) => {
+                listeners.push((protocol.to_string(), SECURITY_INTER_BROKER_PROTOCOL))
+            }
+            (None, None) => {
+                listeners.push(("PLAINTEXT".to_string(), SECURITY_INTER_BROKER_PROTOCOL))
+            }
+        }
+        for name in controller_listeners
+            .unwrap_or("")
+            .split(',')
+            .filter_map(|n| nonblank(Some(n)))
+        {
+            listeners.push((name.to_string(), CONTROLLER_LISTENER_NAMES));
+        }
+        InterNodeListeners(listeners)
+    }
+
+    /// The Kafka key naming `listener` for traffic between nodes, if it is such a listener.
+    /// Listener names compare as Kafka compares them: case-insensitively.
+    fn key_of(&self, listener: &str) -> Option<&'static str> {
+        self.0
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(listener))
+            .map(|&(_, key)| key)
+    }
+}
+
+/// Kafka's keys that name the listeners between nodes.
+pub const INTER_BROKER_LISTENER_NAME: &str = "inter.broker.listener.name";
+pub const SECURITY_INTER_BROKER_PROTOCOL: &str = "security.inter.broker.protocol";
+pub const CONTROLLER_LISTENER_NAMES: &str = "controller.listener.names";
+
+fn nonblank(value: Option<&str>) -> Option<&str> {
+    value.map(str::trim).filter(|v| !v.is_empty())
+}
+
+/// Warns, once per principal and listener, when a cluster action on a listener between nodes is
+/// refused.
+#[derive(Debug, Default)]
+pub struct LockoutHint {
+    listeners: InterNodeListeners,
+    warned: Mutex<BTreeSet<(String, String)>>,
+}
+
+impl LockoutHint {
+    pub fn new(listeners: InterNodeListeners) -> LockoutHint {
+        LockoutHint {
+            listeners,
+            warned: Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// The policies refused `principal` a cluster action on `listener`: one WARN the first time,
+    /// if nodes use that listener among themselves. Returns whether it warned.
+    pub fn refused_cluster_action(&self, principal: &Principal, listener: &str) -> bool {
+        let Some(key) = self.listeners.key_of(listener) else {
+            return false;
+        };
+        let name = format!("{}:{}", principal.principal_type, principal.name);
+        {
+            let mut warned = self.warned.lock();
+            if warned.len() >= WARNED_AT_MOST
+                || !warned.insert((name.clone(), listener.to_string()))
+            {
+                return false;
+            }
+        }
+        tracing::warn!(
+            "the policies refuse {name} CLUSTER_ACTION on listener {listener}, which Kafka uses between nodes ({key}): until super.users names {name} (or a policy allows it cluster_action on the cluster), nodes that connect as it cannot replicate or register; docs/transports.md, \"Mistakes that lock a cluster out\""
+        );
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(name: &str) -> Principal {
+        Principal {
+            principal_type: "User".into(),
+            name: name.into(),
+        }
+    }
+
+    fn hint() -> LockoutHint {
+        LockoutHint::new(InterNodeListeners::from_kafka(
+            Some("REPLICATION"),
+            Some("SASL_SSL"),
+            Some("CONTROLLER, CONTROLLER_TLS"),
+        ))
+    }
+
+    #[test]
+    fn a_refused_cluster_action_between_nodes_warns_once_per_principal_and_listener() {
+        let hint = hint();
+        let broker = user("CN=broker,OU=brokers");
+        assert!(hint.refused_cluster_action(&broker, "REPLICATION"));
+        assert!(!hint.refused_cluster_action(&broker, "REPLICATION"));
+        assert!(hint.refused_cluster_action(&broker, "controller_tls"));
+        assert!(hint.refused_cluster_action(&user("other"), "REPLICATION"));
+    }
+
+    #[test]
+    fn client_listeners_never_warn() {
+        let hint = hint();
+        assert!(!hint.refused_cluster_action(&user("alice"), "EXTERNAL"));
+        // the protocol names the inter-broker listener only when inter.broker.listener.name is unset
+        assert!(!hint.refused_cluster_action(&user("alice"), "SASL_SSL"));
+    }
+
+    #[test]
+    fn kafkas_default_inter_broker_listener_is_plaintext() {
+        let hint = LockoutHint::new(InterNodeListeners::from_kafka(None, None, None));
+        assert!(hint.refused_cluster_action(&user("ANONYMOUS"), "PLAINTEXT"));
+        let by_protocol =
+            LockoutHint::new(InterNodeListeners::from_kafka(Some(" "), Some("SSL"), None));
+        assert!(by_protocol.refused_cluster_action(&user("CN=b"), "SSL"));
+    }
+
+    #[test]
+    fn a_storm_of_principals_warns_a_bounded_number_of_times() {
+        let hint = hint();
+        let warned = (0..100)
+            .filter(|i| hint.refused_cluster_action(&user(&format!("u{i}")), "REPLICATION"))
+            .count();
+        assert_eq!(warned, WARNED_AT_MOST);
+    }
+}
