@@ -55,6 +55,9 @@ pub fn reads_stdin(args: &[String]) -> bool {
 
 /// Runs `explain` with its arguments and standard input; returns the exit code and the output.
 pub fn run(args: &[String], stdin: &str) -> (i32, String) {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        return (0, format!("{USAGE}\n"));
+    }
     let outcome = match args.iter().position(|a| a == "--quota") {
         Some(at) => quota::run(&[&args[..at], &args[at + 1..]].concat(), stdin),
         None => run_inner(args, stdin),
@@ -201,7 +204,6 @@ fn parse_options(args: &[String]) -> Result<Options, Failure> {
                 i += 1;
                 continue;
             }
-            "--help" | "-h" => return Err(Failure::Usage("help".to_string())),
             _ => {
                 options.question.push(args[i].clone());
                 i += 1;
@@ -659,6 +661,16 @@ mod tests {
         assert!(answers[1]["error"].as_str().unwrap().contains("FLY"));
         assert_eq!(answers[2]["decision"], "DENIED");
         assert_eq!(answers[2]["request"]["resource"], "kafka-cluster");
+    }
+
+    #[test]
+    fn help_is_an_answer_not_an_error() {
+        for asked in ["--help", "--quota --help", "--snapshot x.json -h"] {
+            let (code, out) = explain(asked, "");
+            assert_eq!(code, 0, "{asked}: {out}");
+            assert!(out.starts_with("usage: explain"), "{asked}: {out}");
+            assert!(!out.contains("explain: help"), "{out}");
+        }
     }
 
     #[test]

@@ -13,20 +13,44 @@ import java.nio.charset.StandardCharsets;
  * needs kafka-clients on the class path).
  */
 public final class Main {
+    /** Every command, one line each: what {@code java -jar <jar>}, {@code help} and {@code --help} print. */
+    static final String USAGE = "usage: java -jar grantforge-agent-kafka-" + AgentVersion.VERSION + ".jar COMMAND ...\n"
+        + "  explain ...                 what the agent would decide for a request, and why (docs/explain.md)\n"
+        + "  explain --quota ...         the group, rule and limit the quota callback gives a connection (docs/quotas.md)\n"
+        + "  explain --principal-of ...  the principal Kafka gives a certificate or a Kerberos name (docs/transports.md)\n"
+        + "  migrate-acls ...            Kafka's ACLs as GrantForge policies, and --verify (docs/operations.md)\n"
+        + "  help                        this text; COMMAND --help prints the command's own\n"
+        + "explain --quota --bootstrap-server, explain --principal-of and migrate-acls need Kafka's jars on the class path:\n"
+        + "  java -cp \"grantforge-agent-kafka-" + AgentVersion.VERSION + ".jar:$KAFKA_HOME/libs/*\" " + Main.class.getName()
+        + " COMMAND ...";
+
     private Main() {
     }
 
     public static void main(String[] args) throws IOException {
-        if (args.length > 0 && args[0].equals("migrate-acls")) {
-            System.exit(MigrateAcls.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.out, System.err));
-            return;
+        String command = args.length == 0 ? "" : args[0];
+        switch (command) {
+            case "help":
+            case "--help":
+            case "-h":
+                System.out.println(USAGE);
+                System.exit(0);
+                return;
+            case "migrate-acls":
+                System.exit(MigrateAcls.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.out, System.err));
+                return;
+            case "explain":
+                explain(args);
+                return;
+            default:
+                System.err.println((command.isEmpty() ? "" : "unknown command `" + command + "`\n") + USAGE);
+                System.exit(2);
         }
-        if (args.length == 0 || !args[0].equals("explain")) {
-            System.err.println("usage: java -jar grantforge-agent-kafka-" + AgentVersion.VERSION + ".jar explain --help");
-            System.exit(2);
-            return;
-        }
-        if (PrincipalOf.asked(args)) {
+    }
+
+    private static void explain(String[] args) throws IOException {
+        boolean help = java.util.Arrays.asList(args).contains("--help") || java.util.Arrays.asList(args).contains("-h");
+        if (PrincipalOf.asked(args) && !help) {
             args = principalOf(args);
         }
         try {
@@ -70,6 +94,9 @@ public final class Main {
         int code = answer[0];
         PrintStream out = code == 0 ? System.out : System.err;
         out.write(answer, 1, answer.length - 1);
+        if (help) {
+            out.println(PrincipalOf.USAGE);
+        }
         out.flush();
         System.exit(code);
     }
