@@ -31,14 +31,17 @@ import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * Shows the agent at work: a KRaft node (broker + controller) whose agent keeps its policies from the
- * project's GrantForge test server (server mode: signed snapshots over HTTP, heartbeat every second),
- * with the policies in {@code .demo/policies.json}. alice may produce to {@code orders}, bob may not;
- * the policies are listed as ACLs the way {@code kafka-acls --list} shows them; then the demo edits
- * the policy file to let bob write, and bob's next produce goes through within a heartbeat.
+ * project's GrantForge test server (server mode: signed snapshots over HTTP, heartbeat every second,
+ * downloads at once), with the policies in {@code .demo/policies.json}. alice may produce to
+ * {@code orders}, bob may not; the policies are listed as ACLs the way {@code kafka-acls --list} shows
+ * them; then the demo edits the policy file to let bob write, and measures when bob's produce goes
+ * through. Every run starts from the same state: the policies from the fixture, no agent cache and no
+ * server state of an earlier run (which would still allow bob), so it shows the same thing each time.
  *
  * <pre>
  * scripts/demo                      the whole show, then the node stops
- * scripts/demo --keep-running       ... and the node keeps running: edit .demo/policies.json and watch
+ * scripts/demo --keep-running       ... and the node keeps running: edit .demo/policies.json and watch;
+ *                                   Enter stops it, or (started in the background) a kill of the process
  * scripts/demo --snapshot FILE      offline mode instead: the agent decides from a snapshot file
  * </pre>
  */
@@ -52,16 +55,16 @@ public final class Demo {
 
     public static void main(String[] args) throws Exception {
         List<String> options = List.of(args);
-        boolean keepRunning = options.contains("--keep-running");
         int snapshotAt = options.indexOf("--snapshot");
         Path snapshot = snapshotAt >= 0 && snapshotAt + 1 < args.length ? Paths.get(args[snapshotAt + 1]).toAbsolutePath() : null;
+        run(ItPaths.findFromWorkingDir(Paths.get(".demo"), Paths.get("..", "..", ".demo")), snapshot,
+                options.contains("--keep-running"));
+    }
+
+    /** The show in {@code demoDir} (its state is made anew), from {@code snapshot} when not null. */
+    static void run(Path demoDir, Path snapshot, boolean keepRunning) throws Exception {
         KafkaDist dist = KafkaDist.defaultDist();
-        Path demoDir = ItPaths.findFromWorkingDir(Paths.get(".demo"), Paths.get("..", "..", ".demo"));
-        Files.createDirectories(demoDir);
-        Path policies = demoDir.resolve("policies.json");
-        if (!Files.exists(policies)) {
-            Files.copy(ItPaths.fixtures().resolve("server/policies.json"), policies);
-        }
+        Path policies = freshState(demoDir);
 
         OUT.println("== GrantForge agent for Apache Kafka: demo ==");
         OUT.println("Kafka:     " + dist.version() + " (one KRaft node, broker + controller, SASL/PLAIN)");
@@ -78,7 +81,9 @@ public final class Demo {
                 .property("grantforge.token.file", server.tokenFile().toString())
                 .property("grantforge.signing.key.file", server.signingKeyFile().toString())
                 .property("grantforge.cache.dir", demoDir.resolve("cache").toString())
-                .property("grantforge.instance", "demo-broker");
+                .property("grantforge.instance", "demo-broker")
+                // one broker: no fleet to spread downloads over, so a change is fetched at the next heartbeat
+                .property("grantforge.download.jitter.ms", "0");
         }
         OUT.println();
 
@@ -122,8 +127,12 @@ public final class Demo {
             }
             if (keepRunning) {
                 OUT.println("The node keeps running at " + node.bootstrapServers() + " (users alice, bob, carol; password <user>-secret).");
-                OUT.println("Edit " + policies + ": the broker follows within a heartbeat. Press Enter to stop.");
-                System.in.read();
+                OUT.println("Edit " + policies + ": the broker follows within a heartbeat. Press Enter to stop"
+                        + " (started in the background: kill " + ProcessHandle.current().pid() + ").");
+                if (System.in.read() < 0) {
+                    // no terminal (started in the background): run until the process is stopped
+                    new java.util.concurrent.CountDownLatch(1).await();
+                }
             }
             OUT.println("Stopping the node ...");
         } catch (RuntimeException e) {
@@ -131,6 +140,27 @@ public final class Demo {
             throw e;
         }
         OUT.println("Node stopped.");
+    }
+
+    /**
+     * The demo's own state, made anew: the policies of the fixture in {@code policies.json}, and no agent cache or
+     * test server state left by an earlier run. Returns the policy file.
+     */
+    private static Path freshState(Path demoDir) throws java.io.IOException {
+        Files.createDirectories(demoDir);
+        for (String leftover : List.of("cache", "server")) {
+            Path dir = demoDir.resolve(leftover);
+            if (Files.exists(dir)) {
+                try (java.util.stream.Stream<Path> walk = Files.walk(dir)) {
+                    for (Path p : walk.sorted(Comparator.reverseOrder()).collect(java.util.stream.Collectors.toList())) {
+                        Files.delete(p);
+                    }
+                }
+            }
+        }
+        Path policies = demoDir.resolve("policies.json");
+        Files.copy(ItPaths.fixtures().resolve("server/policies.json"), policies, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        return policies;
     }
 
     /** Lets bob write to orders by editing the policy file, and shows when the broker enforces it. */
@@ -151,7 +181,8 @@ public final class Demo {
                 Thread.sleep(100);
                 outcome = produce(node, "bob", "bob's second order");
             } while (outcome.startsWith("REFUSED") && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(WAIT_S));
-            OUT.printf("$ bob produces again, %.1f s after the edit%n  %s%n%n", (System.nanoTime() - start) / 1e9, outcome);
+            OUT.printf("$ bob produces again: %s %.1f s after the edit (the agent's heartbeat is 1 s)%n  %s%n%n",
+                    outcome.startsWith("REFUSED") ? "still refused" : "allowed", (System.nanoTime() - start) / 1e9, outcome);
         } finally {
             Files.writeString(policies, before);
         }

@@ -1,0 +1,105 @@
+package org.devlive.grantforge.kafka.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The demo as a newcomer runs it, twice in a row in one directory: each run shows alice allowed, bob refused, the
+ * ACL creation refused and bob allowed after the policy edit, in that order (a second run once started from the
+ * first run's cache, which still allowed bob), and the edit takes effect within about a heartbeat. The second run
+ * is started in the background with {@code --keep-running}: with no terminal it keeps running until stopped.
+ */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
+class DemoTest {
+    /** What each step of the demo prints on the line after its {@code $ } line. */
+    private static final List<String> EXPECTED = List.of("OK", "REFUSED", "REFUSED", "OK");
+    private static final Pattern CHANGE = Pattern.compile("bob produces again: allowed ([0-9.]+) s after the edit");
+
+    @TempDir
+    Path work;
+
+    private Process demo(String... args) throws IOException {
+        Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
+        List<String> command = new ArrayList<>(List.of(java.toString(), "-cp", System.getProperty("java.class.path")));
+        for (String property : List.of(ItPaths.AGENT_JAR_PROPERTY, ItPaths.FIXTURES_PROPERTY, KafkaDist.DISTS_PROPERTY,
+                TestServer.BINARY_PROPERTY, KafkaDist.VERSION_PROPERTY)) {
+            if (System.getProperty(property) != null) {
+                command.add("-D" + property + "=" + System.getProperty(property));
+            }
+        }
+        command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+        command.add(Demo.class.getName());
+        command.addAll(List.of(args));
+        Process process = new ProcessBuilder(command).directory(work.toFile()).redirectErrorStream(true).start();
+        process.getOutputStream().close(); // no terminal, as in the background
+        return process;
+    }
+
+    /** Reads the demo's output until {@code last} (or its end); returns the lines. */
+    private static List<String> readUntil(Process process, String last) throws IOException {
+        List<String> lines = new ArrayList<>();
+        BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        String line;
+        while ((line = out.readLine()) != null) {
+            lines.add(line);
+            if (line.contains(last)) {
+                break;
+            }
+        }
+        return lines;
+    }
+
+    /** The outcome printed after each {@code $ } step, in order. */
+    private static List<String> outcomes(List<String> lines) {
+        List<String> outcomes = new ArrayList<>();
+        for (int i = 0; i + 1 < lines.size(); i++) {
+            if (lines.get(i).startsWith("$ ") && !lines.get(i).startsWith("$ kafka-acls") && !lines.get(i).startsWith("$ edit")) {
+                outcomes.add(lines.get(i + 1).trim().split("\\s+")[0]);
+            }
+        }
+        return outcomes;
+    }
+
+    @Test
+    void twoRunsInARowShowTheSameAndTheSecondKeepsRunningInTheBackground() throws Exception {
+        Process first = demo();
+        List<String> firstLines = readUntil(first, "Node stopped.");
+        assertTrue(first.waitFor(60, TimeUnit.SECONDS), "the first run ends");
+        String firstText = String.join("\n", firstLines);
+        assertEquals(0, first.exitValue(), firstText);
+        assertEquals(EXPECTED, outcomes(firstLines), firstText);
+        Matcher change = CHANGE.matcher(firstText);
+        assertTrue(change.find(), firstText);
+        System.out.println("[DemoTest] " + change.group());
+        // a heartbeat each second and no download delay: the change is in force within about two
+        assertTrue(Double.parseDouble(change.group(1)) < 3.0, "the edit reaches the broker within a heartbeat: " + change.group());
+
+        Process second = demo("--keep-running");
+        try {
+            List<String> secondLines = readUntil(second, "The node keeps running");
+            String secondText = String.join("\n", secondLines);
+            assertEquals(EXPECTED, outcomes(secondLines), "the second run shows what the first did:\n" + secondText);
+            assertFalse(second.waitFor(3, TimeUnit.SECONDS), "with no terminal, --keep-running keeps running:\n" + secondText);
+        } finally {
+            second.destroy();
+            assertTrue(second.waitFor(60, TimeUnit.SECONDS), "a stopped demo ends");
+        }
+    }
+}
