@@ -115,6 +115,9 @@ impl Agent {
     /// start; server mode validates its settings and applies the disk cache if it verifies (no
     /// network here). The agent's own thread then keeps the policies current.
     pub fn start(config: AgentConfig) -> Result<Arc<Agent>, AgentError> {
+        for ignored in &config.ignored_settings {
+            tracing::warn!("{ignored}");
+        }
         let delivery = Arc::new(DeliveryStats::default());
         // Offline mode: the file's stamp is taken before it is read, so a change in between is seen.
         let (mut driver, instance, initial) = match &config.source {

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::lockout::{self, InterNodeListeners};
 use crate::rules::SuperUsers;
-use crate::settings::{self, Kind, Setting, SETTINGS};
+use crate::settings::{self, Kind, Mode, Setting, SETTINGS};
 use crate::source::trust::SigningKey;
 
 /// Kafka's own key naming the principals that are never checked.
@@ -21,12 +21,16 @@ pub const SUPER_USERS: &str = "super.users";
 
 /// Every key of Kafka's the agent reads (beside its own `grantforge.*`): the Java shim hands
 /// `configure` only these, so none of Kafka's secrets reaches the agent.
-pub const KAFKA_KEYS: [&str; 4] = [
+pub const KAFKA_KEYS: [&str; 5] = [
     SUPER_USERS,
     lockout::INTER_BROKER_LISTENER_NAME,
     lockout::SECURITY_INTER_BROKER_PROTOCOL,
     lockout::CONTROLLER_LISTENER_NAMES,
+    ALLOW_EVERYONE_IF_NO_ACL_FOUND,
 ];
+
+/// `StandardAuthorizer`'s key to allow what no ACL names: read only to say it means nothing here.
+pub const ALLOW_EVERYONE_IF_NO_ACL_FOUND: &str = "allow.everyone.if.no.acl.found";
 
 /// A setting that cannot be used, with the key it concerns and what to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,19 +133,28 @@ pub struct AgentConfig {
     pub snapshot_max_bytes: u64,
     /// How often offline mode looks at the policy file for changes.
     pub policy_file_poll_interval: Duration,
+    /// Keys that are set but mean nothing with this configuration, one line each for a WARN.
+    pub ignored_settings: Vec<String>,
 }
 
 impl AgentConfig {
     /// Validates the settings Kafka handed `configure` (only `grantforge.*` keys and
     /// [`KAFKA_KEYS`] are read; Kafka's other keys are Kafka's business).
     pub fn from_settings(settings: &BTreeMap<String, String>) -> Result<AgentConfig, ConfigError> {
-        for key in settings.keys().filter(|k| k.starts_with("grantforge.")) {
-            if settings::find(key).is_none() {
-                return Err(unknown_key(key));
+        // One rule for blank values: a key set to nothing is a mistake (a template that rendered
+        // empty, say), never taken for its default; the message says how to get the default.
+        for (key, value) in settings
+            .iter()
+            .filter(|(k, _)| k.starts_with("grantforge."))
+        {
+            let setting = settings::find(key).ok_or_else(|| unknown_key(key))?;
+            if value.trim().is_empty() {
+                return Err(blank(setting));
             }
         }
         let reader = Reader { settings };
         let source = reader.policy_source()?;
+        let ignored_settings = ignored_settings(settings, &source);
         Ok(AgentConfig {
             source,
             super_users: SuperUsers::parse(
@@ -176,8 +189,42 @@ impl AgentConfig {
             audit_flush_interval: reader.get(&settings::AUDIT_FLUSH_INTERVAL)?,
             snapshot_max_bytes: reader.get(&settings::SNAPSHOT_MAX_BYTES)?,
             policy_file_poll_interval: reader.get(&settings::POLICY_FILE_POLL_INTERVAL)?,
+            ignored_settings,
         })
     }
+}
+
+fn blank(setting: &Setting) -> ConfigError {
+    let fix = match setting.default {
+        settings::Fallback::Value(value) => {
+            format!("give it a value, or remove the line for the default ({value})")
+        }
+        settings::Fallback::Derived(words) => {
+            format!("give it a value, or remove the line for the default ({words})")
+        }
+        settings::Fallback::None => "give it a value, or remove the line".to_string(),
+    };
+    ConfigError::new(setting.key, format!("is set but blank; {fix}"))
+}
+
+/// The keys that are set but mean nothing with this policy source, each with the line that says
+/// what the agent does instead: the other mode's settings, and `StandardAuthorizer`'s
+/// [`ALLOW_EVERYONE_IF_NO_ACL_FOUND`].
+fn ignored_settings(settings: &BTreeMap<String, String>, source: &PolicySource) -> Vec<String> {
+    let (mode, running) = match source {
+        PolicySource::File(..) => (Mode::Offline, "offline mode (grantforge.policy.file)"),
+        PolicySource::Server(_) => (Mode::Server, "server mode (grantforge.server.url)"),
+    };
+    let mut ignored: Vec<String> = settings
+        .keys()
+        .filter_map(|key| settings::find(key))
+        .filter(|setting| setting.mode != Mode::Both && setting.mode != mode)
+        .map(|setting| format!("{} is ignored: it is a setting of the other policy source, and this node runs in {running}", setting.key))
+        .collect();
+    if settings.contains_key(ALLOW_EVERYONE_IF_NO_ACL_FOUND) {
+        ignored.push(format!("{ALLOW_EVERYONE_IF_NO_ACL_FOUND} is StandardAuthorizer's and is ignored: the agent refuses whatever no policy allows; to open a resource to everyone, allow the public group in a policy"));
+    }
+    ignored
 }
 
 struct Reader<'a> {
@@ -241,21 +288,9 @@ impl Reader<'_> {
         })
     }
 
-    /// [`settings::START_TIMEOUT`], parsed here only: the Java shim gets it from `open`'s
-    /// answer. Set but empty or blank is refused (as a mistake, not taken for the default).
+    /// [`settings::START_TIMEOUT`], parsed here only: the Java shim gets it from `open`'s answer.
     fn start_timeout(&self) -> Result<Duration, ConfigError> {
-        let setting = &settings::START_TIMEOUT;
-        if self
-            .settings
-            .get(setting.key)
-            .is_some_and(|v| v.trim().is_empty())
-        {
-            return Err(ConfigError::new(
-                setting.key,
-                format!("is set but empty; set it to a whole number of milliseconds (default {}) or remove it", Self::default_of(setting)),
-            ));
-        }
-        self.get(setting)
+        self.get(&settings::START_TIMEOUT)
     }
 
     fn policy_source(&self) -> Result<PolicySource, ConfigError> {
@@ -626,15 +661,24 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_or_blank_start_timeout_is_refused_naming_the_key() {
-        for blank in ["", "   "] {
-            let err = AgentConfig::from_settings(&settings(&[
-                ("grantforge.policy.file", "/x"),
-                ("grantforge.start.timeout.ms", blank),
-            ]))
-            .unwrap_err();
-            assert_eq!(err.key, "grantforge.start.timeout.ms", "{err}");
-            assert!(err.message.contains("empty"), "{err}");
+    fn every_setting_set_blank_is_refused_naming_its_key_and_how_to_get_the_default() {
+        for setting in SETTINGS {
+            for blank in ["", "   "] {
+                let err = AgentConfig::from_settings(&settings(&[
+                    ("grantforge.policy.file", "/x"),
+                    (setting.key, blank),
+                ]))
+                .unwrap_err();
+                assert_eq!(err.key, setting.key, "{err}");
+                assert!(
+                    err.message
+                        .starts_with("is set but blank; give it a value, or remove the line"),
+                    "{err}"
+                );
+                if let Some(default) = setting.default_value() {
+                    assert!(err.message.contains(&format!("({default})")), "{err}");
+                }
+            }
         }
         let set = AgentConfig::from_settings(&settings(&[
             ("grantforge.policy.file", "/x"),
@@ -642,6 +686,34 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(set.start_timeout, Duration::from_millis(4500));
+    }
+
+    #[test]
+    fn keys_of_the_other_policy_source_and_kafkas_acl_default_are_ignored_with_a_line_each() {
+        let offline = AgentConfig::from_settings(&settings(&[
+            ("grantforge.policy.file", "/x"),
+            ("grantforge.audit.batch.size", "100"),
+            ("grantforge.read.timeout.ms", "1000"),
+            ("grantforge.decision.cache.ttl.ms", "1000"),
+            (ALLOW_EVERYONE_IF_NO_ACL_FOUND, "true"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            offline.ignored_settings.len(),
+            3,
+            "{:?}",
+            offline.ignored_settings
+        );
+        assert!(offline.ignored_settings[0].starts_with("grantforge.audit.batch.size is ignored: it is a setting of the other policy source, and this node runs in offline mode"));
+        assert!(offline.ignored_settings[1].starts_with("grantforge.read.timeout.ms is ignored"));
+        assert!(offline.ignored_settings[2].contains("allow the public group in a policy"));
+        let both = AgentConfig::from_settings(&settings(&[
+            ("grantforge.policy.file", "/x"),
+            ("grantforge.policy.file.poll.interval.ms", "500"),
+            ("grantforge.cache.dir", "/tmp"),
+        ]))
+        .unwrap();
+        assert_eq!(both.ignored_settings, Vec::<String>::new());
     }
 
     #[test]

@@ -12,6 +12,8 @@ pub struct Setting {
     pub key: &'static str,
     pub default: Fallback,
     pub kind: Kind,
+    /// The policy source it serves: a key of the other one is ignored, with a WARN.
+    pub mode: Mode,
     /// One line for the table of `docs/configuration.md` (which may say more).
     pub doc: &'static str,
 }
@@ -25,6 +27,16 @@ pub enum Fallback {
     Value(&'static str),
     /// Worked out at start (the docs say it in words).
     Derived(&'static str),
+}
+
+/// Which policy source a setting serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Both,
+    /// Only with `grantforge.server.url`.
+    Server,
+    /// Only with `grantforge.policy.file`.
+    Offline,
 }
 
 /// The kind of value a setting takes.
@@ -106,84 +118,98 @@ pub const POLICY_FILE: Setting = Setting {
     key: "grantforge.policy.file",
     default: Fallback::None,
     kind: Kind::Path,
+    mode: Mode::Offline,
     doc: "offline mode: a GrantForge snapshot file (format 1), reloaded when it changes",
 };
 pub const POLICY_FILE_POLL_INTERVAL: Setting = Setting {
     key: "grantforge.policy.file.poll.interval.ms",
     default: Fallback::Value("1000"),
     kind: Kind::Millis { min: 1 },
+    mode: Mode::Offline,
     doc: "how often offline mode looks for a changed policy file",
 };
 pub const SERVER_URL: Setting = Setting {
     key: "grantforge.server.url",
     default: Fallback::None,
     kind: Kind::Url,
+    mode: Mode::Server,
     doc: "server mode: the GrantForge server (https://grantforge.example.com)",
 };
 pub const TOKEN_FILE: Setting = Setting {
     key: "grantforge.token.file",
     default: Fallback::None,
     kind: Kind::Path,
+    mode: Mode::Server,
     doc: "server mode, required: the file holding the agent token GrantForge issued",
 };
 pub const INSTANCE: Setting = Setting {
     key: "grantforge.instance",
     default: Fallback::Derived("host name"),
     kind: Kind::Name,
+    mode: Mode::Both,
     doc: "this node's name in GrantForge (broker-1)",
 };
 pub const CACHE_DIR: Setting = Setting {
     key: "grantforge.cache.dir",
     default: Fallback::None,
     kind: Kind::Path,
+    mode: Mode::Both,
     doc: "server mode, and offline mode with a signing key, required: directory for the verified snapshot cache, the pinned key and the highest signed policy version applied",
 };
 pub const SIGNING_KEY_FILE: Setting = Setting {
     key: "grantforge.signing.key.file",
     default: Fallback::None,
     kind: Kind::Path,
+    mode: Mode::Both,
     doc: "the server's Ed25519 signing key to trust (both modes)",
 };
 pub const SSL_CA_FILE: Setting = Setting {
     key: "grantforge.ssl.ca.file",
     default: Fallback::None,
     kind: Kind::Path,
+    mode: Mode::Server,
     doc: "server mode: PEM file with CA certificates trusted in addition to Mozilla's roots",
 };
 pub const START_TIMEOUT: Setting = Setting {
     key: "grantforge.start.timeout.ms",
     default: Fallback::Value("30000"),
     kind: Kind::Millis { min: 0 },
+    mode: Mode::Both,
     doc: "client listeners open when the first snapshot is in force or after this long",
 };
 pub const REFRESH_INTERVAL: Setting = Setting {
     key: "grantforge.refresh.interval.ms",
     default: Fallback::Value("30000"),
     kind: Kind::Millis { min: 1 },
+    mode: Mode::Server,
     doc: "server mode: heartbeat interval when the server gives none, and the longest backoff",
 };
 pub const DOWNLOAD_JITTER: Setting = Setting {
     key: "grantforge.download.jitter.ms",
     default: Fallback::Value("5000"),
     kind: Kind::Millis { min: 0 },
+    mode: Mode::Server,
     doc: "server mode: a changed policy version is downloaded after a random wait up to this long",
 };
 pub const CONNECT_TIMEOUT: Setting = Setting {
     key: "grantforge.connect.timeout.ms",
     default: Fallback::Value("5000"),
     kind: Kind::Millis { min: 1 },
+    mode: Mode::Server,
     doc: "server mode: connect timeout",
 };
 pub const READ_TIMEOUT: Setting = Setting {
     key: "grantforge.read.timeout.ms",
     default: Fallback::Value("8000"),
     kind: Kind::Millis { min: 1 },
+    mode: Mode::Server,
     doc: "server mode: read timeout (answers, each read, bodies but a snapshot's)",
 };
 pub const SNAPSHOT_TIMEOUT: Setting = Setting {
     key: "grantforge.snapshot.timeout.ms",
     default: Fallback::Value("120000"),
     kind: Kind::Millis { min: 1 },
+    mode: Mode::Server,
     doc: "server mode: how long a snapshot's body may take to arrive",
 };
 pub const DECISION_CACHE_MAX_ENTRIES: Setting = Setting {
@@ -193,18 +219,21 @@ pub const DECISION_CACHE_MAX_ENTRIES: Setting = Setting {
         min: 0,
         max: u32::MAX as u64,
     },
+    mode: Mode::Both,
     doc: "decisions kept for the snapshot in force; 0 turns the cache off",
 };
 pub const DECISION_CACHE_TTL: Setting = Setting {
     key: "grantforge.decision.cache.ttl.ms",
     default: Fallback::Value("10000"),
     kind: Kind::Millis { min: 0 },
+    mode: Mode::Both,
     doc: "how long a decision is kept; 0 turns the cache off",
 };
 pub const AUDIT_FOLD_WINDOW: Setting = Setting {
     key: "grantforge.audit.fold.window.ms",
     default: Fallback::Value("10000"),
     kind: Kind::Millis { min: 1 },
+    mode: Mode::Both,
     doc: "identical allowed accesses within this window become one audit event",
 };
 pub const AUDIT_QUEUE_CAPACITY: Setting = Setting {
@@ -214,6 +243,7 @@ pub const AUDIT_QUEUE_CAPACITY: Setting = Setting {
         min: 1,
         max: u32::MAX as u64,
     },
+    mode: Mode::Both,
     doc: "folded audit groups held in memory, shared fairly between outcomes and principals; past a principal's share its accesses are counted in overflow groups",
 };
 pub const AUDIT_SPOOL_LIMIT_BYTES: Setting = Setting {
@@ -223,24 +253,28 @@ pub const AUDIT_SPOOL_LIMIT_BYTES: Setting = Setting {
         min: 0,
         max: u64::MAX >> 1,
     },
+    mode: Mode::Server,
     doc: "server mode: the most the audit spool may hold while the server is away",
 };
 pub const AUDIT_BATCH_SIZE: Setting = Setting {
     key: "grantforge.audit.batch.size",
     default: Fallback::Value("500"),
     kind: Kind::Number { min: 1, max: 1000 },
+    mode: Mode::Server,
     doc: "server mode: access events per request to the server",
 };
 pub const AUDIT_FLUSH_INTERVAL: Setting = Setting {
     key: "grantforge.audit.flush.interval.ms",
     default: Fallback::Value("5000"),
     kind: Kind::Millis { min: 1 },
+    mode: Mode::Server,
     doc: "server mode: how often the spool is retried",
 };
 pub const NATIVE_LIBRARY_PATH: Setting = Setting {
     key: "grantforge.native.library.path",
     default: Fallback::None,
     kind: Kind::Shim,
+    mode: Mode::Both,
     doc: "load the native library from this file instead of the one inside the JAR",
 };
 pub const SNAPSHOT_MAX_BYTES: Setting = Setting {
@@ -250,6 +284,7 @@ pub const SNAPSHOT_MAX_BYTES: Setting = Setting {
         min: 1,
         max: u64::MAX >> 1,
     },
+    mode: Mode::Both,
     doc: "largest snapshot accepted",
 };
 

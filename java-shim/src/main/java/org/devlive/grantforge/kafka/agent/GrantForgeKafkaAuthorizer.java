@@ -113,7 +113,7 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
      */
     static final java.util.Set<String> KAFKA_KEYS = java.util.Collections.unmodifiableSet(new java.util.HashSet<String>(
         java.util.Arrays.asList("super.users", "inter.broker.listener.name", "security.inter.broker.protocol",
-            "controller.listener.names")));
+            "controller.listener.names", "allow.everyone.if.no.acl.found")));
 
     /** The keys the agent reads: its own and {@link #KAFKA_KEYS}. */
     private static Map<String, String> agentSettings(Map<String, ?> configs) {

@@ -100,6 +100,8 @@ abstract class WalkingSkeleton {
                 .policyFile(ItPaths.snapshot("e2e.json"))
                 // short fold window so folded allowed accesses reach the audit log during the test
                 .property("grantforge.audit.fold.window.ms", "1000")
+                // carried over from StandardAuthorizer: ignored with a WARN, bob stays refused
+                .property("allow.everyone.if.no.acl.found", "true")
                 .start();
         System.out.println("[" + getClass().getSimpleName() + "] " + node + " answered after " + node.startedAfterMillis() + " ms");
         admin = node.admin("admin");
@@ -392,6 +394,14 @@ abstract class WalkingSkeleton {
         }
         throw new AssertionError("no audit line for " + what + " within 15 s in " + node.serverLogFile()
                 + "; audit lines:\n" + String.join("\n", auditLines()));
+    }
+
+    @Test
+    void aKeyOfStandardAuthorizerIsIgnoredWithOneWarning() {
+        List<String> warnings = node.logLines().stream()
+                .filter(l -> l.contains("WARN") && l.contains("allow.everyone.if.no.acl.found is StandardAuthorizer's and is ignored"))
+                .collect(Collectors.toList());
+        assertEquals(1, warnings.size(), "one WARN in " + node.serverLogFile() + ": " + warnings);
     }
 
     @Test
