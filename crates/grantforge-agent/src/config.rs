@@ -194,6 +194,16 @@ impl AgentConfig {
     }
 }
 
+/// Why a file cannot be read, in the same words for every file an operator names: "does not
+/// exist", "is not readable by this account", or the system's own error.
+pub(crate) fn unreadable(file: &dyn fmt::Display, e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => format!("{file} does not exist"),
+        std::io::ErrorKind::PermissionDenied => format!("{file} is not readable by this account"),
+        _ => format!("cannot read {file}: {e}"),
+    }
+}
+
 fn blank(setting: &Setting) -> ConfigError {
     let fix = match setting.default {
         settings::Fallback::Value(value) => {
@@ -339,7 +349,13 @@ impl Reader<'_> {
         let ca_pem = match self.text(&settings::SSL_CA_FILE) {
             None => None,
             Some(file) => Some(std::fs::read(&file).map_err(|e| {
-                ConfigError::new(settings::SSL_CA_FILE.key, format!("cannot read {file}: {e}; give a PEM file with the CA certificate(s) of the server"))
+                ConfigError::new(
+                    settings::SSL_CA_FILE.key,
+                    format!(
+                        "{}; give a PEM file with the CA certificate(s) of the server",
+                        unreadable(&file, &e)
+                    ),
+                )
             })?),
         };
         Ok(ServerSettings {
@@ -361,7 +377,13 @@ impl Reader<'_> {
             return Ok(None);
         };
         let text = std::fs::read_to_string(&file).map_err(|e| {
-            ConfigError::new(key, format!("cannot read {file}: {e}; save the publicKey of GET /api/v1/agent/signing-key there"))
+            ConfigError::new(
+                key,
+                format!(
+                    "{}; save the publicKey of GET /api/v1/agent/signing-key there",
+                    unreadable(&file, &e)
+                ),
+            )
         })?;
         SigningKey::from_base64(&text).map(Some).map_err(|e| {
             ConfigError::new(
@@ -436,9 +458,8 @@ fn read_token(file: &std::path::Path) -> Result<Token, ConfigError> {
         ConfigError::new(
             key,
             format!(
-                "cannot read {}: {}; store the agent token there, readable by Kafka's account only",
-                file.display(),
-                e.kind()
+                "{}; store the agent token there, readable by Kafka's account only",
+                unreadable(&file.display(), &e)
             ),
         )
     })?;
@@ -564,6 +585,41 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.key, "grantforge.token.file");
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn every_missing_file_is_said_alike() {
+        let missing = std::env::temp_dir()
+            .join(format!("gf-config-never-created-{}", std::process::id()))
+            .join("file");
+        let shown = missing.display().to_string();
+        for (key, settings) in [
+            (
+                "grantforge.token.file",
+                vec![
+                    ("grantforge.server.url", "https://gf"),
+                    ("grantforge.token.file", shown.as_str()),
+                    ("grantforge.cache.dir", "/tmp"),
+                ],
+            ),
+            (
+                "grantforge.signing.key.file",
+                vec![
+                    ("grantforge.policy.file", "/x"),
+                    ("grantforge.signing.key.file", shown.as_str()),
+                    ("grantforge.cache.dir", "/tmp"),
+                ],
+            ),
+        ] {
+            let err = AgentConfig::from_settings(&super::tests::settings(&settings)).unwrap_err();
+            assert_eq!(err.key, key);
+            assert!(
+                err.message
+                    .starts_with(&format!("{shown} does not exist; ")),
+                "{err}"
+            );
+            assert!(!err.message.contains("entity not found"), "{err}");
+        }
     }
 
     fn settings(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {

@@ -25,6 +25,7 @@ use grantforge_kafka::{
 };
 use serde_json::{json, Value};
 
+use crate::config::unreadable;
 use crate::rules::{self, SuperUsers};
 use crate::source::disk_cache::SnapshotCache;
 use crate::source::file::read_policy_file;
@@ -139,8 +140,8 @@ fn run_inner(args: &[String], stdin: &str) -> Result<String, Failure> {
 fn read_source(options: &Options) -> Result<(Vec<u8>, String), Failure> {
     match &options.source {
         Source::Snapshot(file) => {
-            let bytes =
-                read_policy_file(file, u64::MAX >> 1).map_err(|e| Failure::Input(e.to_string()))?;
+            let bytes = read_policy_file(file, u64::MAX >> 1, "--snapshot")
+                .map_err(|e| Failure::Input(e.to_string()))?;
             Ok((bytes, file.display().to_string()))
         }
         Source::CacheDir(dir) => {
@@ -151,7 +152,7 @@ fn read_source(options: &Options) -> Result<(Vec<u8>, String), Failure> {
                 .map_err(Failure::Input)?
                 .ok_or_else(|| Failure::Input(format!("{shown} holds no cached snapshot")))?;
             let key_text = match &options.signing_key {
-                Some(file) => std::fs::read_to_string(file).map_err(|e| Failure::Input(format!("cannot read {}: {e}", file.display())))?,
+                Some(file) => std::fs::read_to_string(file).map_err(|e| Failure::Input(format!("--signing-key: {}", unreadable(&file.display(), &e))))?,
                 None => cache
                     .pinned_key()
                     .ok()
@@ -682,6 +683,12 @@ mod tests {
             .join("snapshot.json");
         let (code, out) = run(&["--snapshot".into(), missing.display().to_string()], "");
         assert_eq!(code, 1, "{out}");
-        assert!(out.contains("does not exist"), "{out}");
+        // the option the user gave the file under, not the broker's key
+        assert!(
+            out.starts_with("explain: --snapshot: ")
+                && out.contains("does not exist; point --snapshot at"),
+            "{out}"
+        );
+        assert!(!out.contains("grantforge.policy.file"), "{out}");
     }
 }

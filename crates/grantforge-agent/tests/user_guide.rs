@@ -154,3 +154,53 @@ fn every_cell_of_the_transport_table_names_a_test_of_its_release() {
     }
     assert!(cells >= 30, "only {cells} cells: did the table change?");
 }
+
+/// `docs/snapshot-format.md`'s example is a whole snapshot: with the definition put in, it loads
+/// and decides as the page says.
+#[test]
+fn the_snapshot_formats_example_loads_and_decides_as_the_page_says() {
+    let page = std::fs::read_to_string(repository().join("docs/snapshot-format.md")).unwrap();
+    let example = page
+        .split("```json\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("docs/snapshot-format.md has a json example");
+    let placeholder = "\"<the contents of docs/kafka-service-type.json>\"";
+    assert!(
+        example.contains(placeholder),
+        "the example's definition is the placeholder"
+    );
+    let definition =
+        std::fs::read_to_string(repository().join("docs/kafka-service-type.json")).unwrap();
+    let snapshot = example.replace(placeholder, &definition);
+    let file = std::env::temp_dir().join(format!("gf-snapshot-format-{}.json", std::process::id()));
+    std::fs::write(&file, snapshot).unwrap();
+    let ask = |host: &str| {
+        let args: Vec<String> = [
+            "--snapshot",
+            file.to_str().unwrap(),
+            "--principal",
+            "User:shop",
+            "--operation",
+            "WRITE",
+            "--topic",
+            "orders-eu",
+            "--host",
+            host,
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+        grantforge_agent::explain::run(&args, "")
+    };
+    // what the page says of it: the shop writes orders-* from 10.0.0.0/8, and from nowhere else
+    let (inside, outside) = (ask("10.1.2.3"), ask("192.168.1.1"));
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(inside.0, 0, "{}", inside.1);
+    assert!(
+        inside.1.contains("decision: ALLOWED by policy 1"),
+        "{}",
+        inside.1
+    );
+    assert!(outside.1.contains("decision: DENIED"), "{}", outside.1);
+}

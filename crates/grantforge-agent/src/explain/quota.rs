@@ -225,8 +225,12 @@ pub(super) fn run(args: &[String], stdin: &str) -> Result<String, Failure> {
     let (text, shown) = if file == "-" {
         (stdin.to_string(), "standard input".to_string())
     } else {
-        let text = std::fs::read_to_string(Path::new(&file))
-            .map_err(|e| Failure::Input(format!("cannot read {file}: {e}")))?;
+        let text = std::fs::read_to_string(Path::new(&file)).map_err(|e| {
+            Failure::Input(format!(
+                "--quota-file: {}",
+                crate::config::unreadable(&file, &e)
+            ))
+        })?;
         (text, file)
     };
     let mut entities = read_entities(&text).map_err(|e| Failure::Input(format!("{shown}: {e}")))?;
@@ -572,7 +576,10 @@ SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations
         );
         let (code, out) = explain("--quota --user u --quota-file /nonexistent-quotas.txt", "");
         assert_eq!(code, 1, "{out}");
-        assert!(out.contains("cannot read /nonexistent-quotas.txt"), "{out}");
+        assert!(
+            out.contains("--quota-file: /nonexistent-quotas.txt does not exist"),
+            "{out}"
+        );
         let (code, out) = explain("--quota --user u --quota-file -", "hello\n");
         assert_eq!(code, 1, "{out}");
         assert!(

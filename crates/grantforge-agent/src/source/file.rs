@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use grantforge_engine::Instant;
 use grantforge_kafka::KafkaPolicies;
 
-use crate::config::ConfigError;
+use crate::config::{unreadable, ConfigError};
 use crate::settings;
 use crate::source::trust::SigningKey;
 
@@ -44,14 +44,14 @@ pub fn load_policy_file(
     key: Option<&SigningKey>,
     max_bytes: u64,
 ) -> Result<KafkaPolicies, ConfigError> {
-    let bytes = read_policy_file(path, max_bytes)?;
+    let bytes = read_policy_file(path, max_bytes, POLICY_FILE)?;
     if let Some(key) = key {
         verify_policy_file(path, &bytes, key)?;
     }
     KafkaPolicies::load(&bytes, Instant::now()).map_err(|e| {
         ConfigError::new(
             POLICY_FILE,
-            format!("{} is not a usable GrantForge snapshot: {e}; fix the file (docs/operations.md shows the format)", path.display()),
+            format!("{} is not a usable GrantForge snapshot: {e}; fix the file (docs/snapshot-format.md shows the format with an example)", path.display()),
         )
     })
 }
@@ -87,21 +87,26 @@ fn verify_policy_file(path: &Path, bytes: &[u8], key: &SigningKey) -> Result<(),
 }
 
 /// The exact bytes of the snapshot file, at most `max_bytes` of them.
-pub fn read_policy_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ConfigError> {
+pub fn read_policy_file(
+    path: &Path,
+    max_bytes: u64,
+    named_by: &str,
+) -> Result<Vec<u8>, ConfigError> {
     let shown = path.display();
-    let metadata = fs::metadata(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            ConfigError::new(POLICY_FILE, format!("the file {shown} does not exist; point {POLICY_FILE} at a GrantForge snapshot file (format 1)"))
-        } else {
-            ConfigError::new(POLICY_FILE, format!("cannot read {shown}: {e}; make it readable by Kafka's account"))
-        }
-    })?;
+    let point = format!(
+        "point {named_by} at a GrantForge snapshot file (format 1, docs/snapshot-format.md)"
+    );
+    let metadata = fs::metadata(path)
+        .map_err(|e| ConfigError::new(named_by, format!("{}; {point}", unreadable(&shown, &e))))?;
     if !metadata.is_file() {
-        return Err(ConfigError::new(POLICY_FILE, format!("{shown} is not a regular file; point {POLICY_FILE} at a GrantForge snapshot file (format 1)")));
+        return Err(ConfigError::new(
+            named_by,
+            format!("{shown} is not a regular file; {point}"),
+        ));
     }
     if metadata.len() > max_bytes {
         return Err(ConfigError::new(
-            POLICY_FILE,
+            named_by,
             format!("{shown} has {} bytes, more than {SNAPSHOT_MAX_BYTES} ({max_bytes}); raise that limit", metadata.len()),
         ));
     }
@@ -113,12 +118,15 @@ pub fn read_policy_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ConfigEr
         })
         .map_err(|e| {
             ConfigError::new(
-                POLICY_FILE,
-                format!("cannot read {shown}: {e}; make it readable by Kafka's account"),
+                named_by,
+                format!(
+                    "{}; make it readable by Kafka's account",
+                    unreadable(&shown, &e)
+                ),
             )
         })?;
     if bytes.len() as u64 > max_bytes {
-        return Err(ConfigError::new(POLICY_FILE, format!("{shown} grew past {SNAPSHOT_MAX_BYTES} ({max_bytes}) while it was read; raise that limit")));
+        return Err(ConfigError::new(named_by, format!("{shown} grew past {SNAPSHOT_MAX_BYTES} ({max_bytes}) while it was read; raise that limit")));
     }
     Ok(bytes)
 }
