@@ -204,3 +204,58 @@ fn the_snapshot_formats_example_loads_and_decides_as_the_page_says() {
     );
     assert!(outside.1.contains("decision: DENIED"), "{}", outside.1);
 }
+
+/// Every example of `docs/explain.md` is the tool's output, byte for byte: each block that starts
+/// `$ explain --snapshot e2e.json …` (or feeds `--batch` with `printf`) is run on the fixture and
+/// compared; `| jq .` compares the JSON as `jq` prints it.
+#[test]
+fn the_examples_of_the_explain_page_are_the_tools_output() {
+    let page = std::fs::read_to_string(repository().join("docs/explain.md")).unwrap();
+    let fixture = repository().join("tests/fixtures/snapshots/e2e.json");
+    let mut compared = 0;
+    for block in page.split("```\n").skip(1).step_by(2) {
+        let Some(command) = block.strip_prefix("$ ") else {
+            continue;
+        };
+        let (first, rest) = command.split_once('\n').unwrap();
+        let (stdin, line, expected) = match first.strip_prefix("printf -- \"") {
+            Some(printed) => {
+                let printed = printed.split("\" \\").next().unwrap().replace("\\n", "\n");
+                let (piped, expected) = rest.split_once('\n').unwrap();
+                (printed, piped.trim().trim_start_matches("| "), expected)
+            }
+            None => (String::new(), first, rest),
+        };
+        let Some(line) = line.strip_prefix("explain ") else {
+            continue;
+        };
+        let (line, jq) = match line.strip_suffix(" | jq .") {
+            Some(line) => (line, true),
+            None => (line, false),
+        };
+        let args: Vec<String> = line
+            .split(' ')
+            .map(|word| match word {
+                "e2e.json" => fixture.display().to_string(),
+                word => word.to_string(),
+            })
+            .collect();
+        let (code, output) = grantforge_agent::explain::run(&args, &stdin);
+        assert_eq!(code, 0, "{first}: {output}");
+        let output = if jq {
+            let value: serde_json::Value = serde_json::from_str(&output).unwrap();
+            serde_json::to_string_pretty(&value).unwrap() + "\n"
+        } else {
+            output
+        };
+        assert_eq!(
+            output, expected,
+            "docs/explain.md shows other output for: {first}"
+        );
+        compared += 1;
+    }
+    assert!(
+        compared >= 5,
+        "only {compared} examples compared: did the page change?"
+    );
+}

@@ -60,6 +60,25 @@ class AgentJarCommandsTest {
         assertTrue(unknown.stderr().startsWith("unknown command `explian`\n"), unknown.stderr());
     }
 
+    /** The README states the JAR's size as built with the libraries of every platform: it must stay true. */
+    @Test
+    void theReadmeStatesTheSizeOfTheJarAsBuilt() throws Exception {
+        Path jar = ItPaths.agentJar();
+        try (java.util.jar.JarFile contents = new java.util.jar.JarFile(jar.toFile())) {
+            for (String platform : List.of("linux-x86_64", "linux-aarch64", "linux-musl-x86_64", "linux-musl-aarch64")) {
+                assertTrue(contents.stream().anyMatch(e -> e.getName().contains("/native/" + platform + "/")),
+                        jar + " lacks the library of " + platform + ": build every platform (unset GF_NATIVE_PLATFORMS)");
+            }
+        }
+        Path readme = ItPaths.fixtures().resolve("../../README.md").normalize();
+        java.util.regex.Matcher stated = java.util.regex.Pattern.compile("grantforge-agent-kafka-<version>\\.jar` \\(([0-9.]+) MB")
+                .matcher(java.nio.file.Files.readString(readme));
+        assertTrue(stated.find(), "README.md states the JAR's size");
+        double measured = java.nio.file.Files.size(jar) / 1e6;
+        assertEquals(Double.parseDouble(stated.group(1)), measured, 0.1,
+                "README.md says " + stated.group(1) + " MB; the JAR has " + String.format("%.2f", measured) + " MB");
+    }
+
     @Test
     void eachCommandsHelpIsItsUsageAndExitsZero() throws Exception {
         Run explain = jar("explain", "--help");
