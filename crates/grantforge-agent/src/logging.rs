@@ -69,7 +69,10 @@ pub fn install() {
     INSTALL.call_once(|| {
         // Another subscriber may already be set (a test harness): then records go there.
         let _ = tracing::subscriber::set_global_default(QueueSubscriber);
-        std::panic::set_hook(Box::new(|info| {
+        // The hook before ours still runs (after the record is queued): in a broker it prints the
+        // panic to the console, in a test it is how a failed assertion's message is shown.
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
             if std::thread::current().name() == Some(AGENT_THREAD) {
                 // The agent's thread catches its panics and logs each distinct one once.
                 return;
@@ -89,6 +92,7 @@ pub fn install() {
                 logger: NATIVE_LOGGER.to_string(),
                 message: format!("internal error{location}: {payload}; the request was refused"),
             });
+            previous(info);
         }));
     });
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::sync::{Mutex, Once};
+use std::sync::Mutex;
 
 use common::*;
 use grantforge_agent::internals::testing::{panic_in_next_calls, Call};
@@ -20,15 +20,7 @@ static SEEN: Mutex<Vec<LogRecord>> = Mutex::new(Vec::new());
 /// The agent's log queue, with panics also printed: the queue's panic hook keeps them from
 /// stderr, which would hide why a test failed.
 fn install_logging() {
-    static PRINT_PANICS: Once = Once::new();
     logging::install();
-    PRINT_PANICS.call_once(|| {
-        let queue = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            eprintln!("{info}");
-            queue(info);
-        }));
-    });
 }
 
 fn records_with(text: &str) -> Vec<LogRecord> {
