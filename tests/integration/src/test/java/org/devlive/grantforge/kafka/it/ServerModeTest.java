@@ -174,6 +174,33 @@ class ServerModeTest {
     }
 
     /**
+     * A node that is broker and controller at once configures an authorizer for each role, and both share one agent:
+     * the server knows one instance, heartbeating once a second. (In a cluster of split roles each JVM has one
+     * authorizer, so only a combined node can show the sharing.) Two agents under one name would send twice as many.
+     */
+    @Test
+    void brokerAndControllerOfOneNodeShareOneAgentAndOneHeartbeat() throws Exception {
+        try (TestServer server = server("shared");
+             KafkaNode node = node("server-shared", server, tmp.resolve("shared-cache")).start()) {
+            long before = heartbeatsOf(server, "server-shared");
+            long waited = Await.until("eight more heartbeats", Duration.ofSeconds(30),
+                () -> heartbeatsOf(server, "server-shared") - before >= 8);
+            long sent = heartbeatsOf(server, "server-shared") - before;
+            assertEquals(1, new com.fasterxml.jackson.databind.ObjectMapper().readTree(server.instances()).size(), server.instances());
+            assertTrue(sent <= waited / 1000 + 2, sent + " heartbeats in " + waited + " ms: more than one agent");
+        }
+    }
+
+    private static long heartbeatsOf(TestServer server, String instance) throws Exception {
+        for (com.fasterxml.jackson.databind.JsonNode known : new com.fasterxml.jackson.databind.ObjectMapper().readTree(server.instances())) {
+            if (known.get("instance").asText().equals(instance)) {
+                return known.get("heartbeats").asLong();
+            }
+        }
+        return 0;
+    }
+
+    /**
      * Server mode over HTTPS, as production runs it: the server's certificate comes from a private CA that the
      * node trusts through {@code grantforge.ssl.ca.file}; the snapshot is applied, a change reaches the broker,
      * and no plain-HTTP warning is logged.

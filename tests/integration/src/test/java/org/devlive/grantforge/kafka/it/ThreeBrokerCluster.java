@@ -456,7 +456,8 @@ abstract class ThreeBrokerCluster {
             () -> heartbeatCounts().entrySet().stream().allMatch(e -> e.getValue() - before.get(e.getKey()) >= 8));
         Map<String, Long> after = heartbeatCounts();
         assertEquals(names, after.keySet());
-        // one agent per node, one heartbeat a second: a node with two agents under one name would send twice as many
+        // one heartbeat stream per name, one a second: two nodes sharing a name would send twice as many (each JVM of
+        // split roles has one authorizer; ServerModeTest shows a combined node's two authorizers sharing one agent)
         long most = waited / 1000 + 2;
         for (String name : names) {
             long sent = after.get(name) - before.get(name);
