@@ -88,6 +88,11 @@ abstract class QuotaCallback {
     /** How long a rate is measured after the first window, and the tolerance of Kafka's system test. */
     private static final long MEASURED_S = 20;
     private static final double TOLERANCE = 1.05;
+    /**
+     * The least share of what Kafka's built-in callback lets clientA through, measured at the same time, that ours
+     * must let through: a limit our callback resolves too low (say 20 %) fails the rate test from below.
+     */
+    private static final double AT_LEAST_OF_KAFKAS = 0.85;
     private static final String RESERVED_GROUP = "kafka.server:type=Produce,user=alice,client-id=clientA";
     private static final String SHARED_GROUP = "kafka.server:type=Produce,user=alice";
 
@@ -255,6 +260,10 @@ abstract class QuotaCallback {
      * built-in callback and the same quotas, serves clientA at the same time, and where Kafka lets its own callback's
      * clientA through more than the limit allows, that is the rate ours is held to (+ 5 %). What the limit allows
      * counts the window's budget still unused when the interval begins (a group that read below its limit then).
+     *
+     * <p>From below, as a ratio to Kafka's own callback at the same time: ours lets clientA through at least
+     * {@value #AT_LEAST_OF_KAFKAS} of what Kafka's does, so a limit resolved too low fails too. A sender that stopped
+     * on an error, or a record that failed, fails the test rather than lowering the rate.
      */
     @Test
     @Order(2)
@@ -288,6 +297,10 @@ abstract class QuotaCallback {
         }
         assertTrue(ours.rate() <= bound, "clientA's requests stay within what its limit of " + RESERVED + " B/s allows, or what"
                 + " Kafka lets its own callback's clientA through at the same time, + 5 %: ours " + ours + ", Kafka's " + kafkas);
+        double ratio = ours.rate() / kafkas.rate();
+        System.out.printf("Kafka %s: ours / Kafka's built-in callback = %.3f%n", kafkaVersion, ratio);
+        assertTrue(ratio >= AT_LEAST_OF_KAFKAS, "clientA gets at least " + AT_LEAST_OF_KAFKAS + " of what Kafka's own callback"
+                + " lets it through at the same time: ours " + ours + ", Kafka's " + kafkas);
     }
 
     /** clientA producing to one node as fast as it may, and what is measured of it over an interval. */
@@ -296,6 +309,8 @@ abstract class QuotaCallback {
         private final KafkaProducer<String, String> producer;
         private final AtomicBoolean stop = new AtomicBoolean();
         private final Thread sender;
+        /** The first error of the sender or of a record: a client that stopped sending is no measure of the limit. */
+        private final java.util.concurrent.atomic.AtomicReference<Exception> failure = new java.util.concurrent.atomic.AtomicReference<>();
         final List<Double> readings = new ArrayList<>();
         private double sentAtStart;
         private double sentAtEnd;
@@ -322,8 +337,13 @@ abstract class QuotaCallback {
             sender = new Thread(() -> {
                 while (!stop.get()) {
                     try {
-                        producer.send(new ProducerRecord<>("orders", value));
+                        producer.send(new ProducerRecord<>("orders", value), (metadata, e) -> {
+                            if (e != null) {
+                                failure.compareAndSet(null, e);
+                            }
+                        });
                     } catch (RuntimeException e) {
+                        failure.compareAndSet(null, e);
                         return;
                     }
                 }
@@ -362,7 +382,12 @@ abstract class QuotaCallback {
             stop.set(true);
             sender.join(TimeUnit.SECONDS.toMillis(WAIT_S));
             throttled = clientMetric(producer.metrics(), "produce-throttle-time-max");
+            // the records still queued are sent before the check: a failure among them counts too
+            producer.flush();
             producer.close(Duration.ZERO);
+            if (failure.get() != null) {
+                throw new AssertionError("clientA's sender failed: " + failure.get(), failure.get());
+            }
         }
 
         @Override
