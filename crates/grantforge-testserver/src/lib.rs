@@ -37,7 +37,7 @@
 //! | `POST /_test/fault` | set the fault, see [`Fault`] / [`FaultMode`]; `{"mode":"none"}` clears it |
 //! | `GET /_test/fault` | the current fault |
 //! | `POST /_test/policies` | replace the policies (policies-file JSON), bumping the version |
-//! | `GET /_test/state` | `{service, policyVersion, policyVersionSince, etag, keyId, otherKeyId, fault, requests: {endpoint: count}, events, heartbeats}` |
+//! | `GET /_test/state` | `{service, policyVersion, policyVersionSince, etag, keyId, otherKeyId, fault, requests: {endpoint: count}, events, duplicates, heartbeats}` |
 //! | `GET /_test/events` | every recorded access event, as sent, in arrival order |
 //! | `GET /_test/heartbeats` | the last heartbeat of each instance (`instance`, `count`, `receivedAt`, `remoteAddr`, `body`) |
 //! | `GET /_test/instances` | per instance: `instance`, `heartbeats`, `lastHeartbeatAt`, `appliedPolicyVersion` (of its last heartbeat), `applied: [{policyVersion, firstReportedAt}]` |

@@ -103,6 +103,7 @@ impl Server {
                 fault: Fault::none(),
                 events,
                 event_ids,
+                duplicates: 0,
                 heartbeats: BTreeMap::new(),
                 applied: BTreeMap::new(),
                 version_since: time::now_iso(),

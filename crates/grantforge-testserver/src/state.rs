@@ -157,6 +157,9 @@ pub(crate) struct State {
     pub(crate) fault: Fault,
     pub(crate) events: Vec<Value>,
     pub(crate) event_ids: HashSet<String>,
+    /// Events answered as duplicates since the start (or the last reset): an agent that resent what
+    /// the server already had shows here, though the events themselves are kept once.
+    pub(crate) duplicates: u64,
     pub(crate) heartbeats: BTreeMap<String, HeartbeatRecord>,
     /// Per instance: the versions it reported applying.
     pub(crate) applied: BTreeMap<String, Applied>,
@@ -256,6 +259,7 @@ impl Shared {
         let mut st = self.lock();
         st.events.clear();
         st.event_ids.clear();
+        st.duplicates = 0;
         st.heartbeats.clear();
         st.applied.clear();
         st.requests.clear();

@@ -833,6 +833,8 @@ fn access_events_are_recorded_once() {
         client.test_get("/_test/events").as_array().unwrap().len(),
         4
     );
+    // the duplicates answered are counted, so a test can see an agent resend what it had sent
+    assert_eq!(client.test_get("/_test/state")["duplicates"], 5);
     let lines = std::fs::read_to_string(server.state_dir().join("events.jsonl")).unwrap();
     assert_eq!(lines.lines().count(), 4);
     assert_eq!(

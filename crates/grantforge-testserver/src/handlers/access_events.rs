@@ -100,6 +100,7 @@ impl Shared {
             batch.instance, answer.accepted, answer.duplicates, answer.expired
         ));
         st.events.extend(accepted);
+        st.duplicates += answer.duplicates as u64;
         json_response(200, &answer)
     }
 }

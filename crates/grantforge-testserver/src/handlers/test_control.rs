@@ -54,6 +54,7 @@ impl Shared {
                         "fault": st.fault,
                         "requests": requests,
                         "events": st.events.len(),
+                        "duplicates": st.duplicates,
                         "heartbeats": st.heartbeats.len(),
                     }),
                 )

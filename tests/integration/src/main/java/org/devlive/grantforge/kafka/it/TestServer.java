@@ -138,6 +138,15 @@ public final class TestServer implements AutoCloseable {
         return get("/_test/state");
     }
 
+    /** The events the server answered as duplicates (kept once) since it started: what an agent sent twice. */
+    public long duplicates() throws IOException, InterruptedException {
+        java.util.regex.Matcher count = java.util.regex.Pattern.compile("\"duplicates\"\\s*:\\s*(\\d+)").matcher(state());
+        if (!count.find()) {
+            throw new IOException("the test server's state has no duplicates count: " + state());
+        }
+        return Long.parseLong(count.group(1));
+    }
+
     public String events() throws IOException, InterruptedException {
         return get("/_test/events");
     }
