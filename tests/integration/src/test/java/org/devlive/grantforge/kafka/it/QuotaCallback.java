@@ -261,8 +261,9 @@ abstract class QuotaCallback {
      * clientA through more than the limit allows, that is the rate ours is held to (+ 5 %). What the limit allows
      * counts the window's budget still unused when the interval begins (a group that read below its limit then).
      *
-     * <p>From below, as a ratio to Kafka's own callback at the same time: ours lets clientA through at least
-     * {@value #AT_LEAST_OF_KAFKAS} of what Kafka's does, so a limit resolved too low fails too. A sender that stopped
+     * <p>From below, as a ratio to Kafka's own callback at the same time: the broker's byte-rate of clientA's group
+     * (the rate Kafka throttles it to) is at least {@value #AT_LEAST_OF_KAFKAS} of what Kafka's own callback gives,
+     * so a limit resolved too low fails too. A sender that stopped
      * on an error, or a record that failed, fails the test rather than lowering the rate.
      */
     @Test
@@ -297,10 +298,13 @@ abstract class QuotaCallback {
         }
         assertTrue(ours.rate() <= bound, "clientA's requests stay within what its limit of " + RESERVED + " B/s allows, or what"
                 + " Kafka lets its own callback's clientA through at the same time, + 5 %: ours " + ours + ", Kafka's " + kafkas);
-        double ratio = ours.rate() / kafkas.rate();
-        System.out.printf("Kafka %s: ours / Kafka's built-in callback = %.3f%n", kafkaVersion, ratio);
-        assertTrue(ratio >= AT_LEAST_OF_KAFKAS, "clientA gets at least " + AT_LEAST_OF_KAFKAS + " of what Kafka's own callback"
-                + " lets it through at the same time: ours " + ours + ", Kafka's " + kafkas);
+        // From below by what each broker measures of the group, the rate it throttles to: the client-side byte counts of
+        // two producers sharing two cores differed by 17 % in one run while both brokers read the same rate.
+        double ratio = ours.meanReading() / kafkas.meanReading();
+        System.out.printf("Kafka %s: ours / Kafka's built-in callback, the brokers' byte-rate of clientA's group = %.3f%n",
+                kafkaVersion, ratio);
+        assertTrue(ratio >= AT_LEAST_OF_KAFKAS, "clientA's group gets at least " + AT_LEAST_OF_KAFKAS + " of the rate Kafka's own"
+                + " callback gives it at the same time: ours " + ours + ", Kafka's " + kafkas);
     }
 
     /** clientA producing to one node as fast as it may, and what is measured of it over an interval. */
@@ -390,9 +394,13 @@ abstract class QuotaCallback {
             }
         }
 
+        double meanReading() {
+            return readings.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN);
+        }
+
         @Override
         public String toString() {
-            double mean = readings.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN);
+            double mean = meanReading();
             double max = readings.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
             return String.format("%.0f B/s (allowed %.0f; byte-rate readings: %.0f at the start, then mean %.0f, max %.0f)", rate(),
                     allowed(), readingAtStart, mean, max);
