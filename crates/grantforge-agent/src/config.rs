@@ -174,7 +174,8 @@ impl AgentConfig {
             ),
             instance: reader.instance()?,
             cache_dir: reader.text(&settings::CACHE_DIR).map(PathBuf::from),
-            start_timeout: reader.start_timeout()?,
+            // parsed here only: the Java shim gets it from `open`'s answer
+            start_timeout: reader.get(&settings::START_TIMEOUT)?,
             refresh_interval: reader.get(&settings::REFRESH_INTERVAL)?,
             download_jitter: reader.get(&settings::DOWNLOAD_JITTER)?,
             connect_timeout: reader.get(&settings::CONNECT_TIMEOUT)?,
@@ -206,11 +207,8 @@ pub(crate) fn unreadable(file: &dyn fmt::Display, e: &std::io::Error) -> String 
 
 fn blank(setting: &Setting) -> ConfigError {
     let fix = match setting.default {
-        settings::Fallback::Value(value) => {
-            format!("give it a value, or remove the line for the default ({value})")
-        }
-        settings::Fallback::Derived(words) => {
-            format!("give it a value, or remove the line for the default ({words})")
+        settings::Fallback::Value(default) | settings::Fallback::Derived(default) => {
+            format!("give it a value, or remove the line for the default ({default})")
         }
         settings::Fallback::None => "give it a value, or remove the line".to_string(),
     };
@@ -296,11 +294,6 @@ impl Reader<'_> {
                 format!("`{text}` is not a whole number from {min} to {max}; set it to one (default {})", Self::default_of(setting)),
             )
         })
-    }
-
-    /// [`settings::START_TIMEOUT`], parsed here only: the Java shim gets it from `open`'s answer.
-    fn start_timeout(&self) -> Result<Duration, ConfigError> {
-        self.get(&settings::START_TIMEOUT)
     }
 
     fn policy_source(&self) -> Result<PolicySource, ConfigError> {
