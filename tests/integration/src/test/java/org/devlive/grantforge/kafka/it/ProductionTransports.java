@@ -66,8 +66,11 @@ abstract class ProductionTransports {
     /** Two-component Kerberos names of the realm become their first component in lower case. */
     static final String KERBEROS_RULES = "RULE:[2:$1@$0](.*@EXAMPLE\\.COM)s/@.*//L,DEFAULT";
 
-    /** A login and the principal name Kafka gives it, which the policies name. */
-    record Login(String label, ClientLogin login, String principal) {
+    /**
+     * A login, the principal name Kafka gives it (which the policies name), and what {@code explain --principal-of}
+     * takes for it: its certificate file or Kerberos name (null for SCRAM and OAuth, whose names the client sends).
+     */
+    record Login(String label, ClientLogin login, String principal, String identity) {
         String topic() {
             return label;
         }
@@ -110,18 +113,21 @@ abstract class ProductionTransports {
                 .property("client.quota.callback.class", QuotaCallback.CALLBACK)
                 .property("grantforge.audit.fold.window.ms", "1000");
         jmx.jvmArgs().forEach(builder::jvmArg);
-        logins.add(new Login("tls-mapped", transports.certificateLogin("tess", "CN=Tess,OU=clients,O=GrantForge IT"), "tess"));
+        logins.add(new Login("tls-mapped", transports.certificateLogin("tess", "CN=Tess,OU=clients,O=GrantForge IT"), "tess",
+                transports.pki().certificatePem("tess").toString()));
         String unmapped = "CN=Uma Example,OU=contractors,O=Example Corp";
-        logins.add(new Login("tls-unmapped", transports.certificateLogin("uma", unmapped), unmapped));
+        logins.add(new Login("tls-unmapped", transports.certificateLogin("uma", unmapped), unmapped,
+                transports.pki().certificatePem("uma").toString()));
         TestKdc kdc = TestKdc.shared();
         kdc.jvmArgs().forEach(builder::jvmArg);
         TestIdentityProvider idp = TestIdentityProvider.create(work.resolve("idp"));
         idp.jvmArgs().forEach(builder::jvmArg);
         builder.listener(transports.scramListener()).listener(transports.kerberosListener(kdc, KERBEROS_RULES))
                 .listener(transports.oauthListener(idp));
-        logins.add(new Login("scram", transports.scramLogin("scarlet", "scarlet-secret"), "scarlet"));
-        logins.add(new Login("kerberos", transports.kerberosLogin(kdc, "Kate/localhost@" + TestKdc.REALM), "kate"));
-        logins.add(new Login("oauth", transports.oauthLogin(idp, "olivia"), "olivia"));
+        logins.add(new Login("scram", transports.scramLogin("scarlet", "scarlet-secret"), "scarlet", null));
+        String kate = "Kate/localhost@" + TestKdc.REALM;
+        logins.add(new Login("kerberos", transports.kerberosLogin(kdc, kate), "kate", kate));
+        logins.add(new Login("oauth", transports.oauthLogin(idp, "olivia"), "olivia", null));
         List<String> policies = new ArrayList<>();
         for (Login login : logins) {
             policies.add(policy(policies.size() + 1, login.topic(), login.principal(), "127.0.0.0/8"));
@@ -262,17 +268,12 @@ abstract class ProductionTransports {
     void explainNamesThePrincipalTheNodeGivesACertificateOrAKerberosName() throws Exception {
         Path serverProperties = node.dir().resolve("server.properties");
         for (Login login : logins) {
-            List<String> args = new ArrayList<>(List.of("explain"));
-            List<String> jvm = new ArrayList<>();
-            if (login.login().listener().equals(Transports.MTLS)) {
-                String file = login.principal().equals("tess") ? "tess" : "uma";
-                args.addAll(List.of("--principal-of", transports.pki().certificatePem(file).toString()));
-            } else if (login.login().listener().equals(Transports.KERBEROS)) {
-                args.addAll(List.of("--principal-of", "Kate/localhost@" + TestKdc.REALM));
-                jvm.addAll(TestKdc.shared().jvmArgs());
-            } else {
-                continue; // SCRAM and OAuth principals are the names the client sends
+            if (login.identity() == null) {
+                continue;
             }
+            // a Kerberos name needs the JVM's krb5.conf for the default realm, as the broker has it
+            List<String> jvm = login.login().listener().equals(Transports.KERBEROS) ? TestKdc.shared().jvmArgs() : List.of();
+            List<String> args = new ArrayList<>(List.of("explain", "--principal-of", login.identity()));
             args.addAll(List.of("--server-properties", serverProperties.toString(), "--listener", login.login().listener()));
             if (serverMode) {
                 args.addAll(List.of("--cache-dir", work.resolve("cache").toString(), "--signing-key", server.signingKeyFile().toString()));
