@@ -16,6 +16,10 @@ use parking_lot::Mutex;
 
 /// How many principal and listener pairs are warned about; later ones are not.
 const WARNED_AT_MOST: usize = 16;
+/// The characters of a principal's name kept and shown, so the pairs remembered stay small in
+/// bytes whatever names clients bring (a SASL name may be hundreds of KiB). The listener is one of
+/// the node's own configured names.
+const NAME_CHARS: usize = 256;
 
 /// The listeners nodes use among themselves, each with the Kafka key that names it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -94,7 +98,10 @@ impl LockoutHint {
         let Some(key) = self.listeners.key_of(listener) else {
             return false;
         };
-        let name = format!("{}:{}", principal.principal_type, principal.name);
+        let name: String = format!("{}:{}", principal.principal_type, principal.name)
+            .chars()
+            .take(NAME_CHARS)
+            .collect();
         {
             let mut warned = self.warned.lock();
             if warned.len() >= WARNED_AT_MOST
@@ -154,6 +161,24 @@ mod tests {
         let by_protocol =
             LockoutHint::new(InterNodeListeners::from_kafka(Some(" "), Some("SSL"), None));
         assert!(by_protocol.refused_cluster_action(&user("CN=b"), "SSL"));
+    }
+
+    #[test]
+    fn huge_names_are_remembered_short() {
+        let hint = hint();
+        let huge = "x".repeat(1 << 20);
+        assert!(hint.refused_cluster_action(&user(&huge), "REPLICATION"));
+        assert!(!hint.refused_cluster_action(&user(&huge), "REPLICATION"));
+        let kept: usize = hint
+            .warned
+            .lock()
+            .iter()
+            .map(|(p, l)| p.len() + l.len())
+            .sum();
+        assert!(
+            kept <= NAME_CHARS + "REPLICATION".len(),
+            "{kept} bytes kept"
+        );
     }
 
     #[test]
