@@ -1,8 +1,5 @@
 package org.devlive.grantforge.kafka.it;
 
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -21,10 +18,8 @@ public final class Jmx {
     }
 
     /** A free loopback port for a node's JMX. */
-    public static Jmx onFreePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return new Jmx(socket.getLocalPort());
-        }
+    public static Jmx onFreePort() {
+        return new Jmx(Ports.free());
     }
 
     /** The node's JVM flags: JMX without authentication on loopback (test equipment only). */

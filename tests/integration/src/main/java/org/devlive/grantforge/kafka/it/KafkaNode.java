@@ -3,8 +3,6 @@ package org.devlive.grantforge.kafka.it;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -154,7 +152,7 @@ public final class KafkaNode implements AutoCloseable {
         this.serverLog = dir.resolve("server.log");
         this.consoleLog = dir.resolve("console.log");
         this.propertiesFile = dir.resolve("server.properties");
-        int[] ports = freePorts(2 + config.listeners.size());
+        int[] ports = Ports.free(2 + config.listeners.size());
         this.brokerPort = ports[0];
         this.controllerPort = ports[1];
         for (int i = 0; i < config.listeners.size(); i++) {
@@ -395,7 +393,8 @@ public final class KafkaNode implements AutoCloseable {
             String cp = nodeClasspath();
             if (!formatted) {
                 writeFiles();
-                format(cp);
+                FormattedStorage.prepare(FormattedStorage.kind(dist, serverProperties), dataDir, config.nodeId, clusterId,
+                        dir.getParent().resolve(".storage"), () -> format(cp));
                 formatted = true;
             }
             logLengthAtLaunch = logText().length();
@@ -424,25 +423,28 @@ public final class KafkaNode implements AutoCloseable {
         }
     }
 
-    private void format(String cp) throws IOException {
+    private void format(String cp) {
         List<String> cmd = javaCommand("storage", cp, List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
         cmd.addAll(List.of("kafka.tools.StorageTool", "format", "-t", clusterId, "-c", propertiesFile.toString()));
         Path out = dir.resolve("format.out");
-        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
-                .redirectOutput(out.toFile()).start();
+        Process p = null;
         try {
+            p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
+                    .redirectOutput(out.toFile()).start();
             if (!p.waitFor(120, TimeUnit.SECONDS)) {
                 p.destroyForcibly();
                 throw new IllegalStateException("StorageTool format did not finish in 120 s in " + dir + ":\n" + read(out));
+            }
+            if (p.exitValue() != 0) {
+                throw new IllegalStateException("StorageTool format failed with exit code " + p.exitValue() + " in " + dir
+                        + ":\n" + read(out) + "\n" + tail(dir.resolve("storage.log"), 40));
             }
         } catch (InterruptedException e) {
             p.destroyForcibly();
             Thread.currentThread().interrupt();
             throw new IllegalStateException("Interrupted while formatting", e);
-        }
-        if (p.exitValue() != 0) {
-            throw new IllegalStateException("StorageTool format failed with exit code " + p.exitValue() + " in " + dir + ":\n"
-                    + read(out) + "\n" + tail(dir.resolve("storage.log"), 40));
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot run StorageTool in " + dir, e);
         }
     }
 
@@ -891,32 +893,6 @@ public final class KafkaNode implements AutoCloseable {
     @Override
     public String toString() {
         return "KafkaNode[" + dist + ", " + bootstrapServers() + ", " + dir + "]";
-    }
-
-    // ------------------------------------------------------------------------------------------
-
-    private static int[] freePorts(int n) {
-        List<ServerSocket> sockets = new ArrayList<>();
-        try {
-            int[] ports = new int[n];
-            for (int i = 0; i < n; i++) {
-                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                s.setReuseAddress(true);
-                sockets.add(s);
-                ports[i] = s.getLocalPort();
-            }
-            return ports;
-        } catch (IOException e) {
-            throw new UncheckedIOException("No free port", e);
-        } finally {
-            for (ServerSocket s : sockets) {
-                try {
-                    s.close();
-                } catch (IOException ignored) {
-                    // closing
-                }
-            }
-        }
     }
 
     /** How to run a node. Defaults: {@link KafkaDist#defaultDist()}, the agent as authorizer, this JVM's JDK. */

@@ -2,8 +2,6 @@ package org.devlive.grantforge.kafka.it;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,10 +49,7 @@ public final class TestKdc {
     private static TestKdc start() {
         try {
             Path dir = Files.createTempDirectory("grantforge-it-kdc-");
-            int port;
-            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                port = socket.getLocalPort();
-            }
+            int port = Ports.free();
             SimpleKdcServer server = new SimpleKdcServer();
             server.setWorkDir(dir.toFile());
             server.setKdcRealm(REALM);

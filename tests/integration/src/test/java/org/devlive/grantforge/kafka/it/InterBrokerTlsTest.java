@@ -48,7 +48,7 @@ class InterBrokerTlsTest {
                 .eachNode((name, node) -> {
                     node.policyFile(snapshot).property("super.users", superUsers);
                     if (!name.equals(KafkaCluster.controllerName())) {
-                        Jmx nodeJmx = onFreePort();
+                        Jmx nodeJmx = Jmx.onFreePort();
                         jmx.put(name, nodeJmx);
                         nodeJmx.jvmArgs().forEach(node::jvmArg);
                         node.listener(transports.mutualTlsListener(ProductionTransports.MAPPING_RULES))
@@ -81,14 +81,6 @@ class InterBrokerTlsTest {
                         .collect(Collectors.toList());
                 assertEquals(List.of(), refused, node + " refused no cluster action");
             }
-        }
-    }
-
-    private static Jmx onFreePort() {
-        try {
-            return Jmx.onFreePort();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
         }
     }
 }

@@ -243,7 +243,9 @@ class ServerModeTest {
     @Test
     void nothingUnverifiedOrUnusableIsAppliedAndEachFaultIsLoggedOnce() throws Exception {
         try (TestServer server = server("faults");
-             KafkaNode node = node("server-faults", server, tmp.resolve("faults-cache")).start()) {
+             // back-offs held to a second: the rounds are counted here, their spacing is unit-tested
+             KafkaNode node = node("server-faults", server, tmp.resolve("faults-cache"))
+                 .property("grantforge.refresh.interval.ms", "1000").start()) {
             String[][] faults = {
                 {"{\"mode\":\"wrong-signature\"}", "signature does not verify"},
                 {"{\"mode\":\"other-key\"}", "is signed by key"},
