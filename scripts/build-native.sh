@@ -46,6 +46,6 @@ export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt
 cargo zigbuild --release --locked -p grantforge-jni "${targets[@]}"
 for platform in "${platforms[@]}"; do
   mkdir -p "$out/$platform"
-  cp "target/${rust_target[$platform]}/release/libgrantforge_kafka_jni.so" "$out/$platform/libgrantforge_kafka_jni.so"
+  cp "${CARGO_TARGET_DIR:-target}/${rust_target[$platform]}/release/libgrantforge_kafka_jni.so" "$out/$platform/libgrantforge_kafka_jni.so"
   scripts/check-native-library.sh "$out/$platform/libgrantforge_kafka_jni.so" "$platform"
 done
