@@ -17,6 +17,7 @@ use crate::stack::StackVec;
 use crate::time::Instant;
 
 /// One question: may `user` (with `groups` and `roles`) have `access_type` on `resource` at `time`?
+#[derive(Debug)]
 pub struct AccessRequest<'a, C: ?Sized> {
     /// (level name, value) pairs forming one chain from a root, in any order.
     pub resource: &'a [(&'a str, &'a str)],

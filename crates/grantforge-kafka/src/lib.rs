@@ -8,6 +8,8 @@
 //! of JNI, HTTP or files: it turns bytes of a snapshot into a [`KafkaPolicies`] and answers
 //! questions against it.
 
+#![forbid(unsafe_code)]
+
 mod acl;
 mod conditions;
 mod migrate;

@@ -167,6 +167,19 @@ pub struct KafkaPolicies {
     acl_view: TimedAclView,
 }
 
+/// The snapshot's identity and size, not its compiled form (which can be large).
+impl std::fmt::Debug for KafkaPolicies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KafkaPolicies")
+            .field("service", &self.service)
+            .field("service_enabled", &self.service_enabled)
+            .field("policy_version", &self.policy_version)
+            .field("access_policies", &self.access_policies)
+            .field("other_policies", &self.other_policies)
+            .finish_non_exhaustive()
+    }
+}
+
 impl KafkaPolicies {
     /// Parses and compiles snapshot bytes; `now` fixes which policies the ACL view shows until the
     /// next validity boundary ([`KafkaPolicies::advance_acl_view`]).

@@ -374,14 +374,10 @@ fn another_service_type_or_a_foreign_definition_is_refused_at_load() {
     .unwrap();
     let text = String::from_utf8(bytes).unwrap();
     let hive = text.replace("\"serviceType\":\"kafka\"", "\"serviceType\":\"hive\"");
-    let err = KafkaPolicies::load(hive.as_bytes(), Instant::now())
-        .err()
-        .expect("refused");
+    let err = KafkaPolicies::load(hive.as_bytes(), Instant::now()).expect_err("refused");
     assert!(err.to_string().contains("`hive`"), "{err}");
     let renamed = text.replace("{\"name\":\"transactional_id\"", "{\"name\":\"txn\"");
-    let err = KafkaPolicies::load(renamed.as_bytes(), Instant::now())
-        .err()
-        .expect("refused");
+    let err = KafkaPolicies::load(renamed.as_bytes(), Instant::now()).expect_err("refused");
     assert!(err.to_string().contains("transactional_id"), "{err}");
 }
 

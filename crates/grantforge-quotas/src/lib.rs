@@ -45,6 +45,8 @@
 //! assert_eq!((shared.tags(), shared.rule, shared.limit), (("user2", ""), Rule::User, Some(4086.0)));
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod bounds;
 mod entity;
 mod sanitize;

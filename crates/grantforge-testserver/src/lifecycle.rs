@@ -30,6 +30,7 @@ use crate::{files, time, tls, Config, Error};
 const MAX_CONNECTIONS: usize = 256;
 
 /// The server's entry point.
+#[derive(Debug)]
 pub struct Server;
 
 impl Server {
