@@ -2,9 +2,9 @@
 //!
 //! A cache hit needs two times: "has this kept decision expired?" and, when the access is audited,
 //! the time it happened. Both are wanted to the millisecond at best, and the decision TTL is
-//! seconds long. The kernel's coarse clocks answer from the vDSO without a syscall in about 5 ns,
-//! with ticks of a few milliseconds; the precise ones cost 23 ns (`CLOCK_MONOTONIC`) and 34 ns
-//! (`SystemTime::now`) on the benchmark machine (docs/benchmarks.md). Decisions themselves use the
+//! seconds long. The kernel's coarse clocks answer from the vDSO without a syscall, with ticks of a
+//! few milliseconds, several times cheaper than the precise ones (`CLOCK_MONOTONIC`,
+//! `SystemTime::now`; docs/benchmarks.md has the figures). Decisions themselves use the
 //! engine's precise clock: validity periods are checked at the moment of deciding.
 
 use grantforge_engine::Instant;

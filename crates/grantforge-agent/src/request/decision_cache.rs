@@ -28,7 +28,7 @@ use crate::request::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 const SHARDS: usize = 16;
 
 /// The longest key kept. Kafka caps topic names at 249 characters, and principals, group ids and
-/// client ids in use are far below this; a longer question is decided every time (about 1 µs).
+/// client ids in use are far below this; a longer question is decided every time.
 pub(crate) const MAX_KEY_BYTES: usize = 1024;
 
 /// The key's fixed parts: lengths, codes, the address and the request type (at most 50 bytes).

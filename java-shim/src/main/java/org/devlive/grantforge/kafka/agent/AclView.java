@@ -69,8 +69,8 @@ final class AclView {
     /**
      * Every binding of the view in force. The serial is read before the rows, so the rows are at least as
      * new as the serial they are kept under; a view that changed in between is fetched again next time.
-     * One thread decodes a new view while the others wait for it (a view of 1,000,000 rows is about 150 MiB
-     * decoded: decoded once, not once per concurrent caller).
+     * One thread decodes a new view while the others wait for it (a large view is hundreds of MiB decoded,
+     * docs/benchmarks.md: decoded once, not once per concurrent caller).
      */
     private List<AclBinding> all() {
         long serial = NativeAgent.aclViewSerial(handle);
