@@ -559,6 +559,9 @@ public final class KafkaNode implements AutoCloseable {
         Process p = process;
         if (p != null) {
             if (p.isAlive()) {
+                // what the suite's minutes are made of (docs/testing.md): each node's CPU, read before it stops
+                p.info().totalCpuDuration().ifPresent(cpu -> System.out.printf("%s used %.1f s of CPU in %.1f s%n",
+                        this, cpu.toMillis() / 1000.0, (System.currentTimeMillis() - startMillis) / 1000.0));
                 List<ProcessHandle> descendants = p.descendants().collect(Collectors.toList());
                 p.destroy();
                 try {
