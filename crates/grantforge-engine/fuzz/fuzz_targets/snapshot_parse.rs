@@ -1,5 +1,6 @@
 //! Feeds arbitrary bytes to `Snapshot::parse`; whatever parses must build, and the engine must
-//! answer questions about its own values without panicking, the index agreeing with a full scan.
+//! answer questions about its own values without panicking, the index agreeing with a full scan
+//! and `holds_on_some_resource` holding every access a decision allowed.
 #![no_main]
 
 use grantforge_engine::{AccessRequest, Evaluators, Instant, PolicyEngine, Snapshot};
@@ -51,8 +52,38 @@ fuzz_target!(|data: &[u8]| {
                 engine.explain(&request).map(|e| e.decision),
                 "explain disagrees"
             );
-            if let Some((root, _)) = resource.first() {
-                let _ = engine.holds_on_some_resource(root, access, user, &groups, &[], time, &());
+            // The resource's root, not its first level: levels come in name order, and asking
+            // about a level with a parent is a refusal, which would check nothing.
+            let root = resource.iter().copied().find(|(level, _)| {
+                engine
+                    .model()
+                    .level(level)
+                    .is_some_and(|l| l.parent.is_none())
+            });
+            if let Some(root) = root {
+                let holds =
+                    engine.holds_on_some_resource(root.0, access, user, &groups, &[], time, &());
+                // An access allowed on a resource of the root level alone is held on some
+                // resource of that root. Only the root alone: a policy denying every resource of
+                // a root names `*` on its own levels and does not cover a deeper resource, which
+                // a policy on more levels may allow. The answer comes from the subject and
+                // deny-everything indexes, the decision from the value index, so neither can
+                // vouch for the other.
+                let alone = [root];
+                let allowed = engine
+                    .evaluate(&AccessRequest {
+                        resource: &alone,
+                        ..request
+                    })
+                    .is_ok_and(|decision| decision.is_allowed());
+                if allowed {
+                    assert_eq!(
+                        holds,
+                        Ok(true),
+                        "allowed on {alone:?}, yet held on no resource of {}",
+                        root.0
+                    );
+                }
             }
         }
     }
