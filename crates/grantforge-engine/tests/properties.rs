@@ -881,24 +881,96 @@ proptest! {
     }
 
     #[test]
-    fn snapshots_written_as_the_server_does_read_back_the_same(seed in any::<u64>(), kind in 0..3usize, size in 0..24usize) {
-        let case = case(seed, kind, size);
-        let text = write(&case.snapshot);
-        let read = Snapshot::parse(text.as_bytes());
-        prop_assert_eq!(read.as_ref().ok(), Some(&case.snapshot), "{:?}\n{}", read.as_ref().err(), text);
+    fn snapshots_written_by_the_test_server_read_back_the_same(seed in any::<u64>(), kind in 0..3usize, size in 0..24usize) {
+        let mut case = case(seed, kind, size);
+        let others = case.rng.below(3);
+        let snapshot = as_the_server_holds_it(case.snapshot, &mut case.rng, others);
+        let bytes = served(&snapshot);
+        let read = Snapshot::parse(&bytes);
+        prop_assert_eq!(read.as_ref().ok(), Some(&snapshot), "{:?}\n{}", read.as_ref().err(), String::from_utf8_lossy(&bytes));
     }
 }
 
-/// The snapshot as JSON in the server's layout (every field, explicit nulls, policy ids as strings).
-fn write(snapshot: &Snapshot) -> String {
+/// The random snapshot in the form a server's snapshot takes, so that writing it changes nothing:
+/// policies by ascending id, implied grants sorted, roles and groups for exactly the codes the
+/// items name (`public` names everyone and is never listed), members sorted and once each. Names
+/// with quotes, escapes and characters beyond the BMP, any service state and versions, and
+/// `others` policies of types the engine counts but does not evaluate.
+fn as_the_server_holds_it(mut snapshot: Snapshot, rng: &mut Rng, others: usize) -> Snapshot {
+    snapshot.policies.sort_by_key(|p| p.id);
+    for policy in &mut snapshot.policies {
+        policy.name = format!(
+            "{} \"{}\" \\ \u{1F511}\t",
+            rng.pick(&["p", "ß", ""]),
+            policy.id
+        );
+    }
+    for access in &mut snapshot.definition.access_types {
+        access.implied_grants.sort();
+    }
+    snapshot.service_enabled = rng.one_in(2);
+    snapshot.policy_version = (rng.next() >> 1) as i64;
+    snapshot.type_version = Some(rng.below(5) as i64);
+    snapshot.other_policies = others;
+    let items = || {
+        snapshot.policies.iter().flat_map(|p| {
+            p.allow
+                .iter()
+                .chain(&p.allow_exceptions)
+                .chain(&p.deny)
+                .chain(&p.deny_exceptions)
+        })
+    };
+    let resolved = |codes: BTreeSet<&String>, given: &BTreeMap<String, Vec<String>>| {
+        codes
+            .into_iter()
+            .map(|code| {
+                let members: BTreeSet<String> =
+                    given.get(code).into_iter().flatten().cloned().collect();
+                (code.clone(), members.into_iter().collect())
+            })
+            .collect::<BTreeMap<String, Vec<String>>>()
+    };
+    let roles = resolved(items().flat_map(|i| &i.roles).collect(), &snapshot.roles);
+    let groups = resolved(
+        items()
+            .flat_map(|i| &i.groups)
+            .filter(|g| *g != "public")
+            .collect(),
+        &snapshot.groups,
+    );
+    (snapshot.roles, snapshot.groups) = (roles, groups);
+    snapshot
+}
+
+/// The bytes the GrantForge test server serves for `snapshot` (`GET /api/v1/agent/policies`): the
+/// snapshot goes in as the server takes it (its service type, and a policies file), and comes out
+/// of the server's own writer, which plays GrantForge's Java serializer and shares no code with
+/// the engine. What is written here is only the server's input: a name or value it misreads is
+/// lost or refused before the engine sees it, so a misunderstanding of this test's cannot pass
+/// for the engine's. Enumerated names (matchers, priorities) and instants are written from this
+/// test's own table and calendar, not the engine's, which the server passes through.
+fn served(snapshot: &Snapshot) -> Vec<u8> {
     use serde_json::{json, Value};
+    let definition = &snapshot.definition;
+    let matcher = |kind: MatcherKind| match kind {
+        MatcherKind::Exact => "EXACT",
+        MatcherKind::Wildcard => "WILDCARD",
+        MatcherKind::Path => "PATH",
+        MatcherKind::Regex => "REGEX",
+    };
+    let service_type = json!({
+        "resources": definition.resources.iter().map(|l| json!({"name": l.name, "parent": l.parent, "matcher": matcher(l.matcher), "caseSensitive": l.case_sensitive})).collect::<Vec<_>>(),
+        "accessTypes": definition.access_types.iter().map(|a| json!({"name": a.name, "impliedGrants": a.implied_grants})).collect::<Vec<_>>(),
+        "conditions": definition.conditions.iter().map(|c| json!({"name": c.name, "evaluator": c.evaluator, "options": c.options})).collect::<Vec<_>>(),
+        "version": snapshot.type_version,
+    });
     let item = |item: &Item| {
         json!({"users": item.users, "groups": item.groups, "roles": item.roles, "accessTypes": item.access_types,
-               "conditions": item.conditions.iter().map(|c| json!({"type": c.type_name, "values": c.values})).collect::<Vec<_>>(),
-               "maskType": null, "maskValue": null, "rowFilter": null})
+               "conditions": item.conditions.iter().map(|c| json!({"type": c.type_name, "values": c.values})).collect::<Vec<_>>()})
     };
     let items = |list: &[Item]| Value::Array(list.iter().map(item).collect());
-    let policies: Vec<Value> = snapshot
+    let mut policies: Vec<Value> = snapshot
         .policies
         .iter()
         .map(|p| {
@@ -907,29 +979,82 @@ fn write(snapshot: &Snapshot) -> String {
                 .iter()
                 .map(|(l, s)| (l.clone(), json!({"values": s.values, "excludes": s.excludes, "recursive": s.recursive})))
                 .collect();
-            let validity: Vec<Value> = p
-                .validity
-                .iter()
-                .map(|v| json!({"from": v.from.map(|t| t.to_string()), "until": v.until.map(|t| t.to_string())}))
-                .collect();
-            json!({"id": p.id.to_string(), "name": p.name, "type": "ACCESS", "priority": p.priority.as_str(),
+            let validity: Vec<Value> =
+                p.validity.iter().map(|v| json!({"from": v.from.map(iso), "until": v.until.map(iso)})).collect();
+            let priority = match p.priority {
+                Priority::Normal => "NORMAL",
+                Priority::Override => "OVERRIDE",
+            };
+            json!({"id": p.id, "name": p.name, "type": "ACCESS", "priority": priority,
                    "document": {"resources": resources, "allow": items(&p.allow), "allowExceptions": items(&p.allow_exceptions),
                                 "deny": items(&p.deny), "denyExceptions": items(&p.deny_exceptions), "validity": validity}})
         })
         .collect();
-    let definition = &snapshot.definition;
-    json!({
-        "format": 1, "service": snapshot.service, "serviceType": snapshot.service_type, "typeVersion": snapshot.type_version,
-        "serviceEnabled": snapshot.service_enabled, "policyVersion": snapshot.policy_version,
-        "definition": {
-            "resources": definition.resources.iter().map(|l| json!({"name": l.name, "parent": l.parent, "matcher": l.matcher.as_str(), "caseSensitive": l.case_sensitive})).collect::<Vec<_>>(),
-            "accessTypes": definition.access_types.iter().map(|a| json!({"name": a.name, "impliedGrants": a.implied_grants})).collect::<Vec<_>>(),
-            "conditions": definition.conditions.iter().map(|c| json!({"name": c.name, "evaluator": c.evaluator, "options": c.options})).collect::<Vec<_>>(),
-            "maskTypes": []
-        },
-        "policies": policies, "roles": snapshot.roles, "groups": snapshot.groups
-    })
-    .to_string()
+    // Ids above every access policy's: the server writes policies by id, so these come last and
+    // the access policies keep their order.
+    let others = ["DATA_MASK", "ROW_FILTER"]
+        .iter()
+        .cycle()
+        .take(snapshot.other_policies);
+    for (at, kind) in others.enumerate() {
+        policies.push(json!({"id": 1_000_000 + at, "name": format!("other {at}"), "type": kind, "document": {}}));
+    }
+    let file = json!({"serviceEnabled": snapshot.service_enabled, "policies": policies, "roles": snapshot.roles, "groups": snapshot.groups});
+    let service_type = grantforge_testserver::Definition::parse(&service_type.to_string()).unwrap();
+    let set = grantforge_testserver::PolicySet::parse(file.to_string().as_bytes()).unwrap();
+    grantforge_testserver::build_snapshot(
+        &set,
+        &service_type,
+        &snapshot.service,
+        &snapshot.service_type,
+        snapshot.policy_version,
+    )
+}
+
+/// An instant as Java's `Instant.toString()` writes a whole second, from its seconds since the
+/// epoch by Howard Hinnant's `civil_from_days`: a calendar of this test's, not the engine's.
+fn iso(instant: Instant) -> String {
+    assert_eq!(
+        instant.subsec_nanos(),
+        0,
+        "the generator makes whole seconds"
+    );
+    let seconds = instant.unix_secs();
+    let (days, second_of_day) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+    let month = if shifted_month < 10 {
+        shifted_month + 3
+    } else {
+        shifted_month - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        second_of_day / 3600,
+        second_of_day / 60 % 60,
+        second_of_day % 60
+    )
+}
+
+#[test]
+fn this_tests_calendar_writes_instants_as_java_does() {
+    for (seconds, text) in [
+        (1_781_524_800, "2026-06-15T12:00:00Z"),
+        (1_709_251_199, "2024-02-29T23:59:59Z"),
+        (951_868_800, "2000-03-01T00:00:00Z"),
+        (0, "1970-01-01T00:00:00Z"),
+        (-1, "1969-12-31T23:59:59Z"),
+        (-11_670_998_400, "1600-02-29T00:00:00Z"),
+    ] {
+        assert_eq!(iso(Instant::from_parts(seconds, 0)), text);
+    }
 }
 
 #[test]
