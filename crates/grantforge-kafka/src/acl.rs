@@ -496,4 +496,14 @@ mod tests {
         assert_eq!((cut.rows.len(), cut.asked), (1, 2));
         assert!(cut.truncated());
     }
+
+    #[test]
+    fn a_disabled_services_view_is_empty_whole_and_names_the_maximum_it_was_built_with() {
+        let mut snapshot = snapshot_of(policy(&["a", "b"], &["u"], &["read"]));
+        snapshot.service_enabled = false;
+        let view = acl_view(&snapshot, Instant::now(), 5);
+        assert_eq!((view.rows.len(), view.asked, view.max_rows), (0, 0, 5));
+        assert!(!view.truncated());
+        assert_eq!(view.truncation_warning(), None);
+    }
 }

@@ -1082,6 +1082,60 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_name_ends_with_the_fnv1a_hash_of_its_value_in_every_release() {
+        // FNV-1a's published vectors: a later run of migrate-acls names the same policies.
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
+        let long = "t".repeat(300);
+        let suffix = format!("… #{:016x}", fnv1a(long.as_bytes()));
+        assert!(policy_name("topic", &long).ends_with(&suffix));
+    }
+
+    #[test]
+    fn the_reports_summary_counts_what_was_left_out_apart_from_what_changed_meaning() {
+        // One ACL left out and two narrowed: counts that differ, so neither stands in for the other.
+        let acls = [
+            allow("orders", "User:alice", Operation::Read),
+            acl(
+                TOPIC,
+                LITERAL,
+                "orders",
+                "User:bob",
+                "client.example.com",
+                Operation::Read,
+                ALLOW,
+            ),
+            deny("orders", "User:carol", Operation::Write),
+            deny("payments", "User:carol", Operation::Read),
+        ];
+        let m = migrate(&acls);
+        assert!(m.report_text(&acls).starts_with(
+            "migrate-acls: 4 ACLs read, 3 migrated into 2 policies, 1 not migrated, 2 migrated with a changed meaning\n"
+        ), "{}", m.report_text(&acls));
+    }
+
+    #[test]
+    fn the_finding_codes_are_those_the_shim_reads() {
+        // The codes cross JNI as bare numbers; the shim's constants are read from its source, so a
+        // change on either side fails here rather than mislabelling the report in Java.
+        let java = include_str!(
+            "../../../java-shim/src/main/java/org/devlive/grantforge/kafka/agent/AclMigration.java"
+        );
+        let constant = |name: &str| -> u8 {
+            let declared = format!("static final int {name} = ");
+            let at = java.find(&declared).expect("AclMigration.java declares it") + declared.len();
+            java[at..].split(';').next().unwrap().parse().unwrap()
+        };
+        assert_eq!(Finding::NotMigrated.code(), constant("NOT_MIGRATED"));
+        assert_eq!(
+            Finding::DenyCoversImplied.code(),
+            constant("DENY_COVERS_IMPLIED")
+        );
+        assert_eq!(Finding::GroupMembers.code(), constant("GROUP_MEMBERS"));
+    }
+
+    #[test]
     fn no_acls_make_an_empty_snapshot_that_loads() {
         let m = migrate(&[]);
         assert_eq!((m.migrated, m.policies), (0, 0));

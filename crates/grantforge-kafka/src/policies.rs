@@ -718,6 +718,29 @@ mod tests {
     }
 
     #[test]
+    fn the_validity_changes_after_now_are_each_boundary_still_ahead_once_earliest_first() {
+        // Policy 1 began before noon; policy 2 begins at noon, which has taken effect, and lists
+        // its periods out of order and one end shared with policy 1.
+        let text = with_validity(
+            &e2e(),
+            1,
+            r#"[{"from":"2026-06-15T11:59:50Z","until":"2026-06-15T12:00:30Z"}]"#,
+        );
+        let text = with_validity(
+            &text,
+            2,
+            r#"[{"from":"2026-06-15T12:00:00Z","until":"2026-06-15T12:00:30Z"},{"from":"2026-06-15T12:00:10Z"}]"#,
+        );
+        let policies = KafkaPolicies::load(text.as_bytes(), noon()).unwrap();
+        let at = |secs| noon().plus_seconds(secs);
+        assert_eq!(
+            policies.validity_changes_after(noon()),
+            vec![at(10), at(30)]
+        );
+        assert_eq!(policies.validity_changes_after(at(10)), vec![at(30)]);
+    }
+
+    #[test]
     fn a_disabled_service_shows_no_acl_and_never_recomputes() {
         let text = with_validity(&e2e(), 1, r#"[{"from":"2026-06-15T12:00:10Z"}]"#).replacen(
             "\"serviceEnabled\":true",
@@ -728,6 +751,7 @@ mod tests {
         assert!(!policies.service_enabled);
         assert!(policies.acl_view().rows.is_empty());
         assert_eq!(policies.next_acl_view_change(), None);
+        assert_eq!(policies.validity_changes_after(noon()), vec![]);
         assert!(policies.advance_acl_view(noon().plus_seconds(60)).is_none());
         assert!(policies.acl_view().rows.is_empty());
     }
