@@ -282,18 +282,21 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_expla
     stdin: JByteArray<'local>,
 ) -> JByteArray<'local> {
     export_env(&mut env, |env| {
-        let args = String::from_utf8_lossy(&env.convert_byte_array(&args)?).into_owned();
-        let args: Vec<String> = args
-            .split('\0')
-            .filter(|a| !a.is_empty())
-            .map(str::to_string)
-            .collect();
+        let args = explain_args(&env.convert_byte_array(&args)?);
         let stdin = String::from_utf8_lossy(&env.convert_byte_array(&stdin)?).into_owned();
         let (code, output) = grantforge_agent::explain::run(&args, &stdin);
         let mut answer = vec![code as u8];
         answer.extend_from_slice(output.as_bytes());
         Ok(env.byte_array_from_slice(&answer)?)
     })
+}
+
+/// The arguments of `explain`, each ended by a NUL; an empty argument (`--client-id ""`) is one.
+fn explain_args(bytes: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(bytes)
+        .split_terminator('\0')
+        .map(str::to_string)
+        .collect()
 }
 
 /// `migrateAcls` for `migrate-acls`: Kafka's ACL bindings in, the policies and the report out (see
