@@ -165,13 +165,15 @@ fn the_snapshot_formats_example_loads_and_decides_as_the_page_says() {
         .nth(1)
         .and_then(|rest| rest.split("\n```").next())
         .expect("docs/snapshot-format.md has a json example");
-    let placeholder = "\"<the contents of docs/kafka-service-type.json>\"";
+    let placeholder = "\"<the contents of crates/grantforge-kafka/kafka-service-type.json>\"";
     assert!(
         example.contains(placeholder),
         "the example's definition is the placeholder"
     );
-    let definition =
-        std::fs::read_to_string(repository().join("docs/kafka-service-type.json")).unwrap();
+    let definition = std::fs::read_to_string(
+        repository().join("crates/grantforge-kafka/kafka-service-type.json"),
+    )
+    .unwrap();
     let snapshot = example.replace(placeholder, &definition);
     let file = std::env::temp_dir().join(format!("gf-snapshot-format-{}.json", std::process::id()));
     std::fs::write(&file, snapshot).unwrap();

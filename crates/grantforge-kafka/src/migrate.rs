@@ -24,7 +24,7 @@ use crate::policies::{KafkaPolicies, LoadError, SERVICE_TYPE};
 
 /// The `kafka` service type, as every snapshot written here carries it (one definition for the
 /// docs, the test server and this module).
-const KAFKA_DEFINITION_JSON: &str = include_str!("../../../docs/kafka-service-type.json");
+const KAFKA_DEFINITION_JSON: &str = include_str!("../kafka-service-type.json");
 
 /// The label every migrated policy carries on the server, so an operator can find (or remove) them.
 pub const MIGRATION_LABEL: &str = "migrated-from-kafka-acls";
@@ -283,7 +283,7 @@ pub fn migrate_acls(acls: &[KafkaAcl], service: &str) -> Result<Migration, LoadE
         })
         .collect();
     let definition: Value =
-        serde_json::from_str(KAFKA_DEFINITION_JSON).expect("docs/kafka-service-type.json is JSON");
+        serde_json::from_str(KAFKA_DEFINITION_JSON).expect("kafka-service-type.json is JSON");
     let snapshot = json!({
         "format": FORMAT,
         "service": service,

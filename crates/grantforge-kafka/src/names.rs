@@ -1,6 +1,6 @@
 //! Kafka's enums as the wire codes of `org.apache.kafka.common.acl.AclOperation` and
 //! `org.apache.kafka.common.resource.ResourceType` (stable since Kafka 2.0), mapped to the level and
-//! access-type names of the `kafka` service type (`docs/kafka-service-type.json`).
+//! access-type names of the `kafka` service type (`crates/grantforge-kafka/kafka-service-type.json`).
 
 /// The one resource of the cluster level, as Kafka names it (`Resource.CLUSTER_NAME`).
 pub const CLUSTER_NAME: &str = "kafka-cluster";

@@ -372,12 +372,12 @@ fn check_definition(snapshot: &Snapshot) -> Result<(), LoadError> {
             Some(l) if l.parent.is_none() => {}
             Some(_) => {
                 return Err(LoadError::Definition(format!(
-                    "definition.resources: level `{level}` must be a root level (parent null) for Kafka; fix the kafka service type on the server (docs/kafka-service-type.json)"
+                    "definition.resources: level `{level}` must be a root level (parent null) for Kafka; fix the kafka service type on the server (docs/kafka-service-type.md)"
                 )))
             }
             None => {
                 return Err(LoadError::Definition(format!(
-                    "definition.resources: the kafka service type has no level `{level}`; fix the kafka service type on the server (docs/kafka-service-type.json)"
+                    "definition.resources: the kafka service type has no level `{level}`; fix the kafka service type on the server (docs/kafka-service-type.md)"
                 )))
             }
         }
@@ -392,7 +392,7 @@ fn check_definition(snapshot: &Snapshot) -> Result<(), LoadError> {
             .any(|a| a.name == access_type)
         {
             return Err(LoadError::Definition(format!(
-                "definition.accessTypes: the kafka service type has no access type `{access_type}`; fix the kafka service type on the server (docs/kafka-service-type.json)"
+                "definition.accessTypes: the kafka service type has no access type `{access_type}`; fix the kafka service type on the server (docs/kafka-service-type.md)"
             )));
         }
     }

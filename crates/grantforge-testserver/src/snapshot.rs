@@ -11,8 +11,9 @@ use serde_json::Value;
 
 use crate::time::{format_instant, parse_instant};
 
-/// The `kafka` service type definition, from `docs/kafka-service-type.json`.
-pub const KAFKA_DEFINITION_JSON: &str = include_str!("../../../docs/kafka-service-type.json");
+/// The `kafka` service type definition, from `crates/grantforge-kafka/kafka-service-type.json`.
+pub const KAFKA_DEFINITION_JSON: &str =
+    include_str!("../../grantforge-kafka/kafka-service-type.json");
 
 /// A service type definition as the snapshot carries it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -81,7 +82,7 @@ pub struct Mask {
 }
 
 impl Definition {
-    /// Parses a definition (the format of `docs/kafka-service-type.json`); implied grants are sorted as the
+    /// Parses a definition (the format of `crates/grantforge-kafka/kafka-service-type.json`); implied grants are sorted as the
     /// server sorts them.
     pub fn parse(json: &str) -> Result<Self, String> {
         let mut def: Definition = serde_json::from_str(json)

@@ -29,7 +29,7 @@ import org.apache.kafka.common.resource.ResourceType;
  * Kafka's wildcard-section hosts {@code "127.0.0" + i} are not IP addresses (Kafka compares host strings, so
  * they never match a client); {@code ip-range} refuses such values, so each becomes the distinct address
  * {@code 127.1.(i / 256).(i % 256)}, which never matches the benchmark's clients 127.0.0.1 and 127.0.0.2
- * either. The definition is {@code docs/kafka-service-type.json}, verbatim. Further policies (a benchmark's own
+ * either. The definition is {@code crates/grantforge-kafka/kafka-service-type.json}, verbatim. Further policies (a benchmark's own
  * user, say) may be given as JSON objects; they come after the set's.
  */
 public final class GrantForgeSnapshot {
@@ -89,7 +89,7 @@ public final class GrantForgeSnapshot {
         }
     }
 
-    /** {@code docs/kafka-service-type.json}, which the build puts in the harness JAR. */
+    /** {@code crates/grantforge-kafka/kafka-service-type.json}, which the build puts in the harness JAR. */
     private static String serviceDefinition() {
         try (InputStream in = GrantForgeSnapshot.class.getResourceAsStream("/grantforge-it/kafka-service-type.json")) {
             if (in == null) {
