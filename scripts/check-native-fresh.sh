@@ -13,7 +13,8 @@ if [[ ! -f "$library" ]]; then
 fi
 # the crates the library is built from (not the test server's, nor the fuzz targets')
 sources=(Cargo.toml Cargo.lock crates/grantforge-engine/src crates/grantforge-engine/Cargo.toml
-         crates/grantforge-kafka/src crates/grantforge-kafka/Cargo.toml crates/grantforge-quotas/src
+         crates/grantforge-kafka/src crates/grantforge-kafka/Cargo.toml
+         crates/grantforge-kafka/kafka-service-type.json crates/grantforge-quotas/src
          crates/grantforge-quotas/Cargo.toml crates/grantforge-agent/src crates/grantforge-agent/Cargo.toml
          crates/grantforge-jni/src crates/grantforge-jni/Cargo.toml)
 newer=$(find "${sources[@]}" -newer "$library" -type f -print -quit)
