@@ -252,7 +252,7 @@ public final class BrokerThroughput {
         double requestsBefore = produceRequests(subject.jmx());
         long cpuBefore = cpuMillis(node.pid());
         List<Thread> threads = new ArrayList<>();
-        KafkaNode.ToolRun[] runs = new KafkaNode.ToolRun[workload.producers()];
+        ToolRun[] runs = new ToolRun[workload.producers()];
         for (int p = 0; p < workload.producers(); p++) {
             int slot = p;
             Thread t = new Thread(() -> runs[slot] = node.runJava("org.apache.kafka.tools.ProducerPerformance", toolJvm(), args, TOOL_TIMEOUT));
@@ -267,7 +267,7 @@ public final class BrokerThroughput {
         double recordsPerSec = 0;
         double mbPerSec = 0;
         double p99 = 0;
-        for (KafkaNode.ToolRun run : runs) {
+        for (ToolRun run : runs) {
             if (run == null || run.exitCode() != 0) {
                 throw new IllegalStateException("ProducerPerformance against " + subject.name() + " failed: " + run);
             }
@@ -286,7 +286,7 @@ public final class BrokerThroughput {
         List<String> args = List.of("--bootstrap-server", node.bootstrapServers(), "--topic", TOPIC, "--messages",
                 String.valueOf(records), "--group", GROUP_PREFIX + subject.name() + "-" + round, "--consumer.config",
                 node.clientConfigFile(USER).toString(), "--timeout", "60000");
-        KafkaNode.ToolRun run = node.runJava("org.apache.kafka.tools.ConsumerPerformance", toolJvm(), args, TOOL_TIMEOUT);
+        ToolRun run = node.runJava("org.apache.kafka.tools.ConsumerPerformance", toolJvm(), args, TOOL_TIMEOUT);
         if (run.exitCode() != 0) {
             throw new IllegalStateException("ConsumerPerformance against " + subject.name() + " failed: " + run);
         }

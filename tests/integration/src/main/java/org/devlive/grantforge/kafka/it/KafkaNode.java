@@ -20,21 +20,16 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.SaslConfigs;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * A real Kafka KRaft node, by default broker and controller at once ({@link Role}; {@link KafkaCluster}
@@ -129,6 +124,7 @@ public final class KafkaNode implements AutoCloseable {
     /** Length of the log when the JVM was launched: a restart looks for its own start message. */
     private volatile int logLengthAtLaunch;
     private volatile Exception lastProbeError;
+    private final NodeTools tools = new NodeTools(this);
 
     private KafkaNode(Builder config) {
         this.config = config;
@@ -283,7 +279,7 @@ public final class KafkaNode implements AutoCloseable {
         }
     }
 
-    private static String escapeProperty(String v) {
+    static String escapeProperty(String v) {
         StringBuilder out = new StringBuilder();
         for (char c : v.toCharArray()) {
             switch (c) {
@@ -362,7 +358,7 @@ public final class KafkaNode implements AutoCloseable {
         return cp.toString();
     }
 
-    private List<String> javaCommand(String role, String classpath, List<String> jvmArgs) {
+    List<String> javaCommand(String role, String classpath, List<String> jvmArgs) {
         List<String> cmd = new ArrayList<>();
         cmd.add(config.javaHome.resolve("bin").resolve("java").toString());
         cmd.addAll(jvmArgs);
@@ -627,7 +623,7 @@ public final class KafkaNode implements AutoCloseable {
                 + "\n--- tail of " + consoleLog + " ---\n" + tail(consoleLog, 30);
     }
 
-    private static String read(Path file) {
+    static String read(Path file) {
         try {
             return Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : "";
         } catch (IOException e) {
@@ -645,86 +641,26 @@ public final class KafkaNode implements AutoCloseable {
     }
 
     // ------------------------------------------------------------------------------------------
-    // the release's command-line tools
+    // the release's command-line tools (NodeTools)
 
-    /** What a tool run printed and how it ended. */
-    public record ToolRun(int exitCode, String stdout, String stderr) {
-        @Override
-        public String toString() {
-            return "exit code " + exitCode + "\n--- stdout\n" + stdout + "\n--- stderr\n" + stderr;
-        }
-    }
-
-    /**
-     * Runs one of the release's command-line tools as its {@code bin/} script does: {@code mainClass} in a JVM
-     * of its own on the release's classpath, with {@code --bootstrap-server} of this node and
-     * {@code --command-config} with {@code user}'s client settings before {@code args}. A tool ends by returning
-     * from {@code main} or through Kafka's {@code Exit} (a {@code System.exit}), so the exit code is the JVM's.
-     */
+    /** Runs one of the release's command-line tools against this node as {@code user} ({@link NodeTools#runTool}). */
     public ToolRun runTool(String user, String mainClass, List<String> args) {
-        List<String> withConnection = new ArrayList<>(List.of("--bootstrap-server", bootstrapServers(), "--command-config",
-                clientConfigFile(user).toString()));
-        withConnection.addAll(args);
-        return runJava(mainClass, List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), withConnection,
-                Duration.ofSeconds(120));
+        return tools.runTool(user, mainClass, args);
     }
 
     /** Writes {@code user}'s client settings ({@link #clientProps(String)}) to a file in the node's directory. */
     public Path clientConfigFile(String user) {
-        try {
-            Path file = dir.resolve("tool-" + user + ".properties");
-            StringBuilder props = new StringBuilder();
-            clientProps(user).forEach((k, v) -> props.append(k).append('=').append(escapeProperty(v.toString())).append('\n'));
-            Files.writeString(file, props.toString(), StandardCharsets.UTF_8);
-            return file;
-        } catch (IOException e) {
-            throw new UncheckedIOException("Cannot write the client settings of " + user + " in " + dir, e);
-        }
+        return tools.clientConfigFile(user);
     }
 
-    /**
-     * Runs {@code mainClass} of the release (a tool such as {@code ProducerPerformance}) in a JVM of its own on the
-     * release's classpath with these JVM options and arguments, and waits for it at most {@code timeout}.
-     */
+    /** Runs {@code mainClass} of the release in a JVM of its own ({@link NodeTools#runJava}). */
     public ToolRun runJava(String mainClass, List<String> jvmOptions, List<String> args, Duration timeout) {
-        return runJava(dist.classpath(), mainClass, jvmOptions, args, timeout);
+        return tools.runJava(mainClass, jvmOptions, args, timeout);
     }
 
-    /**
-     * Runs one of the agent's commands ({@code explain}, {@code migrate-acls}) as the docs do when it needs Kafka's
-     * classes: the agent JAR's {@code Main} with the release's jars on the class path.
-     */
+    /** Runs one of the agent's commands with the release's jars ({@link NodeTools#runAgentCommand}). */
     public ToolRun runAgentCommand(List<String> jvmOptions, List<String> args) {
-        return runJava(config.agentJar.toAbsolutePath() + java.io.File.pathSeparator + dist.classpath(),
-                "org.devlive.grantforge.kafka.agent.Main", jvmOptions, args, Duration.ofSeconds(120));
-    }
-
-    private ToolRun runJava(String classpath, String mainClass, List<String> jvmOptions, List<String> args, Duration timeout) {
-        try {
-            String cp = dir.resolve("launcher") + java.io.File.pathSeparator + classpath;
-            List<String> cmd = javaCommand("tool", cp, jvmOptions);
-            cmd.add(mainClass);
-            cmd.addAll(args);
-            long run = TOOL_RUNS.incrementAndGet();
-            Path out = dir.resolve("tool-" + run + ".out");
-            Path err = dir.resolve("tool-" + run + ".err");
-            ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile())
-                    .redirectOutput(out.toFile()).redirectError(err.toFile());
-            pb.environment().remove("KAFKA_OPTS");
-            pb.environment().remove("CLASSPATH");
-            Process p = pb.start();
-            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                p.destroyForcibly();
-                throw new IllegalStateException(mainClass + " did not finish in " + timeout.toSeconds() + " s: "
-                        + String.join(" ", cmd) + "\n" + read(out) + "\n" + read(err));
-            }
-            return new ToolRun(p.exitValue(), read(out), read(err));
-        } catch (IOException e) {
-            throw new UncheckedIOException("Cannot run " + mainClass + " in " + dir, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("Interrupted while running " + mainClass, e);
-        }
+        return tools.runAgentCommand(jvmOptions, args);
     }
 
     /** The node's process id (for its CPU time in {@code /proc}); -1 before it is launched. */
@@ -732,9 +668,6 @@ public final class KafkaNode implements AutoCloseable {
         Process p = process;
         return p == null ? -1 : p.pid();
     }
-
-    /** Numbers each tool run's output files in the node's directory. */
-    private static final AtomicLong TOOL_RUNS = new AtomicLong();
 
     // ------------------------------------------------------------------------------------------
     // clients
@@ -774,6 +707,11 @@ public final class KafkaNode implements AutoCloseable {
 
     public KafkaDist dist() {
         return dist;
+    }
+
+    /** The agent JAR the node runs with. */
+    Path agentJar() {
+        return config.agentJar;
     }
 
     /** The server.properties the node runs with. */
@@ -828,19 +766,12 @@ public final class KafkaNode implements AutoCloseable {
 
     /** An admin client for {@code user}; {@code extra} overrides the defaults (e.g. bootstrap.servers). */
     public Admin admin(String user, Properties extra) {
-        return admin(clientProps(user), extra);
+        return KafkaClients.admin(clientProps(user), extra);
     }
 
     /** An admin client of a login over a further listener. */
     public Admin admin(ClientLogin login) {
-        return admin(clientProps(login), new Properties());
-    }
-
-    private static Admin admin(Properties props, Properties extra) {
-        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "15000");
-        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
-        props.putAll(extra);
-        return Admin.create(props);
+        return KafkaClients.admin(clientProps(login), new Properties());
     }
 
     public KafkaProducer<String, String> producer(String user) {
@@ -849,22 +780,12 @@ public final class KafkaNode implements AutoCloseable {
 
     /** A String producer for {@code user}; {@code extra} overrides the defaults (e.g. enable.idempotence). */
     public KafkaProducer<String, String> producer(String user, Properties extra) {
-        return producer(clientProps(user), extra);
+        return KafkaClients.producer(clientProps(user), extra);
     }
 
     /** A String producer of a login over a further listener; as {@link #producer(String, Properties)}. */
     public KafkaProducer<String, String> producer(ClientLogin login, Properties extra) {
-        return producer(clientProps(login), extra);
-    }
-
-    private static KafkaProducer<String, String> producer(Properties props, Properties extra) {
-        props.put(ProducerConfig.ACKS_CONFIG, "all");
-        props.put(ProducerConfig.LINGER_MS_CONFIG, "0");
-        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "30000");
-        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "15000");
-        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
-        props.putAll(extra);
-        return new KafkaProducer<>(props, new StringSerializer(), new StringSerializer());
+        return KafkaClients.producer(clientProps(login), extra);
     }
 
     public KafkaConsumer<String, String> consumer(String user, String group) {
@@ -873,24 +794,12 @@ public final class KafkaNode implements AutoCloseable {
 
     /** A String consumer for {@code user} in {@code group} (null: no group), reading from the earliest offset. */
     public KafkaConsumer<String, String> consumer(String user, String group, Properties extra) {
-        return consumer(clientProps(user), group, extra);
+        return KafkaClients.consumer(clientProps(user), group, extra);
     }
 
     /** A String consumer of a login over a further listener; as {@link #consumer(String, String, Properties)}. */
     public KafkaConsumer<String, String> consumer(ClientLogin login, String group, Properties extra) {
-        return consumer(clientProps(login), group, extra);
-    }
-
-    private static KafkaConsumer<String, String> consumer(Properties props, String group, Properties extra) {
-        if (group != null) {
-            props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
-        }
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        props.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "15000");
-        props.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
-        props.putAll(extra);
-        return new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer());
+        return KafkaClients.consumer(clientProps(login), group, extra);
     }
 
     @Override

@@ -281,13 +281,13 @@ abstract class ProductionTransports {
                 args.addAll(List.of("--snapshot", snapshot.toString()));
             }
             args.addAll(List.of("--operation", "WRITE", "--topic", login.topic(), "--host", "127.0.0.1"));
-            KafkaNode.ToolRun run = node.runAgentCommand(jvm, args);
+            ToolRun run = node.runAgentCommand(jvm, args);
             assertEquals(0, run.exitCode(), run.toString());
             assertTrue(run.stdout().startsWith("principal: User:" + login.principal() + "\n"), run.toString());
             assertTrue(run.stdout().contains("decision: ALLOWED by policy "), run.toString());
         }
         // without the node's rules, Kafka's default keeps the certificate's whole name
-        KafkaNode.ToolRun unruled = node.runAgentCommand(List.of(),
+        ToolRun unruled = node.runAgentCommand(List.of(),
                 List.of("explain", "--principal-of", transports.pki().certificatePem("tess").toString()));
         assertEquals(0, unruled.exitCode(), unruled.toString());
         assertTrue(unruled.stdout().startsWith("principal: User:CN=Tess,OU=clients,O=GrantForge IT\n"), unruled.toString());

@@ -522,7 +522,7 @@ abstract class QuotaCallback {
             for (List<String> types : List.of(List.of("users"), List.of("clients"), List.of("users", "clients"))) {
                 List<String> args = new ArrayList<>(List.of("--describe"));
                 types.forEach(type -> args.addAll(List.of("--entity-type", type)));
-                KafkaNode.ToolRun run = node.runTool(KafkaNode.SUPER_USER, "kafka.admin.ConfigCommand", args);
+                ToolRun run = node.runTool(KafkaNode.SUPER_USER, "kafka.admin.ConfigCommand", args);
                 assertEquals(0, run.exitCode(), run.toString());
                 described.append(run.stdout());
                 if (types.size() == 2) {

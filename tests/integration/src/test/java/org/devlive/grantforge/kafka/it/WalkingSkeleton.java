@@ -311,7 +311,7 @@ abstract class WalkingSkeleton {
 
     @Test
     void kafkaAclsListShowsThePolicies() {
-        KafkaNode.ToolRun list = node.runTool("admin", node.dist().aclCommandClass(), List.of("--list"));
+        ToolRun list = node.runTool("admin", node.dist().aclCommandClass(), List.of("--list"));
         assertEquals(0, list.exitCode(), "kafka-acls --list: " + list);
         Set<String> expected = expectedBindings().stream()
                 .map(b -> b.pattern() + " " + b.entry()).collect(Collectors.toSet());
@@ -320,7 +320,7 @@ abstract class WalkingSkeleton {
 
     @Test
     void kafkaAclsAddFailsWithTheMessageThatNamesGrantForge() throws Exception {
-        KafkaNode.ToolRun add = node.runTool("admin", node.dist().aclCommandClass(),
+        ToolRun add = node.runTool("admin", node.dist().aclCommandClass(),
                 List.of("--add", "--allow-principal", "User:x", "--operation", "Read", "--topic", "t"));
         assertEquals(1, add.exitCode(), "kafka-acls --add: " + add);
         assertTrue(add.stdout().contains("Error while executing ACL command")

@@ -1,0 +1,104 @@
+package org.devlive.grantforge.kafka.it;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The JVMs a test runs beside a node: the release's command-line tools ({@code kafka-acls},
+ * {@code kafka-configs}, the performance tools) and the agent JAR's commands, each in a JVM of its own
+ * on the release's classpath, its output in the node's directory ({@code tool-N.out}, {@code tool-N.err}).
+ */
+final class NodeTools {
+
+    /** Numbers each tool run's output files in the node's directory. */
+    private static final AtomicLong RUNS = new AtomicLong();
+
+    private final KafkaNode node;
+
+    NodeTools(KafkaNode node) {
+        this.node = node;
+    }
+
+    /**
+     * Runs one of the release's command-line tools as its {@code bin/} script does: {@code mainClass} in a JVM
+     * of its own on the release's classpath, with {@code --bootstrap-server} of this node and
+     * {@code --command-config} with {@code user}'s client settings before {@code args}. A tool ends by returning
+     * from {@code main} or through Kafka's {@code Exit} (a {@code System.exit}), so the exit code is the JVM's.
+     */
+    ToolRun runTool(String user, String mainClass, List<String> args) {
+        List<String> withConnection = new ArrayList<>(List.of("--bootstrap-server", node.bootstrapServers(),
+                "--command-config", clientConfigFile(user).toString()));
+        withConnection.addAll(args);
+        return runJava(mainClass, List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), withConnection,
+                Duration.ofSeconds(120));
+    }
+
+    /** Writes {@code user}'s client settings ({@link KafkaNode#clientProps(String)}) to a file in the node's directory. */
+    Path clientConfigFile(String user) {
+        try {
+            Path file = node.dir().resolve("tool-" + user + ".properties");
+            StringBuilder props = new StringBuilder();
+            node.clientProps(user).forEach((k, v) -> props.append(k).append('=')
+                    .append(KafkaNode.escapeProperty(v.toString())).append('\n'));
+            Files.writeString(file, props.toString(), StandardCharsets.UTF_8);
+            return file;
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot write the client settings of " + user + " in " + node.dir(), e);
+        }
+    }
+
+    /**
+     * Runs {@code mainClass} of the release (a tool such as {@code ProducerPerformance}) in a JVM of its own on the
+     * release's classpath with these JVM options and arguments, and waits for it at most {@code timeout}.
+     */
+    ToolRun runJava(String mainClass, List<String> jvmOptions, List<String> args, Duration timeout) {
+        return runJava(node.dist().classpath(), mainClass, jvmOptions, args, timeout);
+    }
+
+    /**
+     * Runs one of the agent's commands ({@code explain}, {@code migrate-acls}) as the docs do when it needs Kafka's
+     * classes: the agent JAR's {@code Main} with the release's jars on the class path.
+     */
+    ToolRun runAgentCommand(List<String> jvmOptions, List<String> args) {
+        return runJava(node.agentJar().toAbsolutePath() + File.pathSeparator + node.dist().classpath(),
+                "org.devlive.grantforge.kafka.agent.Main", jvmOptions, args, Duration.ofSeconds(120));
+    }
+
+    private ToolRun runJava(String classpath, String mainClass, List<String> jvmOptions, List<String> args, Duration timeout) {
+        Path dir = node.dir();
+        try {
+            String cp = dir.resolve("launcher") + File.pathSeparator + classpath;
+            List<String> cmd = node.javaCommand("tool", cp, jvmOptions);
+            cmd.add(mainClass);
+            cmd.addAll(args);
+            long run = RUNS.incrementAndGet();
+            Path out = dir.resolve("tool-" + run + ".out");
+            Path err = dir.resolve("tool-" + run + ".err");
+            ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile())
+                    .redirectOutput(out.toFile()).redirectError(err.toFile());
+            pb.environment().remove("KAFKA_OPTS");
+            pb.environment().remove("CLASSPATH");
+            Process p = pb.start();
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                throw new IllegalStateException(mainClass + " did not finish in " + timeout.toSeconds() + " s: "
+                        + String.join(" ", cmd) + "\n" + KafkaNode.read(out) + "\n" + KafkaNode.read(err));
+            }
+            return new ToolRun(p.exitValue(), KafkaNode.read(out), KafkaNode.read(err));
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot run " + mainClass + " in " + dir, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while running " + mainClass, e);
+        }
+    }
+}
