@@ -1,7 +1,6 @@
 package org.devlive.grantforge.kafka.it;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -262,83 +261,20 @@ public final class KafkaNode implements AutoCloseable {
 
     private void writeFiles() throws IOException {
         Files.createDirectories(dataDir);
-        StringBuilder sb = new StringBuilder("# written by " + KafkaNode.class.getName() + " for " + dist + "\n");
-        serverProperties.forEach((k, v) -> sb.append(k).append('=').append(escapeProperty(v)).append('\n'));
-        Files.writeString(propertiesFile, sb.toString(), StandardCharsets.UTF_8);
-        writeLogConfig("server", serverLog);
-        writeLogConfig("storage", dir.resolve("storage.log"));
-        writeLogConfig("tool", dir.resolve("tool.log"));
-        // the launcher is the only harness class on the node's classpath
-        Path launcherFile = dir.resolve("launcher").resolve(NodeLauncher.class.getName().replace('.', '/') + ".class");
-        Files.createDirectories(launcherFile.getParent());
-        try (InputStream in = NodeLauncher.class.getResourceAsStream(NodeLauncher.class.getSimpleName() + ".class")) {
-            if (in == null) {
-                throw new IllegalStateException("Cannot find the class file of " + NodeLauncher.class.getName());
-            }
-            Files.copy(in, launcherFile);
-        }
-    }
-
-    static String escapeProperty(String v) {
-        StringBuilder out = new StringBuilder();
-        for (char c : v.toCharArray()) {
-            switch (c) {
-                case '\\': out.append("\\\\"); break;
-                case '\n': out.append("\\n"); break;
-                case '\r': out.append("\\r"); break;
-                default: out.append(c);
-            }
-        }
-        return out.toString();
-    }
-
-    private Path logConfigFile(String role) {
-        return dir.resolve(dist.usesLog4j2() ? "log4j2-" + role + ".xml" : "log4j-" + role + ".properties");
-    }
-
-    private void writeLogConfig(String role, Path logFile) throws IOException {
+        NodeFiles.writeProperties(propertiesFile, "written by " + KafkaNode.class.getName() + " for " + dist, serverProperties);
         Map<String, String> levels = new LinkedHashMap<>();
         levels.put("org.devlive.grantforge", "INFO");
         levels.put("grantforge.audit", "INFO");
         levels.put("kafka.authorizer.logger", "INFO");
         levels.putAll(config.logLevels);
-        // an explicit date format: %d{ISO8601} is "2026-01-31T12:00:00,000" in Log4j2 but "2026-01-31 12:00:00,000"
-        // in reload4j, and the log should read the same on every release
-        String pattern = "[%d{yyyy-MM-dd'T'HH:mm:ss,SSS}] %-5p [%c] %m%n";
-        String text;
-        if (dist.usesLog4j2()) {
-            StringBuilder loggers = new StringBuilder();
-            levels.forEach((name, level) -> loggers.append("    <Logger name=\"").append(xml(name))
-                    .append("\" level=\"").append(xml(level)).append("\"/>\n"));
-            text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                    + "<Configuration status=\"WARN\" shutdownHook=\"disable\">\n"
-                    + "  <Appenders>\n"
-                    + "    <File name=\"file\" fileName=\"" + xml(logFile.toString()) + "\" append=\"true\" immediateFlush=\"true\">\n"
-                    + "      <PatternLayout pattern=\"" + xml(pattern) + "\"/>\n"
-                    + "    </File>\n"
-                    + "  </Appenders>\n"
-                    + "  <Loggers>\n"
-                    + loggers
-                    + "    <Root level=\"" + xml(config.rootLevel) + "\"><AppenderRef ref=\"file\"/></Root>\n"
-                    + "  </Loggers>\n"
-                    + "</Configuration>\n";
-        } else {
-            StringBuilder sb = new StringBuilder();
-            sb.append("log4j.rootLogger=").append(config.rootLevel).append(", file\n");
-            sb.append("log4j.appender.file=org.apache.log4j.FileAppender\n");
-            sb.append("log4j.appender.file.File=").append(escapeProperty(logFile.toString())).append('\n');
-            sb.append("log4j.appender.file.Append=true\n");
-            sb.append("log4j.appender.file.ImmediateFlush=true\n");
-            sb.append("log4j.appender.file.layout=org.apache.log4j.PatternLayout\n");
-            sb.append("log4j.appender.file.layout.ConversionPattern=").append(pattern).append('\n');
-            levels.forEach((name, level) -> sb.append("log4j.logger.").append(name).append('=').append(level).append('\n'));
-            text = sb.toString();
-        }
-        Files.writeString(logConfigFile(role), text, StandardCharsets.UTF_8);
+        NodeFiles.writeLogConfig(logConfigFile("server"), dist, serverLog, levels, config.rootLevel);
+        NodeFiles.writeLogConfig(logConfigFile("storage"), dist, dir.resolve("storage.log"), levels, config.rootLevel);
+        NodeFiles.writeLogConfig(logConfigFile("tool"), dist, dir.resolve("tool.log"), levels, config.rootLevel);
+        NodeFiles.installLauncher(dir.resolve("launcher"));
     }
 
-    private static String xml(String s) {
-        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+    private Path logConfigFile(String role) {
+        return dir.resolve(dist.usesLog4j2() ? "log4j2-" + role + ".xml" : "log4j-" + role + ".properties");
     }
 
     private String nodeClasspath() {

@@ -48,7 +48,7 @@ final class NodeTools {
             Path file = node.dir().resolve("tool-" + user + ".properties");
             StringBuilder props = new StringBuilder();
             node.clientProps(user).forEach((k, v) -> props.append(k).append('=')
-                    .append(KafkaNode.escapeProperty(v.toString())).append('\n'));
+                    .append(NodeFiles.escapeProperty(v.toString())).append('\n'));
             Files.writeString(file, props.toString(), StandardCharsets.UTF_8);
             return file;
         } catch (IOException e) {
