@@ -270,15 +270,20 @@ public final class KafkaNode implements AutoCloseable {
         NodeFiles.writeLogConfig(logConfigFile("server"), dist, serverLog, levels, config.rootLevel);
         NodeFiles.writeLogConfig(logConfigFile("storage"), dist, dir.resolve("storage.log"), levels, config.rootLevel);
         NodeFiles.writeLogConfig(logConfigFile("tool"), dist, dir.resolve("tool.log"), levels, config.rootLevel);
-        NodeFiles.installLauncher(dir.resolve("launcher"));
+        NodeFiles.installLauncher(launcherDir());
     }
 
     private Path logConfigFile(String role) {
         return dir.resolve(dist.usesLog4j2() ? "log4j2-" + role + ".xml" : "log4j-" + role + ".properties");
     }
 
+    /** The classpath directory of {@link NodeLauncher}, first on every JVM the node's directory runs. */
+    Path launcherDir() {
+        return dir.resolve("launcher");
+    }
+
     private String nodeClasspath() {
-        StringBuilder cp = new StringBuilder(dir.resolve("launcher").toString());
+        StringBuilder cp = new StringBuilder(launcherDir().toString());
         cp.append(java.io.File.pathSeparatorChar).append(dist.classpath());
         if (config.authorizer != null && config.agentJar != null) {
             Path jar = config.agentJar;
