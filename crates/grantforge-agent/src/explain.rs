@@ -435,7 +435,7 @@ fn acl_json(row: &AclRow) -> Value {
         "resourceType": ResourceType::from_code(row.resource_type).map_or("?", ResourceType::level),
         "patternType": if row.pattern_type == PatternType::Literal { "LITERAL" } else { "PREFIXED" },
         "name": &*row.name, "principal": &*row.principal, "host": "*",
-        "operation": row.operation.kafka_name(), "permission": format!("{:?}", row.permission).to_uppercase(),
+        "operation": row.operation.kafka_name(), "permission": row.permission.kafka_name(),
     })
 }
 

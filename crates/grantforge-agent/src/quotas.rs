@@ -42,11 +42,11 @@ pub enum NotKept {
 pub struct Quotas {
     table: RwLock<QuotaTable>,
     /// Per quota type: changes of a value so far (an update to the same value is no change).
-    changes: [AtomicU64; 4],
+    changes: [AtomicU64; QuotaType::COUNT],
     /// (type, user) pairs whose oversubscription was logged.
     warned: Mutex<HashSet<(QuotaType, String)>>,
     /// Per quota type: answers the request path could not keep (counted since the JVM started).
-    not_kept: [AtomicU64; 4],
+    not_kept: [AtomicU64; QuotaType::COUNT],
     /// (type, user) pairs whose full view (user `None`) or full share was logged, until that type changes.
     fills_logged: Mutex<HashSet<(QuotaType, Option<String>)>>,
     /// When the entities last changed, and whether the summary for that is still to be logged.

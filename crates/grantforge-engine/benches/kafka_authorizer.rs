@@ -50,22 +50,8 @@ fn evaluators() -> Evaluators<Client> {
     evaluators
 }
 
-const DEFINITION: &str = r#"{"resources":[
- {"name":"topic","parent":null,"matcher":"WILDCARD","caseSensitive":true},
- {"name":"group","parent":null,"matcher":"WILDCARD","caseSensitive":true},
- {"name":"cluster","parent":null,"matcher":"WILDCARD","caseSensitive":true},
- {"name":"transactional_id","parent":null,"matcher":"WILDCARD","caseSensitive":true},
- {"name":"delegation_token","parent":null,"matcher":"WILDCARD","caseSensitive":true},
- {"name":"user","parent":null,"matcher":"WILDCARD","caseSensitive":true}],
-"accessTypes":[
- {"name":"read","impliedGrants":["describe"]},{"name":"write","impliedGrants":["describe"]},
- {"name":"create","impliedGrants":[]},{"name":"delete","impliedGrants":["describe"]},
- {"name":"alter","impliedGrants":["describe"]},{"name":"describe","impliedGrants":[]},
- {"name":"cluster_action","impliedGrants":[]},{"name":"describe_configs","impliedGrants":[]},
- {"name":"alter_configs","impliedGrants":["describe_configs"]},{"name":"idempotent_write","impliedGrants":[]},
- {"name":"create_tokens","impliedGrants":[]},{"name":"describe_tokens","impliedGrants":[]},
- {"name":"all","impliedGrants":["read","write","create","delete","alter","describe","cluster_action","describe_configs","alter_configs","idempotent_write","create_tokens","describe_tokens"]}],
-"conditions":[{"name":"ip","evaluator":"ip-range","options":{}}],"maskTypes":[]}"#;
+/// The `kafka` service type, as a server serves it.
+const DEFINITION: &str = include_str!("../../grantforge-kafka/kafka-service-type.json");
 
 fn policy(
     out: &mut String,
@@ -85,7 +71,7 @@ fn policy(
     let conditions = if hosts.is_empty() {
         String::new()
     } else {
-        format!(r#"{{"type":"ip","values":[{}]}}"#, quoted(hosts))
+        format!(r#"{{"type":"ip-range","values":[{}]}}"#, quoted(hosts))
     };
     out.push_str(&format!(
         r#"{{"id":"{id}","name":"acl-{id}","type":"ACCESS","priority":"NORMAL","document":{{"resources":{{"{level}":{{"values":["{value}"],"excludes":false,"recursive":false}}}},"allow":[{{"users":[{}],"groups":[],"roles":[],"accessTypes":["read"],"conditions":[{conditions}],"maskType":null,"maskValue":null,"rowFilter":null}}],"allowExceptions":[],"deny":[],"denyExceptions":[],"validity":[]}}}}"#,

@@ -41,8 +41,9 @@ use crate::shell::{close_shell, open_shell, shell, with_agent};
 /// Bumped whenever a native signature or a payload's layout changes; the Java shim refuses to run
 /// with a library of another ABI (a stale library on `grantforge.native.library.path`, say).
 /// (4: the metrics payload describes itself; 6: `migrateAcls`; 7: the quota table's `stats`;
-/// 8: `aclViewSerial`; 9: `NativeQuotas.configure`, and `resolve` says whether the answer is kept.)
-pub const ABI_VERSION: jint = 9;
+/// 8: `aclViewSerial`; 9: `NativeQuotas.configure`, and `resolve` says whether the answer is kept;
+/// 10: `operationCodes`.)
+pub const ABI_VERSION: jint = 10;
 
 /// `authorize` returns this when it wrote one byte per action into the buffer (more than 63
 /// actions); otherwise it returns a bitmask with bit i set when action i is allowed.
@@ -56,6 +57,24 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_abiVe
     export_env(&mut env, |_env| {
         logging::install();
         Ok(ABI_VERSION)
+    })
+}
+
+/// The codes of the `AclOperation`s the agent knows, one byte each in Kafka's order: the shim's
+/// tools ask exactly these, from the agent's one table of Kafka's operations.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_operationCodes<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+) -> JByteArray<'local> {
+    export_env(&mut env, |env| {
+        let codes: Vec<u8> = grantforge_kafka::Operation::ALL
+            .iter()
+            .map(|o| o.code())
+            .collect();
+        Ok(env.byte_array_from_slice(&codes)?)
     })
 }
 

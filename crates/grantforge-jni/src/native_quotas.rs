@@ -26,7 +26,7 @@ use crate::wire::{MalformedRequest, Reader};
 pub(crate) fn quota_type(ordinal: i32) -> Result<QuotaType, MalformedRequest> {
     usize::try_from(ordinal)
         .ok()
-        .and_then(|i| QuotaType::ALL.get(i).copied())
+        .and_then(QuotaType::from_ordinal)
         .ok_or(MalformedRequest("a quota type that is not one of Kafka's"))
 }
 

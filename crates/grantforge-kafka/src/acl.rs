@@ -23,61 +23,13 @@ use std::sync::Arc;
 use grantforge_engine::{next_validity_change, Instant, Item, PolicyRecord, Snapshot};
 use parking_lot::{Mutex, RwLock};
 
-use crate::names::{Operation, ResourceType};
+use crate::vocabulary::{Operation, PatternType, Permission, ResourceType};
 
 /// At most this many rows are built for one snapshot: 40 bytes each in the agent (40 MB), and what
 /// `kafka-acls --list` brings onto the broker's heap. Measured (release build): a 77 KB snapshot
 /// asking for 117 M rows builds its view in 0.2 s and 44 MB at this cap, against 52 s and 4.5 GB
 /// without one. The policies themselves decide without any limit.
 pub const ACL_VIEW_MAX_ROWS: usize = 1_000_000;
-
-/// How an ACL's resource name matches, as Kafka's `PatternType`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum PatternType {
-    Literal,
-    Prefixed,
-}
-
-impl PatternType {
-    /// Kafka's `PatternType.code()`.
-    pub fn code(self) -> u8 {
-        match self {
-            PatternType::Literal => 3,
-            PatternType::Prefixed => 4,
-        }
-    }
-
-    /// The type for a `PatternType.code()`; `None` for UNKNOWN, ANY and MATCH, which no ACL has.
-    pub fn from_code(code: u8) -> Option<PatternType> {
-        [PatternType::Literal, PatternType::Prefixed]
-            .into_iter()
-            .find(|p| p.code() == code)
-    }
-}
-
-/// Kafka's `AclPermissionType`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Permission {
-    Deny,
-    Allow,
-}
-
-impl Permission {
-    /// Kafka's `AclPermissionType.code()`.
-    pub fn code(self) -> u8 {
-        match self {
-            Permission::Deny => 2,
-            Permission::Allow => 3,
-        }
-    }
-
-    /// The permission for an `AclPermissionType.code()`; `None` for UNKNOWN and ANY.
-    pub fn from_code(code: u8) -> Option<Permission> {
-        [Permission::Deny, Permission::Allow]
-            .into_iter()
-            .find(|p| p.code() == code)
-    }
-}
 
 /// One ACL binding (the host is always `*`).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -13,15 +13,15 @@
 mod acl;
 mod conditions;
 mod migrate;
-mod names;
 mod policies;
+mod vocabulary;
 
-pub use acl::{acl_view, AclRow, AclView, PatternType, Permission, ACL_VIEW_MAX_ROWS};
+pub use acl::{acl_view, AclRow, AclView, ACL_VIEW_MAX_ROWS};
 pub use conditions::{kafka_evaluators, ConditionReads, KafkaContext};
 pub use migrate::{
     describe_acl, migrate_acls, Finding, KafkaAcl, Migration, ReportEntry, MIGRATION_LABEL,
 };
-pub use names::{Operation, ResourceType, CLUSTER_NAME};
 pub use policies::{
     subject_user, Action, KafkaPolicies, LoadError, Principal, Reason, RequestContext, SERVICE_TYPE,
 };
+pub use vocabulary::{Operation, PatternType, Permission, ResourceType, CLUSTER_NAME};

@@ -18,9 +18,8 @@ use std::net::{IpAddr, Ipv6Addr};
 use grantforge_engine::{Instant, ServiceModel, Snapshot, FORMAT};
 use serde_json::{json, Value};
 
-use crate::acl::{PatternType, Permission};
-use crate::names::{Operation, ResourceType};
 use crate::policies::{KafkaPolicies, LoadError, SERVICE_TYPE};
+use crate::vocabulary::{Operation, PatternType, Permission, ResourceType};
 
 /// The `kafka` service type, as every snapshot written here carries it (one definition for the
 /// docs, the test server and this module).
@@ -517,7 +516,8 @@ fn kafka_model() -> Result<ServiceModel, LoadError> {
 /// them, a deny of it denies them), in code order.
 fn implied_operations(model: &ServiceModel, operation: Operation) -> Vec<Operation> {
     Operation::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|o| {
             model
                 .granted_by(o.access_type())

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::acl::{AclView, TimedAclView, ACL_VIEW_MAX_ROWS};
 use crate::conditions::{kafka_evaluators, ConditionReads, KafkaContext};
-use crate::names::{Operation, ResourceType};
+use crate::vocabulary::{Operation, ResourceType};
 
 /// The service type this agent serves; a snapshot of any other type refuses everything.
 pub const SERVICE_TYPE: &str = "kafka";
@@ -163,6 +163,9 @@ pub struct KafkaPolicies {
     pub other_policies: usize,
     /// What of the request the conditions read, so a decision cache keys on exactly that.
     pub reads: ConditionReads,
+    /// Operations newer than the server's service type: refused to everyone (see
+    /// [`Operation::NEWER_THAN_THE_SERVICE_TYPE`]).
+    missing_operations: Vec<Operation>,
     engine: PolicyEngine<KafkaContext>,
     acl_view: TimedAclView,
 }
@@ -198,6 +201,7 @@ impl KafkaPolicies {
             PolicyEngine::build(snapshot, &kafka_evaluators()).map_err(LoadError::Snapshot)?;
         Ok(KafkaPolicies {
             reads: ConditionReads::of(&engine),
+            missing_operations: missing_access_types(&snapshot.definition),
             acl_view: TimedAclView::new(snapshot, now, ACL_VIEW_MAX_ROWS),
             service: snapshot.service.clone(),
             service_enabled: snapshot.service_enabled,
@@ -323,9 +327,15 @@ impl KafkaPolicies {
 
     /// What the operator should read once, when the snapshot is applied: the engine's warnings (a
     /// condition without an evaluator in this agent, values of a condition that do not compile,
-    /// both taken in the safe direction) and an ACL view that stopped at its maximum.
+    /// both taken in the safe direction), the operations a service type older than the agent
+    /// lacks, and an ACL view that stopped at its maximum.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = self.engine.warnings().to_vec();
+        warnings.extend(self.missing_operations.iter().map(|o| format!(
+            "definition.accessTypes: the kafka service type on the server predates Kafka's {} (no access type `{}`): it is refused to everyone until the service type has it (docs/kafka-service-type.md)",
+            o.kafka_name(),
+            o.access_type()
+        )));
         warnings.extend(self.acl_view().truncation_warning());
         warnings
     }
@@ -355,18 +365,25 @@ pub fn subject_user(principal: &Principal) -> String {
     }
 }
 
+/// The operations whose access type the definition lacks.
+fn missing_access_types(definition: &grantforge_engine::Definition) -> Vec<Operation> {
+    Operation::ALL
+        .iter()
+        .copied()
+        .filter(|o| {
+            !definition
+                .access_types
+                .iter()
+                .any(|a| a.name == o.access_type())
+        })
+        .collect()
+}
+
 /// A server that names Kafka's levels or access types differently must fail here, loudly, and not
 /// silently at decision time.
 fn check_definition(snapshot: &Snapshot) -> Result<(), LoadError> {
     let definition = &snapshot.definition;
-    for resource_type in [
-        ResourceType::Topic,
-        ResourceType::Group,
-        ResourceType::Cluster,
-        ResourceType::TransactionalId,
-        ResourceType::DelegationToken,
-        ResourceType::User,
-    ] {
+    for &resource_type in ResourceType::ALL {
         let level = resource_type.level();
         match definition.resources.iter().find(|l| l.name == level) {
             Some(l) if l.parent.is_none() => {}
@@ -382,19 +399,14 @@ fn check_definition(snapshot: &Snapshot) -> Result<(), LoadError> {
             }
         }
     }
-    for code in 2..=14u8 {
-        let access_type = Operation::from_code(code)
-            .map(Operation::access_type)
-            .unwrap_or_default();
-        if !definition
-            .access_types
-            .iter()
-            .any(|a| a.name == access_type)
-        {
-            return Err(LoadError::Definition(format!(
-                "definition.accessTypes: the kafka service type has no access type `{access_type}`; fix the kafka service type on the server (docs/kafka-service-type.md)"
-            )));
-        }
+    if let Some(missing) = missing_access_types(definition)
+        .into_iter()
+        .find(|o| o.required_by_the_service_type())
+    {
+        let access_type = missing.access_type();
+        return Err(LoadError::Definition(format!(
+            "definition.accessTypes: the kafka service type has no access type `{access_type}`; fix the kafka service type on the server (docs/kafka-service-type.md)"
+        )));
     }
     Ok(())
 }

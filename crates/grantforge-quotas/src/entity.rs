@@ -16,13 +16,32 @@ pub enum QuotaType {
 }
 
 impl QuotaType {
-    /// Every type, in Kafka's order.
-    pub const ALL: [QuotaType; 4] = [
+    /// Every type, in the order of Kafka's `ClientQuotaType` declaration: the shim passes a type as
+    /// its position there (`ordinal()`), so the order is held to Kafka's by `tests/kafka_order.rs`.
+    pub const ALL: [QuotaType; QuotaType::COUNT] = [
         QuotaType::Produce,
         QuotaType::Fetch,
         QuotaType::Request,
         QuotaType::ControllerMutation,
     ];
+
+    /// How many types there are: the size of every per-type array.
+    pub const COUNT: usize = 4;
+
+    /// The type at a position of Kafka's `ClientQuotaType`; `None` for a type of a newer release.
+    pub fn from_ordinal(ordinal: usize) -> Option<QuotaType> {
+        QuotaType::ALL.get(ordinal).copied()
+    }
+
+    /// Kafka's constant name (`ClientQuotaType.PRODUCE`).
+    pub fn kafka_name(self) -> &'static str {
+        match self {
+            QuotaType::Produce => "PRODUCE",
+            QuotaType::Fetch => "FETCH",
+            QuotaType::Request => "REQUEST",
+            QuotaType::ControllerMutation => "CONTROLLER_MUTATION",
+        }
+    }
 
     /// The configuration key (`kafka-configs --add-config`).
     pub fn config_key(self) -> &'static str {

@@ -245,7 +245,7 @@ impl TypeTable {
 /// Every quota entity Kafka configured, per quota type.
 #[derive(Clone, Debug, Default)]
 pub struct QuotaTable {
-    types: [TypeTable; 4],
+    types: [TypeTable; QuotaType::COUNT],
     bounds: SafeBounds,
 }
 

@@ -133,8 +133,8 @@ final class AclVerifier {
         }
         Set<AclOperation> unknown = unknownToTheAgent();
         if (!unknown.isEmpty()) {
-            out.println("verify: not asked: " + unknown + ", which this Kafka release has and the kafka service type"
-                + " lacks: the agent refuses them whatever the policies say (where Kafka's ACLs of ALL allowed them)");
+            out.println("verify: not asked: " + unknown + ", which this Kafka release has and the agent does not know"
+                + ": it refuses them whatever the policies say (where Kafka's ACLs of ALL allowed them)");
         }
         long started = System.nanoTime();
         long disagreements = 0;
@@ -368,22 +368,25 @@ final class AclVerifier {
     }
 
     /**
-     * The operations of the {@code kafka} service type: Kafka's from READ to DESCRIBE_TOKENS (codes 3 to 14,
-     * {@code grantforge_kafka::Operation}). An operation of a later Kafka release ({@code TWO_PHASE_COMMIT}
-     * of 4.x) is refused by the agent whatever the policies say, so asking it would prove nothing about them.
+     * What brokers ask, as far as the policies can answer: the operations of this Kafka release that the agent knows
+     * (its table of Kafka's operations), except ALL, which brokers never ask.
      */
-    private static final Set<AclOperation> SERVICE_TYPE_OPERATIONS = EnumSet.range(AclOperation.READ, AclOperation.DESCRIBE_TOKENS);
-
-    /** What brokers ask, as far as the policies can answer: see {@link #SERVICE_TYPE_OPERATIONS}. */
     private static List<AclOperation> operations() {
-        return new ArrayList<AclOperation>(SERVICE_TYPE_OPERATIONS);
+        List<AclOperation> operations = new ArrayList<AclOperation>();
+        for (byte code : NativeAgent.operationCodes()) {
+            AclOperation operation = AclOperation.fromCode(code);
+            if (operation != AclOperation.UNKNOWN && operation != AclOperation.ALL) {
+                operations.add(operation);
+            }
+        }
+        return operations;
     }
 
-    /** The operations of this Kafka release the agent refuses whatever the policies say. */
+    /** The operations of this Kafka release the agent does not know: it refuses them whatever the policies say. */
     private static Set<AclOperation> unknownToTheAgent() {
         Set<AclOperation> unknown = EnumSet.allOf(AclOperation.class);
         unknown.removeAll(EnumSet.of(AclOperation.UNKNOWN, AclOperation.ANY, AclOperation.ALL));
-        unknown.removeAll(SERVICE_TYPE_OPERATIONS);
+        unknown.removeAll(operations());
         return unknown;
     }
 

@@ -136,6 +136,9 @@ final class AclView {
                 patternKey = key;
                 patternName = name;
             }
+            if (operation == AclOperation.UNKNOWN) {
+                continue; // an operation of a newer Kafka release than the one running, which cannot show it
+            }
             bindings.add(new AclBinding(pattern, new AccessControlEntry(principal, "*", operation, permission)));
         }
         return bindings;

@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
  */
 final class NativeAgent {
     /** Must equal {@code ABI_VERSION} of the library: the payloads' layouts and these signatures. */
-    static final int ABI_VERSION = 9;
+    static final int ABI_VERSION = 10;
 
     /** {@link #authorize} wrote one byte per action into the buffer instead of a bit mask. */
     static final long RESULTS_IN_BUFFER = -2L;
@@ -28,6 +28,9 @@ final class NativeAgent {
      * {@code [1] + message}.
      */
     static native byte[] open(byte[] settings);
+
+    /** The codes of the {@code AclOperation}s the agent knows (its one table of Kafka's operations), in Kafka's order. */
+    static native byte[] operationCodes();
 
     /** The native address of a direct buffer; the buffer must stay reachable while the address is used. */
     static native long bufferAddress(ByteBuffer buffer);

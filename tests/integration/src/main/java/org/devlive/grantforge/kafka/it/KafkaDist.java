@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.List;
 
 /**
  * One Kafka release the tests can run: its server classpath (written by the Maven module
@@ -19,7 +20,10 @@ public final class KafkaDist {
     public static final String DISTS_PROPERTY = "grantforge.kafka.dists";
     /** System property naming the Kafka version to run when a test does not choose one. */
     public static final String VERSION_PROPERTY = "grantforge.kafka.version";
-    public static final String DEFAULT_VERSION = "4.3.1";
+    /** The releases the agent supports, oldest first (each has a module under {@code tests/kafka-dists}). */
+    public static final List<String> RELEASES = List.of("3.7.2", "3.9.2", "4.1.2", "4.3.1");
+    /** The newest release, which runs when a test does not choose one. */
+    public static final String DEFAULT_VERSION = RELEASES.get(RELEASES.size() - 1);
 
     private final String version;
     private final int major;

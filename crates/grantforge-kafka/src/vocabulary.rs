@@ -1,0 +1,214 @@
+//! Kafka's vocabulary, each enum defined once: its constants with Kafka's wire code
+//! (`AclOperation.code()`, `ResourceType.code()`, `PatternType.code()`, `AclPermissionType.code()`,
+//! stable since Kafka 2.0), Kafka's constant name, and the name the `kafka` service type gives it
+//! (`crates/grantforge-kafka/kafka-service-type.json`). Every lookup (by code, by Kafka's name, by
+//! the service type's name) and every list of the agent derives from these tables: adding a row
+//! is adding the constant everywhere (`docs/architecture.md`, "Adding a Kafka operation").
+//!
+//! The tables are held to Kafka: `tests/kafka_codes.rs` checks every row against the codes of the
+//! newest kafka-clients the project supports (`tests/fixtures/jni/kafka-codes.txt`), and the
+//! integration tests check that fixture against each release's own enums.
+
+/// The one resource of the cluster level, as Kafka names it (`Resource.CLUSTER_NAME`).
+pub const CLUSTER_NAME: &str = "kafka-cluster";
+
+/// Declares one of Kafka's enums as the agent maps it: one row per constant (variant, Kafka's
+/// code, Kafka's constant name, the service type's name), and every lookup derived from the rows.
+/// Codes the table lacks (UNKNOWN, ANY, constants of newer releases) decode to `None`: refused.
+macro_rules! kafka_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $($(#[$row_meta:meta])* $variant:ident = $code:literal, $kafka:literal, $service:literal;)+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum $name {
+            $($(#[$row_meta])* $variant,)+
+        }
+
+        impl $name {
+            /// Every constant the agent knows, in Kafka's order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The constant for Kafka's code; `None` for a code this table lacks.
+            pub fn from_code(code: u8) -> Option<$name> {
+                match code {
+                    $($code => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+
+            /// Kafka's code (`code()` of Kafka's enum).
+            pub fn code(self) -> u8 {
+                match self {
+                    $($name::$variant => $code,)+
+                }
+            }
+
+            /// Kafka's constant name (`READ`, `TRANSACTIONAL_ID`), as Kafka's tools print it.
+            pub fn kafka_name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $kafka,)+
+                }
+            }
+
+            /// The name the `kafka` service type (or the snapshot format) gives the constant.
+            #[allow(dead_code, reason = "not every enum is looked up by this name")]
+            fn service_name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $service,)+
+                }
+            }
+
+            #[allow(dead_code, reason = "not every enum is looked up by this name")]
+            fn from_service_name(name: &str) -> Option<$name> {
+                Self::ALL.iter().copied().find(|c| c.service_name() == name)
+            }
+        }
+    };
+}
+
+kafka_enum! {
+    /// Kafka's `ResourceType`; the service type's name is the level that holds resources of the
+    /// type (a root level of every `kafka` definition).
+    pub enum ResourceType {
+        Topic = 2, "TOPIC", "topic";
+        Group = 3, "GROUP", "group";
+        Cluster = 4, "CLUSTER", "cluster";
+        TransactionalId = 5, "TRANSACTIONAL_ID", "transactional_id";
+        DelegationToken = 6, "DELEGATION_TOKEN", "delegation_token";
+        User = 7, "USER", "user";
+    }
+}
+
+kafka_enum! {
+    /// Kafka's `AclOperation`; the service type's name is the access type.
+    pub enum Operation {
+        All = 2, "ALL", "all";
+        Read = 3, "READ", "read";
+        Write = 4, "WRITE", "write";
+        Create = 5, "CREATE", "create";
+        Delete = 6, "DELETE", "delete";
+        Alter = 7, "ALTER", "alter";
+        Describe = 8, "DESCRIBE", "describe";
+        ClusterAction = 9, "CLUSTER_ACTION", "cluster_action";
+        DescribeConfigs = 10, "DESCRIBE_CONFIGS", "describe_configs";
+        AlterConfigs = 11, "ALTER_CONFIGS", "alter_configs";
+        IdempotentWrite = 12, "IDEMPOTENT_WRITE", "idempotent_write";
+        CreateTokens = 13, "CREATE_TOKENS", "create_tokens";
+        DescribeTokens = 14, "DESCRIBE_TOKENS", "describe_tokens";
+    }
+}
+
+kafka_enum! {
+    /// Kafka's `PatternType` of an ACL (MATCH and ANY are filters, never an ACL's).
+    pub enum PatternType {
+        Literal = 3, "LITERAL", "literal";
+        Prefixed = 4, "PREFIXED", "prefixed";
+    }
+}
+
+kafka_enum! {
+    /// Kafka's `AclPermissionType`; the service type's name is the policy list the ACL becomes.
+    pub enum Permission {
+        Deny = 2, "DENY", "deny";
+        Allow = 3, "ALLOW", "allow";
+    }
+}
+
+impl ResourceType {
+    /// The level of the `kafka` service type that holds resources of this type.
+    pub fn level(self) -> &'static str {
+        self.service_name()
+    }
+
+    pub fn from_level(level: &str) -> Option<ResourceType> {
+        Self::from_service_name(level)
+    }
+}
+
+impl Operation {
+    /// Operations of Kafka releases newer than the first `kafka` service type. A definition from a
+    /// server whose service type predates one still loads (an upgrade of the agent must not lock a
+    /// cluster out): the operation is refused to everyone, with a warning, until the service type
+    /// has its access type. Every other access type is required: a definition without it is
+    /// refused whole, as a server that names Kafka's operations differently must be.
+    pub const NEWER_THAN_THE_SERVICE_TYPE: &'static [Operation] = &[];
+
+    /// The access type of the `kafka` service type: Kafka's operation in lower case.
+    pub fn access_type(self) -> &'static str {
+        self.service_name()
+    }
+
+    pub fn from_access_type(name: &str) -> Option<Operation> {
+        Self::from_service_name(name)
+    }
+
+    /// Whether a `kafka` definition must have this operation's access type.
+    pub fn required_by_the_service_type(self) -> bool {
+        !Self::NEWER_THAN_THE_SERVICE_TYPE.contains(&self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // That the codes are Kafka's own (a round trip holds for swapped codes too) is tested against
+    // kafka-clients' codes in tests/kafka_codes.rs.
+    #[test]
+    fn codes_round_trip_and_unknown_codes_are_refused() {
+        for code in 0..=u8::MAX {
+            if let Some(op) = Operation::from_code(code) {
+                assert_eq!(op.code(), code);
+                assert_eq!(Operation::from_access_type(op.access_type()), Some(op));
+            }
+            if let Some(t) = ResourceType::from_code(code) {
+                assert_eq!(t.code(), code);
+                assert_eq!(ResourceType::from_level(t.level()), Some(t));
+            }
+        }
+        assert_eq!(Operation::from_code(0), None);
+        assert_eq!(Operation::from_code(1), None);
+        assert_eq!(Operation::from_code(15), None);
+        assert_eq!(ResourceType::from_code(1), None);
+        assert_eq!(ResourceType::from_code(8), None);
+        assert_eq!(PatternType::from_code(2), None, "MATCH is a filter");
+        assert_eq!(Permission::from_code(1), None, "ANY is a filter");
+    }
+
+    #[test]
+    fn service_names_are_kafkas_constants_in_lower_case() {
+        let rows = Operation::ALL
+            .iter()
+            .map(|o| (o.kafka_name(), o.access_type()))
+            .chain(
+                ResourceType::ALL
+                    .iter()
+                    .map(|t| (t.kafka_name(), t.level())),
+            )
+            .chain(
+                PatternType::ALL
+                    .iter()
+                    .map(|p| (p.kafka_name(), p.service_name())),
+            )
+            .chain(
+                Permission::ALL
+                    .iter()
+                    .map(|p| (p.kafka_name(), p.service_name())),
+            );
+        for (kafka, service) in rows {
+            assert_eq!(service, kafka.to_lowercase());
+        }
+    }
+
+    #[test]
+    fn the_operations_of_the_first_service_type_are_required() {
+        assert!(Operation::ALL
+            .iter()
+            .filter(|o| o.code() <= Operation::DescribeTokens.code())
+            .all(|o| o.required_by_the_service_type()));
+    }
+}
