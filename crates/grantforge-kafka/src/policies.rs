@@ -70,8 +70,9 @@ pub enum Reason {
     /// The server sent a snapshot of another service type (the token's service is not kafka):
     /// everything but super users is refused until a kafka snapshot is in force.
     RefusedServiceType,
-    /// The policies cannot be asked: an unknown operation or resource type, a pattern other than
-    /// LITERAL, or a request the engine cannot place (a blank name). Refused, never kept.
+    /// The policies cannot be asked: an unknown operation or resource type (to the agent, or to
+    /// a service type older than it), a pattern other than LITERAL, or a request the engine cannot
+    /// place (a blank name). Refused, never kept.
     Unplaced,
     /// A policy decided.
     Policy { id: i64, allowed: bool },
@@ -119,7 +120,7 @@ impl Reason {
             Reason::ServiceDisabled => "the service is disabled: Kafka is unchecked",
             Reason::NoSnapshot => "no snapshot is in force yet: refused (fail closed)",
             Reason::RefusedServiceType => "the snapshot is of another service type: everything is refused",
-            Reason::Unplaced => "the request cannot be placed (unknown operation or resource type, a pattern other than LITERAL, or a blank name): refused",
+            Reason::Unplaced => "the request cannot be placed (an operation or resource type unknown to the agent or to the server's service type, a pattern other than LITERAL, or a blank name): refused",
             Reason::Policy { allowed: true, .. } => "a policy allows and none of its priority denies",
             Reason::Policy { allowed: false, .. } => "a policy denies (a deny beats an allow within a priority)",
             Reason::NoPolicy => "no policy decides: refused (fail closed)",
@@ -258,6 +259,9 @@ impl KafkaPolicies {
         ask: impl FnOnce(&AccessRequest<'_, KafkaContext>) -> R,
     ) -> Option<R> {
         let (operation, resource_type) = placed(action)?;
+        if self.missing_operations.contains(&operation) {
+            return None;
+        }
         let user = subject_user(&context.principal);
         let resource = [(resource_type.level(), action.name)];
         let request = AccessRequest::new(
