@@ -99,6 +99,9 @@ kafka_enum! {
         IdempotentWrite = 12, "IDEMPOTENT_WRITE", "idempotent_write";
         CreateTokens = 13, "CREATE_TOKENS", "create_tokens";
         DescribeTokens = 14, "DESCRIBE_TOKENS", "describe_tokens";
+        /// Kafka 4.1+: `InitProducerId` of a two-phase-commit producer (KIP-939), asked on the
+        /// transactional id after WRITE.
+        TwoPhaseCommit = 15, "TWO_PHASE_COMMIT", "two_phase_commit";
     }
 }
 
@@ -135,7 +138,7 @@ impl Operation {
     /// cluster out): the operation is refused to everyone, with a warning, until the service type
     /// has its access type. Every other access type is required: a definition without it is
     /// refused whole, as a server that names Kafka's operations differently must be.
-    pub const NEWER_THAN_THE_SERVICE_TYPE: &'static [Operation] = &[];
+    pub const NEWER_THAN_THE_SERVICE_TYPE: &'static [Operation] = &[Operation::TwoPhaseCommit];
 
     /// The access type of the `kafka` service type: Kafka's operation in lower case.
     pub fn access_type(self) -> &'static str {
@@ -172,7 +175,7 @@ mod tests {
         }
         assert_eq!(Operation::from_code(0), None);
         assert_eq!(Operation::from_code(1), None);
-        assert_eq!(Operation::from_code(15), None);
+        assert_eq!(Operation::from_code(16), None);
         assert_eq!(ResourceType::from_code(1), None);
         assert_eq!(ResourceType::from_code(8), None);
         assert_eq!(PatternType::from_code(2), None, "MATCH is a filter");
@@ -205,7 +208,8 @@ mod tests {
     }
 
     #[test]
-    fn the_operations_of_the_first_service_type_are_required() {
+    fn only_operations_newer_than_the_service_type_may_be_missing_from_it() {
+        assert!(!Operation::TwoPhaseCommit.required_by_the_service_type());
         assert!(Operation::ALL
             .iter()
             .filter(|o| o.code() <= Operation::DescribeTokens.code())

@@ -97,6 +97,8 @@ abstract class MigratedAcls {
         ACLS.add(allow(ResourceType.CLUSTER, "kafka-cluster", PatternType.LITERAL, "User:alice", "*", AclOperation.IDEMPOTENT_WRITE));
         ACLS.add(allow(ResourceType.CLUSTER, "kafka-cluster", PatternType.LITERAL, "User:bob", "0:0:0:0:0:0:0:1", AclOperation.DESCRIBE));
         ACLS.add(allow(ResourceType.TRANSACTIONAL_ID, "tx-", PatternType.PREFIXED, "User:alice", "*", AclOperation.WRITE));
+        // ALL grants Kafka 4.1's TWO_PHASE_COMMIT on both sides (asked by --verify where the release has it)
+        ACLS.add(allow(ResourceType.TRANSACTIONAL_ID, "tx-", PatternType.PREFIXED, "User:bob", "*", AclOperation.ALL));
         ACLS.add(allow(ResourceType.DELEGATION_TOKEN, "tok-1", PatternType.LITERAL, "User:alice", "*", AclOperation.DESCRIBE));
         ACLS.add(allow(ResourceType.USER, "alice", PatternType.LITERAL, "User:alice", "*", AclOperation.CREATE_TOKENS));
         // Group principals: migrated as GrantForge groups, reported as a changed meaning
@@ -198,8 +200,10 @@ abstract class MigratedAcls {
         assertEquals(0, migrated.exit, migrated.output);
         assertTrue(migrated.output.contains(" ms; 0 disagreements, "), migrated.output);
         assertFalse(migrated.output.contains("DISAGREE"), migrated.output);
-        assertEquals(version.startsWith("4."), migrated.output.contains("verify: not asked: [TWO_PHASE_COMMIT]"),
-            "4.x has an operation the kafka service type lacks, and says so:\n" + migrated.output);
+        assertFalse(migrated.output.contains("verify: not asked"),
+            "the agent knows every operation of Kafka " + version + ":\n" + migrated.output);
+        String operations = version.compareTo("4.1") >= 0 ? " x 13 operations)" : " x 12 operations)";
+        assertTrue(migrated.output.contains(operations), "TWO_PHASE_COMMIT is asked where Kafka has it:\n" + migrated.output);
         // the reported narrowings are the ones designed: Group principals, the deny of WRITE, what was left out
         assertTrue(migrated.output.contains("NARROWER  User:user-7 from 127.0.0.1 DESCRIBE TOPIC `app-7`"), migrated.output);
         assertTrue(migrated.output.contains("NARROWER  Group:ops from 127.0.0.1 ALTER_CONFIGS TOPIC `orders`"), migrated.output);
