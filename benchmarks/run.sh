@@ -28,10 +28,13 @@ build() {
   [ -f "$jar" ] || mvn -B -q -Pbenchmarks -pl benchmarks package -DskipTests
 }
 
+# The project's version, defined once in the root pom.xml.
+version=$(sed -n '0,/<version>/s/.*<version>\(.*\)<\/version>.*/\1/p' "$(dirname "$0")/../pom.xml")
+
 machine() {
   { echo "date: $(date -u +%FT%TZ)"; echo "nproc: $(nproc)"; grep -m1 'model name' /proc/cpuinfo;
     java -version 2>&1 | head -1; echo "load: $(cut -d' ' -f1-3 /proc/loadavg)";
-    sha256sum ~/.m2/repository/org/devlive/grantforge/grantforge-agent-kafka/0.1.0/grantforge-agent-kafka-0.1.0.jar; } > "$out/$1.env"
+    sha256sum ~/.m2/repository/org/devlive/grantforge/grantforge-agent-kafka/"$version"/grantforge-agent-kafka-"$version".jar; } > "$out/$1.env"
 }
 
 jmh() {

@@ -1,20 +1,26 @@
 package org.devlive.grantforge.kafka.it;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.Properties;
 
 /** Where the agent JAR and the fixtures are: from system properties, else found from the working directory. */
 public final class ItPaths {
 
     public static final String AGENT_JAR_PROPERTY = "grantforge.agent.jar";
     public static final String FIXTURES_PROPERTY = "grantforge.fixtures";
-    public static final String AGENT_JAR_NAME = "grantforge-agent-kafka-0.1.0.jar";
+    /** The agent's version: the project's ({@code pom.xml}), which the build writes into the harness. */
+    public static final String AGENT_VERSION = agentVersion();
+    public static final String AGENT_JAR_NAME = "grantforge-agent-kafka-" + AGENT_VERSION + ".jar";
 
     private ItPaths() {
     }
 
-    /** The agent JAR ({@value #AGENT_JAR_PROPERTY}, else {@code agents/kafka/grantforge-agent-kafka-0.1.0.jar}). */
+    /** The agent JAR ({@value #AGENT_JAR_PROPERTY}, else {@code agents/kafka/grantforge-agent-kafka-<version>.jar}). */
     public static Path agentJar() {
         String configured = System.getProperty(AGENT_JAR_PROPERTY);
         if (configured != null && !configured.isBlank()) {
@@ -22,6 +28,19 @@ public final class ItPaths {
         }
         return findFromWorkingDir(Paths.get("agents", "kafka", AGENT_JAR_NAME),
                 Paths.get("..", "..", "agents", "kafka", AGENT_JAR_NAME));
+    }
+
+    private static String agentVersion() {
+        try (InputStream in = ItPaths.class.getResourceAsStream("/grantforge-it/agent.properties")) {
+            if (in == null) {
+                throw new IllegalStateException("resource grantforge-it/agent.properties is missing from the harness");
+            }
+            Properties properties = new Properties();
+            properties.load(in);
+            return properties.getProperty("version");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     public static boolean agentJarExists() {

@@ -48,7 +48,7 @@ class NativeLibraryLoadingTest {
     void startsAndDecidesOnJdk25WithNativeAccessEnabled() throws Exception {
         assumeTrue(Files.isExecutable(JDK25.resolve("bin/java")), "a JDK 25 at " + JDK25 + " (set -Dgrantforge.it.jdk25)");
         try (KafkaNode node = node("jdk25").javaHome(JDK25).jvmArg("--enable-native-access=ALL-UNNAMED").start()) {
-            assertTrue(node.logText().contains("GrantForge agent 0.1.0 configured on Java 25"), node.diagnostics());
+            assertTrue(node.logText().contains("GrantForge agent " + ItPaths.AGENT_VERSION + " configured on Java 25"), node.diagnostics());
             assertTrue(node.logText().contains("applied policy version 1 of service kafka-demo"), node.diagnostics());
             assertFalse(node.consoleText().contains("restricted method"), "the flag silences JEP 472's warning:\n" + node.consoleText());
             aliceProducesToOrders(node);
@@ -59,7 +59,7 @@ class NativeLibraryLoadingTest {
     void onJdk25WithoutTheFlagTheAgentLoadsAndTheJdkWarns() throws Exception {
         assumeTrue(Files.isExecutable(JDK25.resolve("bin/java")), "a JDK 25 at " + JDK25 + " (set -Dgrantforge.it.jdk25)");
         try (KafkaNode node = node("jdk25-no-flag").javaHome(JDK25).start()) {
-            assertTrue(node.logText().contains("GrantForge agent 0.1.0 configured on Java 25"), node.diagnostics());
+            assertTrue(node.logText().contains("GrantForge agent " + ItPaths.AGENT_VERSION + " configured on Java 25"), node.diagnostics());
             assertTrue(node.consoleText().contains("--enable-native-access"), "JEP 472 warns:\n" + node.consoleText());
         }
     }
