@@ -1,6 +1,5 @@
 //! The agent: the snapshot in force, Kafka's questions answered against it, and its lifecycle.
 
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -23,9 +22,9 @@ use crate::request::decision_cache::DecisionCache;
 use crate::request::lane::{self, Lane, Lanes, SnapshotInForce};
 use crate::rules;
 use crate::settings;
-use crate::source;
-use crate::source::file::{load_policy_file, watch_stamp, HighWaterMark, WatchStamp};
+use crate::source::file::OfflineSource;
 use crate::source::server::ServerSync;
+use crate::source::Source;
 
 /// Why an agent did not start.
 #[derive(Debug)]
@@ -66,17 +65,6 @@ impl AgentError {
 
 /// How long `close()` waits for the agent's final audit delivery.
 pub const CLOSE_DEADLINE: Duration = Duration::from_secs(5);
-
-/// What keeps the policies current, owned by the agent's thread.
-enum Driver {
-    File {
-        path: PathBuf,
-        last_seen: WatchStamp,
-        /// A signed file's highest version applied, kept across restarts.
-        mark: Option<HighWaterMark>,
-    },
-    Server(Box<ServerSync>),
-}
 
 /// One agent, shared by every authorizer of its configuration in this JVM.
 pub struct Agent {
@@ -119,42 +107,22 @@ impl Agent {
             tracing::warn!("{ignored}");
         }
         let delivery = Arc::new(DeliveryStats::default());
-        // Offline mode: the file's stamp is taken before it is read, so a change in between is seen.
-        let (mut driver, instance, initial) = match &config.source {
-            PolicySource::File(path, key) => {
-                let last_seen = watch_stamp(path);
-                let mark = match (key, &config.cache_dir) {
-                    (Some(_), Some(dir)) => Some(HighWaterMark::open(dir)?),
-                    _ => None,
-                };
-                let mut policies = load_policy_file(path, key.as_ref(), config.snapshot_max_bytes)?;
-                if let Some(mark) = &mark {
-                    policies = above_high_water(mark, policies, path)?;
-                    record_high_water(mark, &policies);
-                }
-                let driver = Driver::File {
-                    path: path.clone(),
-                    last_seen,
-                    mark,
-                };
-                let instance = config
+        let (mut source, instance): (Box<dyn Source>, String) = match &config.source {
+            PolicySource::File(path, key) => (
+                Box::new(OfflineSource::open(path, key.clone(), &config)?),
+                config
                     .instance
                     .clone()
-                    .unwrap_or_else(crate::config::host_name);
-                (
-                    driver,
-                    instance,
-                    Some((policies, path.display().to_string())),
-                )
-            }
-            PolicySource::Server(settings) => {
-                let sync = ServerSync::new(settings.clone(), &config, Arc::clone(&delivery))?;
-                (
-                    Driver::Server(Box::new(sync)),
-                    settings.instance.clone(),
-                    None,
-                )
-            }
+                    .unwrap_or_else(crate::config::host_name),
+            ),
+            PolicySource::Server(settings) => (
+                Box::new(ServerSync::new(
+                    settings.clone(),
+                    &config,
+                    Arc::clone(&delivery),
+                )?),
+                settings.instance.clone(),
+            ),
         };
         let agent = Arc::new(Agent {
             current: RwLock::new(None),
@@ -177,15 +145,11 @@ impl Agent {
             background: Mutex::new(None),
             config,
         });
-        match (&mut driver, initial) {
-            (_, Some((policies, origin))) => agent.apply(policies, &origin),
-            (Driver::Server(sync), None) => sync.load_cache(&agent),
-            _ => {}
-        }
+        source.start(&agent);
         let worker = Arc::clone(&agent);
         let handle = std::thread::Builder::new()
             .name(crate::logging::AGENT_THREAD.to_string())
-            .spawn(move || worker.run_background(driver))
+            .spawn(move || worker.run_background(source))
             .map_err(|e| {
                 AgentError::Runtime(format!(
                     "cannot start the agent's thread: {e}; the JVM may be out of threads or memory"
@@ -427,19 +391,16 @@ impl Agent {
     /// the thread carries on with the next round: a bug met once must not leave the broker with
     /// policies that are never updated again and an audit that is never delivered. No delay can
     /// overflow the clock: whatever a setting or the server asks for, the next round is in reach.
-    fn run_background(&self, mut driver: Driver) {
+    fn run_background(&self, mut source: Box<dyn Source>) {
         let tick = Duration::from_millis(250);
         let started = std::time::Instant::now();
-        let mut next_source = match driver {
-            Driver::File { .. } => later(started, self.config.policy_file_poll_interval),
-            Driver::Server(_) => started,
-        };
+        let mut next_source = later(started, source.first_round_after());
         let mut next_fold = later(started, self.config.audit_fold_window);
         let mut next_flush = later(started, self.config.audit_flush_interval);
         let (mut source_panic, mut audit_panic, mut view_panic) = (None, None, None);
         loop {
             {
-                let backlog = matches!(&driver, Driver::Server(sync) if sync.has_backlog());
+                let backlog = source.has_backlog();
                 let mut state = self.state.lock();
                 if !self.stopping.load(Ordering::Acquire) && !backlog {
                     let wake = next_source.min(later(std::time::Instant::now(), tick));
@@ -451,22 +412,9 @@ impl Agent {
             if !stopping && now >= next_source {
                 let round =
                     survive_panic("keeping the policies current", &mut source_panic, || {
-                        match &mut driver {
-                            Driver::File {
-                                path,
-                                last_seen,
-                                mark,
-                            } => {
-                                self.check_policy_file(path, last_seen, mark.as_ref());
-                                self.config.policy_file_poll_interval
-                            }
-                            Driver::Server(sync) => sync.refresh(self),
-                        }
+                        source.round(self)
                     });
-                let delay = round.unwrap_or(match driver {
-                    Driver::File { .. } => self.config.policy_file_poll_interval,
-                    Driver::Server(_) => self.config.refresh_interval,
-                });
+                let delay = round.unwrap_or_else(|| source.after_a_failed_round());
                 next_source = later(std::time::Instant::now(), delay);
             }
             let fold_over = stopping || now >= next_fold;
@@ -478,7 +426,7 @@ impl Agent {
                 next_flush = later(now, self.config.audit_flush_interval);
             }
             survive_panic("delivering the audit", &mut audit_panic, || {
-                self.deliver_audit(&mut driver, fold_over, retry_spool)
+                self.deliver_audit(source.as_mut(), fold_over, retry_spool)
             });
             if stopping {
                 return;
@@ -525,9 +473,9 @@ impl Agent {
         }
     }
 
-    /// Turns due audit groups into events and hands them on: to GrantForge in server mode, to the
-    /// log `grantforge.audit` in offline mode.
-    fn deliver_audit(&self, driver: &mut Driver, fold_over: bool, retry_spool: bool) {
+    /// Turns due audit groups into events and hands them on to the source: to GrantForge in server
+    /// mode, to the log `grantforge.audit` in offline mode.
+    fn deliver_audit(&self, source: &mut dyn Source, fold_over: bool, retry_spool: bool) {
         self.lanes.hand_on(&self.auditor, self.generation());
         let events = self
             .auditor
@@ -542,69 +490,7 @@ impl Agent {
                 settings::AUDIT_FOLD_WINDOW.key
             );
         }
-        match driver {
-            Driver::File { .. } => {
-                for event in &events {
-                    tracing::info!(target: "grantforge.audit", "{}", event.log_line());
-                }
-            }
-            Driver::Server(sync) => {
-                if !events.is_empty() || retry_spool || sync.has_backlog() {
-                    let batch: Vec<serde_json::Value> =
-                        events.iter().map(AccessEvent::to_json).collect();
-                    if self.stopping.load(Ordering::Acquire) {
-                        sync.ship_last(&batch);
-                    } else {
-                        sync.ship(&batch);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Applies a changed policy file; a bad version is logged once and the last good snapshot
-    /// stays in force.
-    fn check_policy_file(
-        &self,
-        path: &Path,
-        last_seen: &mut WatchStamp,
-        mark: Option<&HighWaterMark>,
-    ) {
-        let now_seen = watch_stamp(path);
-        if now_seen == *last_seen {
-            return;
-        }
-        *last_seen = now_seen;
-        let key = match &self.config.source {
-            PolicySource::File(_, key) => key.as_ref(),
-            PolicySource::Server(_) => None,
-        };
-        match load_policy_file(path, key, self.config.snapshot_max_bytes).and_then(|policies| {
-            // A signed file is held to what server mode checks of a download: the same service,
-            // no rollback (an old signed file copied back in place is not a policy change). The
-            // version in force is checked against, not the recorded mark: it is never lower.
-            match (key, self.policies()) {
-                (Some(_), Some(applied)) => follows_signed(&applied, policies, path),
-                _ => Ok(policies),
-            }
-        }) {
-            Ok(policies) => {
-                if let Some(mark) = mark {
-                    record_high_water(mark, &policies);
-                }
-                // Cleared first: whoever sees the new version in force sees no old error.
-                *self.metrics().last_error.lock() = None;
-                self.apply(policies, &path.display().to_string());
-            }
-            Err(e) => {
-                let kept = self
-                    .policies()
-                    .map_or("none".to_string(), |p| p.policy_version.to_string());
-                tracing::error!("{e}; policy version {kept} stays in force");
-                // The operator's metric of what keeps the policies from being current, as in server mode.
-                *self.metrics().last_error.lock() = Some(e.to_string());
-            }
-        }
+        source.hand_on(&events, retry_spool, self.stopping.load(Ordering::Acquire));
     }
 }
 
@@ -633,65 +519,6 @@ fn give_back_freed_memory() {
     unsafe {
         libc::malloc_trim(0);
     }
-}
-
-/// A signed policy file's version at start, if it may follow the highest one an earlier start
-/// applied (`mark`).
-fn above_high_water(
-    mark: &HighWaterMark,
-    policies: KafkaPolicies,
-    path: &Path,
-) -> Result<KafkaPolicies, ConfigError> {
-    if let Some((service, version)) = mark.read()? {
-        source::may_follow(
-            (&service, version),
-            (&policies.service, policies.policy_version),
-        )
-        .map_err(|why| {
-            ConfigError::new(
-                settings::POLICY_FILE.key,
-                format!(
-                    "{} is signed but refused: {why}; the highest version applied before, also by an earlier start, is recorded in {}",
-                    path.display(),
-                    mark.path().display()
-                ),
-            )
-        })?;
-    }
-    Ok(policies)
-}
-
-/// Records the version about to be applied as the highest; if that fails, the file is still
-/// applied (it is newer), and the ERROR says what protection is missing.
-fn record_high_water(mark: &HighWaterMark, policies: &KafkaPolicies) {
-    if let Err(e) = mark.record(&policies.service, policies.policy_version) {
-        tracing::error!(
-            "cannot record policy version {} in {}: {e}; after a restart an older signed policy file would not be refused. Make {} writable by Kafka's account",
-            policies.policy_version,
-            mark.path().display(),
-            settings::CACHE_DIR.key
-        );
-    }
-}
-
-/// A signed policy file's new version, if it may follow the applied one (as a download must:
-/// [`source::may_follow`]).
-fn follows_signed(
-    applied: &KafkaPolicies,
-    next: KafkaPolicies,
-    path: &Path,
-) -> Result<KafkaPolicies, ConfigError> {
-    source::may_follow(
-        (&applied.service, applied.policy_version),
-        (&next.service, next.policy_version),
-    )
-    .map_err(|why| {
-        ConfigError::new(
-            settings::POLICY_FILE.key,
-            format!("{} is signed but refused: {why}", path.display()),
-        )
-    })?;
-    Ok(next)
 }
 
 /// `now + delay`, or as late as the clock allows (at most a day later) instead of overflowing.

@@ -1,12 +1,44 @@
 //! Where the policies come from: a snapshot [`file`] (offline mode), or a GrantForge [`server`]
 //! (server mode) through its protocol [`client`], with snapshots verified by the [`trust`]ed
-//! signing key and kept in a [`disk_cache`] for restarts while the server is away.
+//! signing key and kept in a [`disk_cache`] for restarts while the server is away. Both modes
+//! are a [`Source`]: the agent's thread runs either without knowing which.
+
+use std::time::Duration;
+
+use crate::agent::Agent;
+use crate::audit::events::AccessEvent;
 
 pub(crate) mod client;
 pub(crate) mod disk_cache;
 pub(crate) mod file;
 pub(crate) mod server;
 pub(crate) mod trust;
+
+/// What keeps the policies current and takes the audit, owned by the agent's thread.
+pub(crate) trait Source: Send {
+    /// Puts in force what is there before any round, without the network: the policy file read
+    /// when the source was opened (offline), or the disk cache if it verifies (server mode).
+    fn start(&mut self, agent: &Agent);
+
+    /// How long after the thread starts the first round is due.
+    fn first_round_after(&self) -> Duration;
+
+    /// One round of keeping the policies current; returns when the next is due.
+    fn round(&mut self, agent: &Agent) -> Duration;
+
+    /// When the next round is due after a round that failed (panicked).
+    fn after_a_failed_round(&self) -> Duration;
+
+    /// Hands the access events that are due on: to the log `grantforge.audit` (offline), or to the
+    /// server (spooled while it is away). `retry_spool`: time to resend what is spooled; `closing`:
+    /// the agent's last delivery.
+    fn hand_on(&mut self, events: &[AccessEvent], retry_spool: bool, closing: bool);
+
+    /// Whether events wait to be handed on at the next tick (the thread does not sleep then).
+    fn has_backlog(&self) -> bool {
+        false
+    }
+}
 
 /// Whether a verified snapshot of `next` (service, policy version) may follow the one applied: the
 /// same service, and no rollback. Server mode and a signed policy file hold snapshots to this one

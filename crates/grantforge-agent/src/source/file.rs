@@ -3,17 +3,188 @@
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use grantforge_engine::Instant;
 use grantforge_kafka::KafkaPolicies;
 
-use crate::config::{unreadable, ConfigError};
+use crate::agent::Agent;
+use crate::audit::events::AccessEvent;
+use crate::config::{unreadable, AgentConfig, ConfigError};
 use crate::settings;
 use crate::source::trust::SigningKey;
+use crate::source::{may_follow, Source};
 
 const POLICY_FILE: &str = settings::POLICY_FILE.key;
 const SNAPSHOT_MAX_BYTES: &str = settings::SNAPSHOT_MAX_BYTES.key;
+
+/// Offline mode's [`Source`]: the policy file, read at start (a bad file stops the broker there)
+/// and again whenever it (or its signature) changes; the audit goes to the log.
+pub struct OfflineSource {
+    path: PathBuf,
+    key: Option<SigningKey>,
+    max_bytes: u64,
+    poll_interval: Duration,
+    last_seen: WatchStamp,
+    /// A signed file's highest version applied, kept across restarts.
+    mark: Option<HighWaterMark>,
+    /// The file as read at start, until [`Source::start`] puts it in force.
+    initial: Option<KafkaPolicies>,
+}
+
+impl OfflineSource {
+    /// Reads the policy file now, so that a bad file stops the broker at start. The file's stamp
+    /// is taken before it is read, so a change in between is seen by the first round.
+    pub fn open(
+        path: &Path,
+        key: Option<SigningKey>,
+        config: &AgentConfig,
+    ) -> Result<OfflineSource, ConfigError> {
+        let last_seen = watch_stamp(path);
+        let mark = match (&key, &config.cache_dir) {
+            (Some(_), Some(dir)) => Some(HighWaterMark::open(dir)?),
+            _ => None,
+        };
+        let policies = load_policy_file(path, key.as_ref(), config.snapshot_max_bytes)?;
+        if let Some(mark) = &mark {
+            above_high_water(mark, &policies, path)?;
+            record_high_water(mark, &policies);
+        }
+        Ok(OfflineSource {
+            path: path.to_path_buf(),
+            key,
+            max_bytes: config.snapshot_max_bytes,
+            poll_interval: config.policy_file_poll_interval,
+            last_seen,
+            mark,
+            initial: Some(policies),
+        })
+    }
+
+    /// The changed file, if it loads and (signed) may follow the version in force.
+    fn load_changed(&self, agent: &Agent) -> Result<KafkaPolicies, ConfigError> {
+        let policies = load_policy_file(&self.path, self.key.as_ref(), self.max_bytes)?;
+        // A signed file is held to what server mode checks of a download: the same service, no
+        // rollback (an old signed file copied back in place is not a policy change). The version
+        // in force is checked against, not the recorded mark: it is never lower.
+        match (&self.key, agent.policies()) {
+            (Some(_), Some(applied)) => {
+                follows_signed(&applied, &policies, &self.path)?;
+                Ok(policies)
+            }
+            _ => Ok(policies),
+        }
+    }
+}
+
+impl Source for OfflineSource {
+    fn start(&mut self, agent: &Agent) {
+        if let Some(policies) = self.initial.take() {
+            agent.apply(policies, &self.path.display().to_string());
+        }
+    }
+
+    fn first_round_after(&self) -> Duration {
+        self.poll_interval
+    }
+
+    /// Applies a changed policy file; a bad version is logged once and the last good snapshot
+    /// stays in force.
+    fn round(&mut self, agent: &Agent) -> Duration {
+        let now_seen = watch_stamp(&self.path);
+        if now_seen == self.last_seen {
+            return self.poll_interval;
+        }
+        self.last_seen = now_seen;
+        match self.load_changed(agent) {
+            Ok(policies) => {
+                if let Some(mark) = &self.mark {
+                    record_high_water(mark, &policies);
+                }
+                // Cleared first: whoever sees the new version in force sees no old error.
+                *agent.metrics().last_error.lock() = None;
+                agent.apply(policies, &self.path.display().to_string());
+            }
+            Err(e) => {
+                let kept = agent
+                    .policies()
+                    .map_or("none".to_string(), |p| p.policy_version.to_string());
+                tracing::error!("{e}; policy version {kept} stays in force");
+                // The operator's metric of what keeps the policies from being current, as in server mode.
+                *agent.metrics().last_error.lock() = Some(e.to_string());
+            }
+        }
+        self.poll_interval
+    }
+
+    fn after_a_failed_round(&self) -> Duration {
+        self.poll_interval
+    }
+
+    fn hand_on(&mut self, events: &[AccessEvent], _retry_spool: bool, _closing: bool) {
+        for event in events {
+            tracing::info!(target: "grantforge.audit", "{}", event.log_line());
+        }
+    }
+}
+
+/// Whether a signed policy file's version at start may follow the highest one an earlier start
+/// applied (`mark`).
+fn above_high_water(
+    mark: &HighWaterMark,
+    policies: &KafkaPolicies,
+    path: &Path,
+) -> Result<(), ConfigError> {
+    if let Some((service, version)) = mark.read()? {
+        may_follow(
+            (&service, version),
+            (&policies.service, policies.policy_version),
+        )
+        .map_err(|why| {
+            ConfigError::new(
+                POLICY_FILE,
+                format!(
+                    "{} is signed but refused: {why}; the highest version applied before, also by an earlier start, is recorded in {}",
+                    path.display(),
+                    mark.path().display()
+                ),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Records the version about to be applied as the highest; if that fails, the file is still
+/// applied (it is newer), and the ERROR says what protection is missing.
+fn record_high_water(mark: &HighWaterMark, policies: &KafkaPolicies) {
+    if let Err(e) = mark.record(&policies.service, policies.policy_version) {
+        tracing::error!(
+            "cannot record policy version {} in {}: {e}; after a restart an older signed policy file would not be refused. Make {} writable by Kafka's account",
+            policies.policy_version,
+            mark.path().display(),
+            settings::CACHE_DIR.key
+        );
+    }
+}
+
+/// Whether a signed policy file's new version may follow the applied one (as a download must:
+/// [`may_follow`]).
+fn follows_signed(
+    applied: &KafkaPolicies,
+    next: &KafkaPolicies,
+    path: &Path,
+) -> Result<(), ConfigError> {
+    may_follow(
+        (&applied.service, applied.policy_version),
+        (&next.service, next.policy_version),
+    )
+    .map_err(|why| {
+        ConfigError::new(
+            POLICY_FILE,
+            format!("{} is signed but refused: {why}", path.display()),
+        )
+    })
+}
 
 /// What identifies one version of the file on disk, so a change is noticed without reading it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

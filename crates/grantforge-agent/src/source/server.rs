@@ -25,11 +25,13 @@ use serde_json::{json, Value};
 
 use crate::agent::Agent;
 use crate::audit::delivery::{DeliveryStats, Shipper, RESEND_BUDGET};
+use crate::audit::events::AccessEvent;
 use crate::config::{AgentConfig, ConfigError, ServerSettings};
 use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE};
 use crate::source::client::{CallError, PolicyAnswer, ServerClient, Timeouts};
 use crate::source::disk_cache::{Download, SnapshotCache};
 use crate::source::trust::{etag_of, SigningKey};
+use crate::source::Source;
 
 /// The shortest round the server can ask for with `refreshSeconds`.
 pub(crate) const SERVER_ROUND_MIN: Duration = Duration::from_secs(1);
@@ -639,6 +641,41 @@ fn warn_if_token_readable_by_others(settings: &ServerSettings) {
 
 #[cfg(not(unix))]
 fn warn_if_token_readable_by_others(_settings: &ServerSettings) {}
+
+impl Source for ServerSync {
+    fn start(&mut self, agent: &Agent) {
+        self.load_cache(agent);
+    }
+
+    /// At once: the server may have a newer snapshot than the cache.
+    fn first_round_after(&self) -> Duration {
+        Duration::ZERO
+    }
+
+    fn round(&mut self, agent: &Agent) -> Duration {
+        self.refresh(agent)
+    }
+
+    fn after_a_failed_round(&self) -> Duration {
+        self.refresh_interval
+    }
+
+    fn hand_on(&mut self, events: &[AccessEvent], retry_spool: bool, closing: bool) {
+        if events.is_empty() && !retry_spool && !self.has_backlog() {
+            return;
+        }
+        let batch: Vec<Value> = events.iter().map(AccessEvent::to_json).collect();
+        if closing {
+            self.ship_last(&batch);
+        } else {
+            self.ship(&batch);
+        }
+    }
+
+    fn has_backlog(&self) -> bool {
+        self.shipper.has_backlog()
+    }
+}
 
 #[cfg(test)]
 mod tests {
