@@ -18,12 +18,12 @@ use std::fmt::Write as _;
 use std::net::IpAddr;
 use std::path::PathBuf;
 
-use grantforge_engine::{Branch, Instant, Item, PolicyRecord, Snapshot};
+use grantforge_engine::{Instant, Item, PolicyExplanation, PolicyRecord, Snapshot};
 use grantforge_kafka::{
-    AclRow, Action, KafkaContext, KafkaPolicies, Operation, PatternType, Principal, RequestContext,
+    AclRow, Action, KafkaContext, KafkaPolicies, Operation, Principal, RequestContext,
     ResourceType, CLUSTER_NAME,
 };
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::config::unreadable;
 use crate::rules::{self, SuperUsers};
@@ -31,7 +31,10 @@ use crate::source::disk_cache::SnapshotCache;
 use crate::source::file::read_policy_file;
 use crate::source::trust::SigningKey;
 
+mod answer;
 mod quota;
+
+use answer::{Answer, ItemRef, MatchedPolicy, PolicyRef};
 
 pub const USAGE: &str = "usage: explain (--snapshot FILE | --cache-dir DIR [--signing-key FILE]) [--json] [--super-users 'User:a;User:b']
          --principal User:NAME --operation OP (--topic T | --group G | --cluster | --transactional-id T
@@ -120,11 +123,11 @@ fn run_inner(args: &[String], stdin: &str) -> Result<String, Failure> {
     };
     let mut out = String::new();
     for words in questions {
-        let answer = parse_question(&words).map(|q| explainer.answer(&q));
-        match (answer, options.json) {
-            (Ok(answer), true) => out.push_str(&(answer.to_string() + "\n")),
-            (Ok(answer), false) => out.push_str(&render_text(&answer)),
-            (Err(message), _) if !options.batch => return Err(Failure::Usage(message)),
+        let question = parse_question(&words);
+        match (question.as_ref().map(|q| explainer.answer(q)), options.json) {
+            (Ok(answer), true) => out.push_str(&(answer.to_json().to_string() + "\n")),
+            (Ok(answer), false) => out.push_str(&answer.to_text()),
+            (Err(message), _) if !options.batch => return Err(Failure::Usage(message.clone())),
             (Err(message), true) => out.push_str(
                 &(json!({"error": message, "question": words.join(" ")}).to_string() + "\n"),
             ),
@@ -314,7 +317,7 @@ fn index(snapshot: &Snapshot) -> HashMap<i64, &PolicyRecord> {
 }
 
 impl Explainer<'_> {
-    fn answer(&self, q: &Question) -> Value {
+    fn answer<'q>(&'q self, q: &'q Question) -> Answer<'q> {
         let context = RequestContext {
             principal: q.principal.clone(),
             conditions: KafkaContext {
@@ -333,15 +336,6 @@ impl Explainer<'_> {
             log_if_allowed: false,
             log_if_denied: false,
         };
-        let mut answer = json!({
-            "request": {
-                "principal": q.principal.to_kafka_string(), "operation": q.operation.kafka_name(),
-                "resourceType": q.resource_type.level(), "resource": q.name,
-                "host": q.host.map(|h| h.to_string()), "listener": q.listener, "clientId": q.client_id,
-            },
-            "snapshot": {"service": self.snapshot.service, "policyVersion": self.snapshot.policy_version},
-            "acls": self.acl_rows_for(q).iter().map(acl_json).collect::<Vec<_>>(),
-        });
         // The broker's order of rules (`rules`), then the snapshot's own (`KafkaPolicies::decide`).
         let in_force = rules::before_policies(self.super_users, &q.principal, || {
             rules::in_force(self.refusing_service_type, Some(self.policies))
@@ -354,50 +348,49 @@ impl Explainer<'_> {
             Ok(policies) => policies
                 .explain(&context, &action, self.now)
                 .and_then(Result::ok)
-                .map(|e| e.policies.iter().map(|p| self.policy_json(p)).collect())
+                .map(|e| e.policies.iter().map(|p| self.matched(p)).collect())
                 .unwrap_or_default(),
             Err(_) => Vec::new(),
         };
-        let policy = reason
-            .policy_id()
-            .map_or(Value::Null, |id| self.policy_ref(id));
-        let decision = if reason.allowed() {
-            "ALLOWED"
-        } else {
-            "DENIED"
-        };
-        let reason = reason.describe();
-        answer["decision"] = json!(decision);
-        answer["reason"] = json!(reason);
-        answer["decidingPolicy"] = policy;
-        answer["policies"] = Value::Array(matched);
-        answer
-    }
-
-    fn policy_ref(&self, id: i64) -> Value {
-        match self.by_id.get(&id) {
-            Some(p) => json!({"id": id, "name": p.name, "priority": p.priority.as_str()}),
-            None => json!({"id": id}),
+        Answer {
+            question: q,
+            service: &self.snapshot.service,
+            policy_version: self.snapshot.policy_version,
+            acls: self.acl_rows_for(q),
+            allowed: reason.allowed(),
+            reason: reason.describe(),
+            deciding: reason.policy_id().map(|id| PolicyRef {
+                id,
+                named: self
+                    .by_id
+                    .get(&id)
+                    .map(|p| (p.name.as_str(), p.priority.as_str())),
+            }),
+            matched,
         }
     }
 
-    fn policy_json(&self, p: &grantforge_engine::PolicyExplanation) -> Value {
-        let record = self.by_id.get(&p.id);
-        let items = |which: &[usize], list: fn(&PolicyRecord) -> &Vec<Item>| -> Vec<Value> {
+    fn matched(&self, p: &PolicyExplanation) -> MatchedPolicy<'_> {
+        let record = self.by_id.get(&p.id).copied();
+        let items = |which: &[usize], list: fn(&PolicyRecord) -> &Vec<Item>| -> Vec<ItemRef<'_>> {
             which
                 .iter()
-                .map(|i| {
-                    record
-                        .and_then(|r| list(r).get(*i))
-                        .map_or(json!({"index": i}), |item| item_json(*i, item))
+                .map(|&index| ItemRef {
+                    index,
+                    item: record.and_then(|r| list(r).get(index)),
                 })
                 .collect()
         };
-        json!({
-            "id": p.id, "name": p.name, "priority": p.priority.as_str(), "effect": branch_name(p.branch),
-            "deny": items(&p.deny, |r| &r.deny), "denyExceptions": items(&p.deny_exceptions, |r| &r.deny_exceptions),
-            "allow": items(&p.allow, |r| &r.allow), "allowExceptions": items(&p.allow_exceptions, |r| &r.allow_exceptions),
-        })
+        MatchedPolicy {
+            id: p.id,
+            name: record.map_or("", |r| r.name.as_str()),
+            priority: p.priority.as_str(),
+            branch: p.branch,
+            deny: items(&p.deny, |r| &r.deny),
+            deny_exceptions: items(&p.deny_exceptions, |r| &r.deny_exceptions),
+            allow: items(&p.allow, |r| &r.allow),
+            allow_exceptions: items(&p.allow_exceptions, |r| &r.allow_exceptions),
+        }
     }
 
     /// The ACL rows of this resource, as `kafka-acls --list --topic T` (Kafka's MATCH filter) shows them.
@@ -410,162 +403,6 @@ impl Explainer<'_> {
             .cloned()
             .collect()
     }
-}
-
-fn branch_name(branch: Branch) -> &'static str {
-    match branch {
-        Branch::Deny => "denies",
-        Branch::Allow => "allows",
-        Branch::AllowExcepted => "allow excepted",
-        Branch::DenyExcepted => "deny excepted",
-        Branch::NoMatch => "only exceptions matched",
-    }
-}
-
-fn item_json(index: usize, item: &Item) -> Value {
-    json!({
-        "index": index + 1, "users": item.users, "groups": item.groups, "roles": item.roles,
-        "accessTypes": item.access_types,
-        "conditions": item.conditions.iter().map(|c| json!({"type": c.type_name, "values": c.values})).collect::<Vec<_>>(),
-    })
-}
-
-fn acl_json(row: &AclRow) -> Value {
-    json!({
-        "resourceType": ResourceType::from_code(row.resource_type).map_or("?", ResourceType::level),
-        "patternType": if row.pattern_type == PatternType::Literal { "LITERAL" } else { "PREFIXED" },
-        "name": &*row.name, "principal": &*row.principal, "host": "*",
-        "operation": row.operation.kafka_name(), "permission": row.permission.kafka_name(),
-    })
-}
-
-fn render_text(a: &Value) -> String {
-    let r = &a["request"];
-    let mut out = String::new();
-    let host = r["host"]
-        .as_str()
-        .map(|h| format!(" from {h}"))
-        .unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "{} {} {} {}{host}",
-        s(&r["principal"]),
-        s(&r["operation"]),
-        s(&r["resourceType"]),
-        s(&r["resource"])
-    );
-    let by = match &a["decidingPolicy"] {
-        Value::Null => String::new(),
-        p => format!(
-            " by policy {} \"{}\" ({})",
-            p["id"],
-            s(&p["name"]),
-            s(&p["priority"])
-        ),
-    };
-    let _ = writeln!(
-        out,
-        "  decision: {}{by}: {}",
-        s(&a["decision"]),
-        s(&a["reason"])
-    );
-    let _ = writeln!(
-        out,
-        "  snapshot: service {} version {}",
-        s(&a["snapshot"]["service"]),
-        a["snapshot"]["policyVersion"]
-    );
-    let policies = a["policies"].as_array().cloned().unwrap_or_default();
-    if !policies.is_empty() {
-        let _ = writeln!(out, "  policies with matching items:");
-    }
-    for p in &policies {
-        let _ = writeln!(
-            out,
-            "    {} \"{}\" ({}): {}",
-            p["id"],
-            s(&p["name"]),
-            s(&p["priority"]),
-            s(&p["effect"])
-        );
-        for (key, label) in [
-            ("deny", "deny item"),
-            ("denyExceptions", "deny exception"),
-            ("allow", "allow item"),
-            ("allowExceptions", "allow exception"),
-        ] {
-            for item in p[key].as_array().into_iter().flatten() {
-                let _ = writeln!(
-                    out,
-                    "      {label} {}: {}",
-                    item["index"],
-                    describe_item(item)
-                );
-            }
-        }
-    }
-    let acls = a["acls"].as_array().cloned().unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "  ACLs for {} {}{}",
-        s(&r["resourceType"]),
-        s(&r["resource"]),
-        if acls.is_empty() { ": none" } else { ":" }
-    );
-    for acl in &acls {
-        let _ = writeln!(
-            out,
-            "    {} {} {} on {} {} {} (host *)",
-            s(&acl["permission"]),
-            s(&acl["principal"]),
-            s(&acl["operation"]),
-            s(&acl["resourceType"]),
-            s(&acl["patternType"]),
-            s(&acl["name"])
-        );
-    }
-    out.push('\n');
-    out
-}
-
-fn describe_item(item: &Value) -> String {
-    let list = |key: &str| {
-        item[key]
-            .as_array()
-            .map(|v| v.iter().map(s).collect::<Vec<_>>().join(", "))
-            .unwrap_or_default()
-    };
-    let mut who = Vec::new();
-    for (key, label) in [("users", "users"), ("groups", "groups"), ("roles", "roles")] {
-        let names = list(key);
-        if !names.is_empty() {
-            who.push(format!("{label} {names}"));
-        }
-    }
-    let conditions = item["conditions"]
-        .as_array()
-        .map(|c| {
-            c.iter()
-                .map(|c| {
-                    format!(
-                        " if {} in [{}]",
-                        s(&c["type"]),
-                        c["values"]
-                            .as_array()
-                            .map(|v| v.iter().map(s).collect::<Vec<_>>().join(", "))
-                            .unwrap_or_default()
-                    )
-                })
-                .collect::<String>()
-        })
-        .unwrap_or_default();
-    format!("{}: {}{conditions}", who.join("; "), list("accessTypes"))
-}
-
-fn s(v: &Value) -> String {
-    v.as_str()
-        .map(str::to_string)
-        .unwrap_or_else(|| v.to_string())
 }
 
 /// Splits a batch line into words; double quotes group words with spaces.
@@ -593,6 +430,7 @@ fn split_words(line: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     const FIXTURE: &str = concat!(
         env!("CARGO_MANIFEST_DIR"),
