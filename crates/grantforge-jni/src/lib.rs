@@ -17,6 +17,7 @@ pub mod acl_migration;
 pub mod acl_view;
 pub mod agent_metrics;
 pub mod direct_buffer;
+pub mod explain_codec;
 pub mod export;
 pub mod native_log_drain;
 pub mod native_quotas;
@@ -42,8 +43,8 @@ use crate::shell::{close_shell, open_shell, shell, with_agent};
 /// with a library of another ABI (a stale library on `grantforge.native.library.path`, say).
 /// (4: the metrics payload describes itself; 6: `migrateAcls`; 7: the quota table's `stats`;
 /// 8: `aclViewSerial`; 9: `NativeQuotas.configure`, and `resolve` says whether the answer is kept;
-/// 10: `operationCodes`.)
-pub const ABI_VERSION: jint = 10;
+/// 10: `operationCodes`; 11: `explain` takes one request of its codec.)
+pub const ABI_VERSION: jint = 11;
 
 /// `authorize` returns this when it wrote one byte per action into the buffer (more than 63
 /// actions); otherwise it returns a bitmask with bit i set when action i is allowed.
@@ -291,31 +292,25 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_drain
     })
 }
 
-/// `explain` for `java -jar <agent jar> explain ...`: arguments and standard input as UTF-8 (the
-/// arguments separated by NUL); the answer is `[exit code] + output`.
+/// `explain` for `java -jar <agent jar> explain ...`: see [`explain_codec`]. A malformed request
+/// is answered with exit code 2 and the reason.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_explain<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
-    args: JByteArray<'local>,
-    stdin: JByteArray<'local>,
+    request: JByteArray<'local>,
 ) -> JByteArray<'local> {
     export_env(&mut env, |env| {
-        let args = explain_args(&env.convert_byte_array(&args)?);
-        let stdin = String::from_utf8_lossy(&env.convert_byte_array(&stdin)?).into_owned();
-        let (code, output) = grantforge_agent::explain::run(&args, &stdin);
-        let mut answer = vec![code as u8];
-        answer.extend_from_slice(output.as_bytes());
+        let request = env.convert_byte_array(&request)?;
+        let answer = match explain_codec::decode_request(&request) {
+            Ok(request) => {
+                let (code, output) = grantforge_agent::explain::run(&request.args, &request.stdin);
+                explain_codec::encode_answer(code, &output)
+            }
+            Err(e) => explain_codec::encode_answer(2, &format!("explain: {e}\n")),
+        };
         Ok(env.byte_array_from_slice(&answer)?)
     })
-}
-
-/// The arguments of `explain`, each ended by a NUL; an empty argument (`--client-id ""`) is one.
-fn explain_args(bytes: &[u8]) -> Vec<String> {
-    String::from_utf8_lossy(bytes)
-        .split_terminator('\0')
-        .map(str::to_string)
-        .collect()
 }
 
 /// `migrateAcls` for `migrate-acls`: Kafka's ACL bindings in, the policies and the report out (see

@@ -246,12 +246,3 @@ fn a_disabled_service_counts_no_acl_and_leaves_kafka_unchecked() {
     );
     close_shell(shell(handle).unwrap());
 }
-
-#[test]
-fn an_empty_explain_argument_is_kept_in_its_place() {
-    assert_eq!(
-        explain_args(b"--client-id\0\0--json\0"),
-        ["--client-id", "", "--json"]
-    );
-    assert_eq!(explain_args(b""), Vec::<String>::new());
-}

@@ -5,7 +5,6 @@ import java.io.PrintStream;
 import java.lang.reflect.Method;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -255,15 +254,8 @@ final class AclVerifier {
                 args.add("--" + resource.resourceType().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'));
                 args.add(resource.name());
         }
-        StringBuilder joined = new StringBuilder();
-        for (String arg : args) {
-            joined.append(arg).append('\0');
-        }
-        byte[] answer = NativeAgent.explain(joined.toString().getBytes(StandardCharsets.UTF_8), new byte[0]);
-        if (answer == null || answer.length == 0) {
-            return "(explain failed in the native library)";
-        }
-        return new String(answer, 1, answer.length - 1, StandardCharsets.UTF_8).trim();
+        ExplainCodec.Answer answer = ExplainCodec.run(args, new byte[0]);
+        return answer == null ? "(explain failed in the native library)" : answer.output.trim();
     }
 
     private static String question(AuthorizableRequestContext context, Action action) {

@@ -5,6 +5,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 
 /**
  * {@code java -jar grantforge-agent-kafka-<version>.jar explain ...}: the agent's commands without a
@@ -61,7 +64,7 @@ public final class Main {
             return;
         }
         boolean quota = java.util.Arrays.asList(args).contains("--quota");
-        StringBuilder joined = new StringBuilder();
+        List<String> arguments = new ArrayList<String>();
         boolean readStdin = false;
         String bootstrapServers = null;
         String commandConfig = null;
@@ -75,25 +78,25 @@ public final class Main {
                 commandConfig = args[++i];
                 continue;
             }
-            joined.append(args[i]).append('\0');
+            arguments.add(args[i]);
             readStdin |= args[i].equals("--batch") || (args[i].equals("--quota-file") && i + 1 < args.length && args[i + 1].equals("-"));
         }
         byte[] stdin;
         if (bootstrapServers != null) {
-            joined.append("--quota-file\0-\0");
+            Collections.addAll(arguments, "--quota-file", "-");
             stdin = clusterQuotas(bootstrapServers, commandConfig);
         } else {
             stdin = readStdin ? readAll(System.in) : new byte[0];
         }
-        byte[] answer = NativeAgent.explain(joined.toString().getBytes(StandardCharsets.UTF_8), stdin);
-        if (answer == null || answer.length == 0) {
+        ExplainCodec.Answer answer = ExplainCodec.run(arguments, stdin);
+        if (answer == null) {
             System.err.println("explain: the native library failed; nothing was decided");
             System.exit(1);
             return;
         }
-        int code = answer[0];
+        int code = answer.exitCode;
         PrintStream out = code == 0 ? System.out : System.err;
-        out.write(answer, 1, answer.length - 1);
+        out.print(answer.output);
         if (help) {
             out.println(PrincipalOf.USAGE);
         }

@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
  */
 final class NativeAgent {
     /** Must equal {@code ABI_VERSION} of the library: the payloads' layouts and these signatures. */
-    static final int ABI_VERSION = 10;
+    static final int ABI_VERSION = 11;
 
     /** {@link #authorize} wrote one byte per action into the buffer instead of a bit mask. */
     static final long RESULTS_IN_BUFFER = -2L;
@@ -68,7 +68,7 @@ final class NativeAgent {
     static native void close(long handle);
 
     /** Arguments separated by NUL and standard input, UTF-8; answer {@code [exit code] + output}. */
-    static native byte[] explain(byte[] args, byte[] stdin);
+    static native byte[] explain(byte[] request);
 
     /** {@code migrate-acls}: Kafka's ACL bindings in, the policies and the report out ({@link AclMigration}). */
     static native byte[] migrateAcls(byte[] request);

@@ -46,11 +46,11 @@ class ClusterQuotasTest {
             + ClusterQuotas.line(entity("user2", "clientA"), rates(10, 20)) + "\n"
             + ClusterQuotas.line(entity("user2", "clientB"), rates(30, 40)) + "\n";
         NativeLibraryLoader.load(null);
-        byte[] args = String.join("\0", "--quota", "--user", "user2", "--client-id", "clientC", "--quota-file", "-")
-            .getBytes(StandardCharsets.UTF_8);
-        byte[] answer = NativeAgent.explain(args, text.getBytes(StandardCharsets.UTF_8));
-        String out = new String(answer, 1, answer.length - 1, StandardCharsets.UTF_8);
-        assertEquals(0, answer[0], out);
+        ExplainCodec.Answer answer = ExplainCodec.run(
+            java.util.List.of("--quota", "--user", "user2", "--client-id", "clientC", "--quota-file", "-"),
+            text.getBytes(StandardCharsets.UTF_8));
+        String out = answer.output;
+        assertEquals(0, answer.exitCode, out);
         assertTrue(out.contains("producer_byte_rate: 4056 bytes/s\n    group: user=user2\n    rule 3:"), out);
         assertTrue(out.contains("consumer_byte_rate: 8132 bytes/s\n    group: user=user2\n    rule 3:"), out);
     }

@@ -3,7 +3,6 @@ package org.devlive.grantforge.kafka.agent;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Paths;
 import java.util.HashMap;
 import java.util.Map;
@@ -25,8 +24,8 @@ class ExplainTest {
 
     private static String[] explain(String... args) {
         NativeLibraryLoader.load(null);
-        byte[] answer = NativeAgent.explain(String.join("\0", args).getBytes(StandardCharsets.UTF_8), new byte[0]);
-        return new String[] {String.valueOf(answer[0]), new String(answer, 1, answer.length - 1, StandardCharsets.UTF_8)};
+        ExplainCodec.Answer answer = ExplainCodec.run(java.util.Arrays.asList(args), new byte[0]);
+        return new String[] {String.valueOf(answer.exitCode), answer.output};
     }
 
     @Test
