@@ -47,7 +47,7 @@ OP is Kafka's operation (READ, WRITE, DESCRIBE, ...). The answer says what the a
 `kafka-configs.sh --describe` prints for --entity-type users, for --entity-type clients and for both (three
 commands: each lists only its own kind of entity); --bootstrap-server reads a cluster's
 quotas (Admin API) and needs kafka-clients on the class path: java -cp \"<agent jar>:$KAFKA_HOME/libs/*\"
-org.devlive.grantforge.kafka.agent.Main explain --quota ...";
+org.devlive.grantforge.kafka.agent.tools.Main explain --quota ...";
 
 /// Whether these arguments read standard input: `--batch`, or `--quota-file -`.
 pub fn reads_stdin(args: &[String]) -> bool {

@@ -1,5 +1,5 @@
 //! JNI bridge of the GrantForge Kafka agent: the native methods of
-//! `org.devlive.grantforge.kafka.agent.NativeAgent`.
+//! `org.devlive.grantforge.kafka.agent.jni.NativeAgent`.
 //!
 //! This crate only translates. It decodes what the Java shim sends, calls the agent runtime, and
 //! encodes the answers as primitives or byte arrays. This file holds the exports only:
@@ -51,7 +51,9 @@ pub const ABI_VERSION: jint = 11;
 const RESULTS_IN_BUFFER: jlong = -2;
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_abiVersion<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_abiVersion<
+    'local,
+>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
 ) -> jint {
@@ -64,7 +66,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_abiVe
 /// The codes of the `AclOperation`s the agent knows, one byte each in Kafka's order: the shim's
 /// tools ask exactly these, from the agent's one table of Kafka's operations.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_operationCodes<
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_operationCodes<
     'local,
 >(
     mut env: EnvUnowned<'local>,
@@ -81,7 +83,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_opera
 
 /// `settings` and the answer: see [`settings_encoder`].
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_open<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_open<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     settings: JByteArray<'local>,
@@ -97,7 +99,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_open<
 /// The address of a direct buffer: the shim registers each thread's request buffer once, and
 /// passes the address with every request (0 if the buffer is not direct).
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_bufferAddress<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_bufferAddress<
+    'local,
+>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     buffer: JByteBuffer<'local>,
@@ -111,7 +115,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_buffe
 /// when action i is allowed, or, beyond 63 actions, [`RESULTS_IN_BUFFER`] with one byte per action
 /// written into the buffer.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_authorize(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_authorize(
     _env: *mut jni::sys::JNIEnv,
     _class: jni::sys::jclass,
     handle: jlong,
@@ -145,7 +149,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_autho
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_authorizeByResourceType(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_authorizeByResourceType(
     _env: *mut jni::sys::JNIEnv,
     _class: jni::sys::jclass,
     handle: jlong,
@@ -167,7 +171,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_autho
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_generation<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_generation<
+    'local,
+>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
@@ -179,7 +185,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_gener
 
 /// Changes whenever the ACL view may have (`Agent::acl_view_serial`); 0 once closed.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_aclViewSerial<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_aclViewSerial<
+    'local,
+>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
@@ -191,7 +199,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_aclVi
 
 /// The ACL view's rows: see [`acl_view`]. Empty without a snapshot.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_acls<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_acls<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
@@ -206,7 +214,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_acls<
 /// How many rows the ACL view has (`Authorizer.aclCount`), without shipping them; 0 without a
 /// snapshot or once closed.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_aclCount<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_aclCount<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
@@ -223,7 +231,9 @@ fn acl_count(handle: jlong) -> Result<jint, export::BridgeError> {
 
 /// The service of the snapshot in force (UTF-8; empty without one), for messages to operators.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_serviceName<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_serviceName<
+    'local,
+>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
@@ -238,7 +248,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_servi
 
 /// The metrics, each with its name and description: see [`agent_metrics`].
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_stats<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_stats<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
@@ -252,7 +262,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_stats
 /// Blocks the calling (shim-owned, never a Kafka request) thread until a snapshot is in force;
 /// past the timeout, warns (naming the start timeout's key) and answers false.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_awaitSnapshot<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_awaitSnapshot<
+    'local,
+>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
@@ -283,7 +295,7 @@ fn no_snapshot_warning(timeout_ms: jlong) -> String {
 
 /// Queued log records: see [`native_log_drain`].
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_drainLogs<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_drainLogs<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
 ) -> JByteArray<'local> {
@@ -295,7 +307,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_drain
 /// `explain` for `java -jar <agent jar> explain ...`: see [`explain_codec`]. A malformed request
 /// is answered with exit code 2 and the reason.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_explain<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_explain<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     request: JByteArray<'local>,
@@ -316,7 +328,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_expla
 /// `migrateAcls` for `migrate-acls`: Kafka's ACL bindings in, the policies and the report out (see
 /// [`acl_migration`]).
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_migrateAcls<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_migrateAcls<
+    'local,
+>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     request: JByteArray<'local>,
@@ -328,7 +342,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_migra
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_close<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_close<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
@@ -341,7 +355,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeAgent_close
 
 /// `NativeQuotas.configure`: the node's `socket.request.max.bytes` (see [`native_quotas`]).
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_configure<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeQuotas_configure<
+    'local,
+>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     socket_request_max_bytes: jlong,
@@ -353,7 +369,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_conf
 
 /// `NativeQuotas.update`: Kafka's `updateQuota` (see [`native_quotas`]).
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_update<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeQuotas_update<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     quota_type: jint,
@@ -371,7 +387,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_upda
 
 /// `NativeQuotas.remove`: Kafka's `removeQuota`.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_remove<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeQuotas_remove<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     quota_type: jint,
@@ -387,7 +403,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_remo
 
 /// `NativeQuotas.resolve`: a connection's group and limit, and whether the shim keeps the answer.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_resolve<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeQuotas_resolve<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     quota_type: jint,
@@ -408,7 +424,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_reso
 
 /// `NativeQuotas.limitOfGroup`: Kafka's `quotaLimit`; NaN for none (and on an error).
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_limitOfGroup<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeQuotas_limitOfGroup<
+    'local,
+>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     quota_type: jint,
@@ -432,7 +450,7 @@ mod tests;
 /// `NativeQuotas.stats`: the quota table's metrics, in the layout of the agent's (see
 /// [`agent_metrics`]), so that the shim reads them with the same code.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_NativeQuotas_stats<'local>(
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeQuotas_stats<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
 ) -> JByteArray<'local> {

@@ -86,7 +86,7 @@ fn request(user: &str, actions: &[(u8, &str)]) -> Vec<u8> {
 /// Calls the export as the shim does, with `bytes` as the thread's buffer.
 fn authorize(handle: jlong, bytes: &mut [u8]) -> jlong {
     let length = bytes.len() as jint;
-    Java_org_devlive_grantforge_kafka_agent_NativeAgent_authorize(
+    Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_authorize(
         ptr::null_mut(),
         ptr::null_mut(),
         handle,

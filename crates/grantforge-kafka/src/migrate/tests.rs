@@ -597,7 +597,7 @@ fn the_finding_codes_are_those_the_shim_reads() {
     // The codes cross JNI as bare numbers; the shim's constants are read from its source, so a
     // change on either side fails here rather than mislabelling the report in Java.
     let java = include_str!(
-        "../../../../java-shim/src/main/java/org/devlive/grantforge/kafka/agent/AclMigration.java"
+        "../../../../java-shim/src/main/java/org/devlive/grantforge/kafka/agent/tools/AclMigration.java"
     );
     let constant = |name: &str| -> u8 {
         let declared = format!("static final int {name} = ");

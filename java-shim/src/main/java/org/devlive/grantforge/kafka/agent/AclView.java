@@ -15,6 +15,7 @@ import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
+import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
 
 /**
  * The policies in force as Kafka {@link AclBinding}s, filtered with Kafka's own

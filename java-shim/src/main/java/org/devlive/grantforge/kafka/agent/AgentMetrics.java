@@ -19,6 +19,8 @@ import javax.management.ObjectName;
 import javax.management.ReflectionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
+import org.devlive.grantforge.kafka.agent.jni.Wire;
 
 /**
  * The native agent's metrics in JMX, under

@@ -11,6 +11,10 @@ import org.apache.kafka.server.quota.ClientQuotaEntity;
 import org.apache.kafka.server.quota.ClientQuotaType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.devlive.grantforge.kafka.agent.jni.AgentVersion;
+import org.devlive.grantforge.kafka.agent.jni.NativeLibraryLoader;
+import org.devlive.grantforge.kafka.agent.jni.NativeLogDrain;
+import org.devlive.grantforge.kafka.agent.jni.NativeQuotas;
 
 /**
  * User and client-id quotas (KIP-55) with reserved sub-quotas, for {@code client.quota.callback.class}

@@ -28,6 +28,12 @@ import org.apache.kafka.server.authorizer.Authorizer;
 import org.apache.kafka.server.authorizer.AuthorizerServerInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.devlive.grantforge.kafka.agent.jni.AgentVersion;
+import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
+import org.devlive.grantforge.kafka.agent.jni.NativeLibraryLoader;
+import org.devlive.grantforge.kafka.agent.jni.NativeLogDrain;
+import org.devlive.grantforge.kafka.agent.jni.RequestEncoder;
+import org.devlive.grantforge.kafka.agent.jni.SettingsEncoder;
 
 /**
  * Kafka's {@link Authorizer} answered from GrantForge policies. This class only adapts Kafka's API:
@@ -46,8 +52,8 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
 
     private volatile long handle;
 
-    /** The native agent's handle, 0 before {@code configure}: for {@code MonitorableGrantForgeKafkaAuthorizer}. */
-    final long nativeHandle() {
+    /** The native agent's handle, 0 before {@code configure}: for {@code MonitorableGrantForgeKafkaAuthorizer} and the JAR's tools. */
+    public final long nativeHandle() {
         return handle;
     }
     /** {@code grantforge.start.timeout.ms} as the native agent parsed and validated it (the only place that does). */

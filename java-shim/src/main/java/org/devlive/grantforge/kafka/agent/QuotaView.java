@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.devlive.grantforge.kafka.agent.jni.NativeQuotas;
 
 /**
  * What the Rust quota table answered, remembered for the request path until a change touches it.

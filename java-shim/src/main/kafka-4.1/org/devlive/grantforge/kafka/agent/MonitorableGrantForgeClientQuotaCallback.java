@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import org.apache.kafka.common.metrics.Gauge;
 import org.apache.kafka.common.metrics.Monitorable;
 import org.apache.kafka.common.metrics.PluginMetrics;
+import org.devlive.grantforge.kafka.agent.jni.NativeQuotas;
 
 /**
  * The quota callback for Kafka 4.1 and later: {@link GrantForgeClientQuotaCallback}, whose quota table's metrics

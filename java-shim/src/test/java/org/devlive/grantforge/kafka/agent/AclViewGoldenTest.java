@@ -16,6 +16,7 @@ import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourcePatternFilter;
 import org.apache.kafka.common.resource.ResourceType;
 import org.junit.jupiter.api.Test;
+import org.devlive.grantforge.kafka.agent.jni.Wire;
 
 /** {@link AclView} decodes the golden ACL rows the Rust encoder writes ({@code crates/grantforge-jni/src/acl_view.rs}). */
 class AclViewGoldenTest {

@@ -10,15 +10,15 @@ import java.nio.file.Paths;
  * The golden bytes of the JNI payloads, {@code tests/fixtures/jni/}: written by the Rust tests of
  * {@code crates/grantforge-jni} (regenerated with {@code GF_UPDATE_GOLDEN=1}), read here without the native library.
  */
-final class GoldenFixtures {
+public final class GoldenFixtures {
     private GoldenFixtures() {
     }
 
-    static Path path(String name) {
+    public static Path path(String name) {
         return Paths.get(System.getProperty("grantforge.fixtures", "../tests/fixtures"), "jni", name);
     }
 
-    static byte[] read(String name) {
+    public static byte[] read(String name) {
         Path path = path(name);
         try {
             return Files.readAllBytes(path);

@@ -15,6 +15,7 @@ import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.server.quota.ClientQuotaEntity;
 import org.apache.kafka.server.quota.ClientQuotaType;
 import org.junit.jupiter.api.Test;
+import org.devlive.grantforge.kafka.agent.jni.NativeQuotas;
 
 /** The quota callback against the real native library, called as Kafka calls it. */
 class GrantForgeClientQuotaCallbackTest {

@@ -37,6 +37,7 @@ import org.apache.kafka.server.authorizer.AuthorizationResult;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.devlive.grantforge.kafka.agent.jni.RequestEncoder;
 
 /**
  * The shim against the real native library and the e2e snapshot fixture: what Kafka would call,

@@ -5,12 +5,12 @@ import java.util.HashMap;
 import java.util.Map;
 
 /** The shim's authorizer as a broker configures it in offline mode, for the tests against the real library. */
-final class TestAuthorizers {
+public final class TestAuthorizers {
     private TestAuthorizers() {
     }
 
     /** Configured on {@code policies}, super user {@code User:admin}, node 1, plus {@code extra} settings. */
-    static GrantForgeKafkaAuthorizer offline(Path policies, Map<String, ?> extra) {
+    public static GrantForgeKafkaAuthorizer offline(Path policies, Map<String, ?> extra) {
         Map<String, Object> configs = new HashMap<>();
         configs.put("grantforge.policy.file", policies.toString());
         configs.put("super.users", "User:admin");

@@ -12,11 +12,11 @@ import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 
 /** Request contexts as Kafka builds them for a client on a SASL listener, and the actions asked with them. */
-final class TestContexts {
+public final class TestContexts {
     private TestContexts() {
     }
 
-    static AuthorizableRequestContext of(String principalType, String name, String address) {
+    public static AuthorizableRequestContext of(String principalType, String name, String address) {
         try {
             return of(new KafkaPrincipal(principalType, name), InetAddress.getByName(address), "SASL_PLAINTEXT",
                 "test-client");
@@ -26,7 +26,7 @@ final class TestContexts {
     }
 
     /** A context of these very objects (the shim's encoder compares a context's parts by identity). */
-    static AuthorizableRequestContext of(final KafkaPrincipal principal, final InetAddress client,
+    public static AuthorizableRequestContext of(final KafkaPrincipal principal, final InetAddress client,
                                          final String listener, final String clientId) {
         return new AuthorizableRequestContext() {
             @Override public String listenerName() { return listener; }
@@ -41,11 +41,11 @@ final class TestContexts {
     }
 
     /** An action on a literal resource, audited whatever the answer, as Kafka asks for most requests. */
-    static Action action(AclOperation op, ResourceType type, String name) {
+    public static Action action(AclOperation op, ResourceType type, String name) {
         return new Action(op, new ResourcePattern(type, name, PatternType.LITERAL), 1, true, true);
     }
 
-    static AuthorizableRequestContext user(String name) {
+    public static AuthorizableRequestContext user(String name) {
         return of(KafkaPrincipal.USER_TYPE, name, "127.0.0.1");
     }
 }

@@ -70,7 +70,7 @@ final class NodeTools {
      */
     ToolRun runAgentCommand(List<String> jvmOptions, List<String> args) {
         return runJava(node.agentJar().toAbsolutePath() + File.pathSeparator + node.dist().classpath(),
-                "org.devlive.grantforge.kafka.agent.Main", jvmOptions, args, Duration.ofSeconds(120));
+                "org.devlive.grantforge.kafka.agent.tools.Main", jvmOptions, args, Duration.ofSeconds(120));
     }
 
     private ToolRun runJava(String classpath, String mainClass, List<String> jvmOptions, List<String> args, Duration timeout) {

@@ -397,7 +397,7 @@ abstract class MigratedAcls {
         cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-cp");
         cmd.add(ItPaths.agentJar().toAbsolutePath() + File.pathSeparator + KafkaDist.of(version).classpath());
-        cmd.add("org.devlive.grantforge.kafka.agent.Main");
+        cmd.add("org.devlive.grantforge.kafka.agent.tools.Main");
         cmd.add("migrate-acls");
         cmd.add("--bootstrap-server");
         cmd.add(source.bootstrapServers());

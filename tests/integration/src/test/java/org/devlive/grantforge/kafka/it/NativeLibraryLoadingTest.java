@@ -34,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
 class NativeLibraryLoadingTest {
     /** The JDK 25 to start nodes with: {@code -Dgrantforge.it.jdk25=<java home>}; the tests skip when it is not there. */
     private static final Path JDK25 = Paths.get(System.getProperty("grantforge.it.jdk25", "/usr/lib/jvm/temurin-25-jdk-amd64"));
-    private static final String LIBRARY_IN_JAR = "org/devlive/grantforge/kafka/agent/native/linux-x86_64/libgrantforge_kafka_jni.so";
+    private static final String LIBRARY_IN_JAR = "org/devlive/grantforge/kafka/agent/jni/native/linux-x86_64/libgrantforge_kafka_jni.so";
     private static final String KEY = "grantforge.native.library.path";
 
     @TempDir
@@ -106,7 +106,7 @@ class NativeLibraryLoadingTest {
     void aLibraryOfAnotherAgentVersionStopsTheBrokerNamingTheKey() throws Exception {
         Path source = tmp.resolve("other_version.c");
         Files.writeString(source, "#include <jni.h>\n"
-            + "JNIEXPORT jint JNICALL Java_org_devlive_grantforge_kafka_agent_NativeAgent_abiVersion(JNIEnv *e, jclass c) { return 99; }\n");
+            + "JNIEXPORT jint JNICALL Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_abiVersion(JNIEnv *e, jclass c) { return 99; }\n");
         Path library = tmp.resolve("libother_version.so");
         Path jdk = Paths.get(System.getProperty("java.home"));
         assumeTrue(run("gcc", "-shared", "-fPIC", "-I" + jdk.resolve("include"), "-I" + jdk.resolve("include/linux"),

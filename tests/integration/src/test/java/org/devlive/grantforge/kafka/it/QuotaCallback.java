@@ -454,7 +454,7 @@ abstract class QuotaCallback {
             Path javaBin = Paths.get(System.getProperty("java.home"), "bin", "java");
             ProcessBuilder builder = new ProcessBuilder(javaBin.toString(), "-cp",
                     ItPaths.agentJar() + java.io.File.pathSeparator + node.dist().classpath(),
-                    "org.devlive.grantforge.kafka.agent.Main", "explain", "--quota", "--user", user, "--client-id", clientId,
+                    "org.devlive.grantforge.kafka.agent.tools.Main", "explain", "--quota", "--user", user, "--client-id", clientId,
                     "--bootstrap-server", node.bootstrapServers(), "--command-config", config.toString());
             builder.redirectErrorStream(true);
             Process process = builder.start();

@@ -402,6 +402,24 @@ abstract class WalkingSkeleton {
                 + "; audit lines:\n" + String.join("\n", auditLines()));
     }
 
+    /**
+     * The JAR's tools reach Kafka's own {@code StandardAuthorizer} by reflection ({@code KafkaInternals}): on this
+     * release, {@code migrate-acls --verify} loads the node's ACLs (the policies, as the agent lists them) into it and
+     * asks it and the agent every question. The two differ where ACLs cannot say what the policies do (a deny of
+     * WRITE also denies DESCRIBE, roles), so the run may end with disagreements: what is asserted is that Kafka's
+     * authorizer was built, loaded and asked to the end.
+     */
+    @Test
+    void theToolsReachKafkasStandardAuthorizerOnThisRelease() {
+        ToolRun verify = node.runAgentCommand(List.of(), List.of("migrate-acls", "--bootstrap-server",
+                node.bootstrapServers(), "--command-config", node.clientConfigFile("admin").toString(),
+                "--verify", "--snapshot", ItPaths.snapshot("e2e.json").toString()));
+        String output = verify.stdout() + verify.stderr();
+        assertTrue(output.contains("asked of Kafka's StandardAuthorizer with " + expectedBindings().size() + " ACLs"),
+                "migrate-acls --verify on Kafka " + kafkaVersion + ": " + verify);
+        assertTrue(output.matches("(?s).*verify: \\d+ questions asked in \\d+ ms.*"), "asked to the end: " + verify);
+    }
+
     @Test
     void aKeyOfStandardAuthorizerIsIgnoredWithOneWarning() {
         List<String> warnings = node.logLines().stream()

@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.tools;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -16,6 +16,8 @@ import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePatternFilter;
 import org.apache.kafka.common.resource.ResourceType;
 import org.junit.jupiter.api.Test;
+import org.devlive.grantforge.kafka.agent.GrantForgeKafkaAuthorizer;
+import org.devlive.grantforge.kafka.agent.jni.NativeLibraryLoader;
 
 /** {@code java -jar <agent jar> explain} goes through this native call. */
 class ExplainTest {

@@ -1,8 +1,8 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.jni;
 
 /** The agent's version, from the JAR manifest ("dev" when run from classes). */
-final class AgentVersion {
-    static final String VERSION = version();
+public final class AgentVersion {
+    public static final String VERSION = version();
 
     private AgentVersion() {
     }

@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.tools;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.devlive.grantforge.kafka.agent.GoldenFixtures;
 
 /** {@link ExplainCodec} writes and reads the golden bytes of {@code crates/grantforge-jni/src/explain_codec.rs}. */
 class ExplainCodecGoldenTest {

@@ -1,10 +1,11 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.jni;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
 import java.util.Map;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
+import org.devlive.grantforge.kafka.agent.GoldenFixtures;
 
 /**
  * {@link SettingsEncoder} writes the golden settings bytes that the Rust decoder is tested on

@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.jni;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -9,7 +9,7 @@ import org.slf4j.LoggerFactory;
  * Moves the native library's log records into SLF4J (and so into Kafka's log4j output) from a
  * daemon thread of its own: Rust threads never call into Java, and request threads never log.
  */
-final class NativeLogDrain {
+public final class NativeLogDrain {
     private static final long INTERVAL_MS = 200;
     private static Thread thread;
 
@@ -17,7 +17,7 @@ final class NativeLogDrain {
     }
 
     /** Starts the drain thread once per class loader. */
-    static synchronized void start() {
+    public static synchronized void start() {
         if (thread != null) {
             return;
         }
@@ -39,7 +39,7 @@ final class NativeLogDrain {
     }
 
     /** Logs every queued record now (also called right after configure and close). */
-    static synchronized void drainNow() {
+    public static synchronized void drainNow() {
         byte[] records = NativeAgent.drainLogs();
         if (records == null) {
             return;
@@ -60,13 +60,13 @@ final class NativeLogDrain {
     }
 
     /** Where {@link #decode} hands each record. */
-    interface Sink {
+    public interface Sink {
         /** {@code level}: 1 error, 2 warn, 3 info, 4 debug, 5 trace. */
         void record(int level, String logger, String message);
     }
 
     /** The records of one drain, in order (layout and golden bytes: {@code crates/grantforge-jni/src/native_log_drain.rs}). */
-    static void decode(byte[] records, Sink sink) {
+    public static void decode(byte[] records, Sink sink) {
         ByteBuffer in = ByteBuffer.wrap(records).order(ByteOrder.LITTLE_ENDIAN);
         while (in.hasRemaining()) {
             int level = in.get();

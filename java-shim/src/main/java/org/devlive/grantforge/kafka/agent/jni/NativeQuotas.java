@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.jni;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -13,7 +13,7 @@ import org.apache.kafka.server.quota.ClientQuotaEntity;
  * as UTF-8, each behind its length (u32, little-endian). On a native error the defaults mean
  * "nothing changed" and "no limit".
  */
-final class NativeQuotas {
+public final class NativeQuotas {
     private NativeQuotas() {
     }
 
@@ -22,38 +22,38 @@ final class NativeQuotas {
      * enforces, which a user's remainder may not fall below (0 or less: Kafka's default). True when that changed the
      * bounds (and so possibly a limit).
      */
-    static native boolean configure(long socketRequestMaxBytes);
+    public static native boolean configure(long socketRequestMaxBytes);
 
     /** Kafka's {@code updateQuota}; {@code entity} from {@link #encodeEntity}. True when a value changed. */
-    static native boolean update(int quotaType, byte[] entity, double value);
+    public static native boolean update(int quotaType, byte[] entity, double value);
 
     /** Kafka's {@code removeQuota}. True when a value was removed. */
-    static native boolean remove(int quotaType, byte[] entity);
+    public static native boolean remove(int quotaType, byte[] entity);
 
     /** {@link #resolve}'s {@code notKept}: the view keeps the answer. */
-    static final int KEPT = 0;
+    public static final int KEPT = 0;
     /** The view of the quota type is full. */
-    static final int TYPE_FULL = 1;
+    public static final int TYPE_FULL = 1;
     /** The user holds its share of the view. */
-    static final int USER_SHARE_FULL = 2;
+    public static final int USER_SHARE_FULL = 2;
     /** The user and client id are too long to keep. */
-    static final int LONG_NAMES = 3;
+    public static final int LONG_NAMES = 3;
 
     /**
      * The group of a connection: user tag, client-id tag, limit (f64, NaN for none); null on a native error.
      * {@code notKept} says whether the view keeps the answer ({@link #KEPT}) or why not (counted, and logged once per
      * fill, by the native library).
      */
-    static native byte[] resolve(int quotaType, byte[] user, byte[] clientId, int notKept);
+    public static native byte[] resolve(int quotaType, byte[] user, byte[] clientId, int notKept);
 
     /** Kafka's {@code quotaLimit}: the limit of the group with these tags, NaN for none. */
-    static native double limitOfGroup(int quotaType, byte[] userTag, byte[] clientTag);
+    public static native double limitOfGroup(int quotaType, byte[] userTag, byte[] clientTag);
 
     /** The quota table's metrics, in the layout {@link AgentMetrics#decode} reads; null on a native error. */
-    static native byte[] stats();
+    public static native byte[] stats();
 
     /** An entity as its (entity type name, name) pairs: count, then each type and name. */
-    static byte[] encodeEntity(ClientQuotaEntity entity) {
+    public static byte[] encodeEntity(ClientQuotaEntity entity) {
         List<ClientQuotaEntity.ConfigEntity> parts = entity.configEntities();
         byte[][] texts = new byte[parts.size() * 2][];
         int size = 4;
@@ -71,10 +71,10 @@ final class NativeQuotas {
     }
 
     /** What {@link #resolve} answered: {@code [user tag, client-id tag]} and the limit. */
-    static final class Resolved {
-        final String userTag;
-        final String clientTag;
-        final double limit;
+    public static final class Resolved {
+        public final String userTag;
+        public final String clientTag;
+        public final double limit;
 
         Resolved(String userTag, String clientTag, double limit) {
             this.userTag = userTag;
@@ -83,14 +83,14 @@ final class NativeQuotas {
         }
     }
 
-    static Resolved decodeResolved(byte[] answer) {
+    public static Resolved decodeResolved(byte[] answer) {
         ByteBuffer in = ByteBuffer.wrap(answer).order(ByteOrder.LITTLE_ENDIAN);
         String user = text(in);
         String client = text(in);
         return new Resolved(user, client, in.getDouble());
     }
 
-    static byte[] utf8(String text) {
+    public static byte[] utf8(String text) {
         return (text == null ? "" : text).getBytes(StandardCharsets.UTF_8);
     }
 

@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.tools;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
 import org.junit.jupiter.api.Test;
+import org.devlive.grantforge.kafka.agent.jni.NativeLibraryLoader;
 
 /** A cluster's entities reach the native explain as the text kafka-configs prints, and resolve as documented. */
 class ClusterQuotasTest {

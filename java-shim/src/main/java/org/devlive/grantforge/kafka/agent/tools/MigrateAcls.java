@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.tools;
 
 import java.io.File;
 import java.io.FileInputStream;
@@ -19,13 +19,15 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
+import org.devlive.grantforge.kafka.agent.jni.AgentVersion;
+import org.devlive.grantforge.kafka.agent.jni.NativeLibraryLoader;
 
 /**
  * {@code migrate-acls}: reads every ACL of a running cluster through the Admin API and writes the
  * equivalent GrantForge policies (the mapping is the native library's, {@link AclMigration}), then,
  * with {@code --verify}, asks Kafka's {@code StandardAuthorizer} and the agent the same questions
  * ({@link AclVerifier}). Kafka's client and server jars must be on the classpath: run it as
- * {@code java -cp "grantforge-agent-kafka-<version>.jar:$KAFKA_HOME/libs/*" org.devlive.grantforge.kafka.agent.Main migrate-acls ...}.
+ * {@code java -cp "grantforge-agent-kafka-<version>.jar:$KAFKA_HOME/libs/*" org.devlive.grantforge.kafka.agent.tools.Main migrate-acls ...}.
  */
 final class MigrateAcls {
     static final String SNAPSHOT_FILE = "grantforge-snapshot.json";

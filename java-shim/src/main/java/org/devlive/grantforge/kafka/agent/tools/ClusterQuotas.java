@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.tools;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.tools;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
@@ -12,6 +12,8 @@ import java.util.Set;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
+import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
+import org.devlive.grantforge.kafka.agent.jni.Wire;
 
 /**
  * Kafka's ACL bindings as GrantForge policies, as the native library maps them

@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.jni;
 
 import java.io.ByteArrayOutputStream;
 import java.util.Map;
@@ -7,11 +7,11 @@ import java.util.Map;
  * The settings payload {@link NativeAgent#open} takes: the keys the agent reads, as (key, value) strings one after
  * the other, in the map's order. Layout and golden bytes: {@code crates/grantforge-jni/src/settings_encoder.rs}.
  */
-final class SettingsEncoder {
+public final class SettingsEncoder {
     private SettingsEncoder() {
     }
 
-    static byte[] encode(Map<String, String> settings) {
+    public static byte[] encode(Map<String, String> settings) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         for (Map.Entry<String, String> entry : settings.entrySet()) {
             Wire.writeString(out, entry.getKey());

@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.tools;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -8,6 +8,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import org.devlive.grantforge.kafka.agent.jni.AgentVersion;
+import org.devlive.grantforge.kafka.agent.jni.NativeLibraryLoader;
 
 /**
  * {@code java -jar grantforge-agent-kafka-<version>.jar explain ...}: the agent's commands without a

@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.jni;
 
 import java.nio.ByteBuffer;
 
@@ -10,66 +10,66 @@ import java.nio.ByteBuffer;
  * capacity and the request's length. Defaults mean "refused" or "nothing": on any native error or
  * panic {@link #authorize} returns 0 (every action refused) and the byte-array methods return null.
  */
-final class NativeAgent {
+public final class NativeAgent {
     /** Must equal {@code ABI_VERSION} of the library: the payloads' layouts and these signatures. */
-    static final int ABI_VERSION = 11;
+    public static final int ABI_VERSION = 11;
 
     /** {@link #authorize} wrote one byte per action into the buffer instead of a bit mask. */
-    static final long RESULTS_IN_BUFFER = -2L;
+    public static final long RESULTS_IN_BUFFER = -2L;
 
     private NativeAgent() {
     }
 
-    static native int abiVersion();
+    public static native int abiVersion();
 
     /**
      * Settings as (key, value) strings; answer {@code [0] + handle + start timeout in ms} (two little-endian
      * longs; the timeout is {@code grantforge.start.timeout.ms} as the native configuration parsed it) or
      * {@code [1] + message}.
      */
-    static native byte[] open(byte[] settings);
+    public static native byte[] open(byte[] settings);
 
     /** The codes of the {@code AclOperation}s the agent knows (its one table of Kafka's operations), in Kafka's order. */
-    static native byte[] operationCodes();
+    public static native byte[] operationCodes();
 
     /** The native address of a direct buffer; the buffer must stay reachable while the address is used. */
-    static native long bufferAddress(ByteBuffer buffer);
+    public static native long bufferAddress(ByteBuffer buffer);
 
-    static native long authorize(long handle, long address, int capacity, int length);
+    public static native long authorize(long handle, long address, int capacity, int length);
 
-    static native boolean authorizeByResourceType(long handle, long address, int capacity, int length);
+    public static native boolean authorizeByResourceType(long handle, long address, int capacity, int length);
 
     /** Changes whenever another snapshot is applied. */
-    static native long generation(long handle);
+    public static native long generation(long handle);
 
     /** Changes whenever the ACL view may have; read before {@link #acls}; 0 once closed. */
-    static native long aclViewSerial(long handle);
+    public static native long aclViewSerial(long handle);
 
     /** The ACL view's rows (at most the native cap); null once closed. */
-    static native byte[] acls(long handle);
+    public static native byte[] acls(long handle);
 
     /** How many rows the ACL view has, without shipping them; 0 without a snapshot or once closed. */
-    static native int aclCount(long handle);
+    public static native int aclCount(long handle);
 
-    static native byte[] serviceName(long handle);
+    public static native byte[] serviceName(long handle);
 
     /** Whether a snapshot is in force within the timeout; if not, the native agent has queued a warning saying so. */
-    static native boolean awaitSnapshot(long handle, long timeoutMs);
+    public static native boolean awaitSnapshot(long handle, long timeoutMs);
 
     /**
      * The metrics, describing themselves: the instance name, then each metric's name, MBean attribute,
      * description and value (decoded by {@link AgentMetrics#decode}); null once closed.
      */
-    static native byte[] stats(long handle);
+    public static native byte[] stats(long handle);
 
-    static native byte[] drainLogs();
+    public static native byte[] drainLogs();
 
     /** Gives the agent back; the handle then answers nothing (every call refused). Idempotent. */
-    static native void close(long handle);
+    public static native void close(long handle);
 
     /** Arguments separated by NUL and standard input, UTF-8; answer {@code [exit code] + output}. */
-    static native byte[] explain(byte[] request);
+    public static native byte[] explain(byte[] request);
 
     /** {@code migrate-acls}: Kafka's ACL bindings in, the policies and the report out ({@link AclMigration}). */
-    static native byte[] migrateAcls(byte[] request);
+    public static native byte[] migrateAcls(byte[] request);
 }

@@ -1,10 +1,11 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.jni;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.devlive.grantforge.kafka.agent.GoldenFixtures;
 
 /** {@link NativeLogDrain} decodes the golden log records the Rust encoder writes ({@code crates/grantforge-jni/src/native_log_drain.rs}). */
 class NativeLogDrainGoldenTest {

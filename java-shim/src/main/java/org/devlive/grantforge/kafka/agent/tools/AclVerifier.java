@@ -1,8 +1,7 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.tools;
 
 import java.io.File;
 import java.io.PrintStream;
-import java.lang.reflect.Method;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
@@ -16,7 +15,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.resource.PatternType;
@@ -30,6 +28,8 @@ import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
 import org.apache.kafka.server.authorizer.Authorizer;
+import org.devlive.grantforge.kafka.agent.GrantForgeKafkaAuthorizer;
+import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
 
 /**
  * {@code migrate-acls --verify}: asks Kafka's own {@code StandardAuthorizer}, loaded with the cluster's
@@ -56,8 +56,6 @@ final class AclVerifier {
     static final long MAX_CROSS_PRODUCT = 20_000_000L;
     /** Disagreements shown with the agent's {@code explain}; the rest are counted and listed briefly. */
     private static final int EXPLAINED = 20;
-    private static final String STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
-    private static final String STANDARD_ACL = "org.apache.kafka.metadata.authorizer.StandardAcl";
 
     /** Verification could not run (Kafka's authorizer missing, the snapshot not loaded). */
     static final class VerifyException extends Exception {
@@ -92,7 +90,12 @@ final class AclVerifier {
     }
 
     Result verify(File snapshot, PrintStream out) throws VerifyException {
-        Authorizer kafka = standardAuthorizer(acls);
+        Authorizer kafka;
+        try {
+            kafka = KafkaInternals.standardAuthorizer(acls);
+        } catch (KafkaInternals.Unavailable e) {
+            throw new VerifyException(e.getMessage());
+        }
         GrantForgeKafkaAuthorizer agent = new GrantForgeKafkaAuthorizer();
         Map<String, Object> settings = new HashMap<String, Object>();
         settings.put(migration.policyFileKey, snapshot.getAbsolutePath());
@@ -399,56 +402,5 @@ final class AclVerifier {
             @Override public String clientId() { return "migrate-acls-verify"; }
             @Override public int correlationId() { return 0; }
         };
-    }
-
-    /**
-     * Kafka's {@code StandardAuthorizer} holding {@code acls}, without super users and with
-     * {@code allow.everyone.if.no.acl.found} false, as a KRaft broker loads them. Reached by reflection:
-     * it is in Kafka's metadata jar (in {@code $KAFKA_HOME/libs}), which the shim does not compile against.
-     */
-    private static Authorizer standardAuthorizer(List<AclBinding> acls) throws VerifyException {
-        try {
-            Class<?> authorizerClass = Class.forName(STANDARD_AUTHORIZER);
-            Authorizer authorizer = (Authorizer) authorizerClass.getConstructor().newInstance();
-            authorizer.configure(Collections.<String, Object>emptyMap());
-            givePluginMetrics(authorizerClass, authorizer);
-            Method fromAclBinding = Class.forName(STANDARD_ACL).getMethod("fromAclBinding", AclBinding.class);
-            Map<Uuid, Object> loaded = new HashMap<Uuid, Object>();
-            for (AclBinding acl : acls) {
-                loaded.put(Uuid.randomUuid(), fromAclBinding.invoke(null, acl));
-            }
-            authorizerClass.getMethod("loadSnapshot", Map.class).invoke(authorizer, loaded);
-            authorizerClass.getMethod("completeInitialLoad").invoke(authorizer);
-            return authorizer;
-        } catch (ClassNotFoundException e) {
-            throw new VerifyException("Kafka's " + STANDARD_AUTHORIZER + " is not on the classpath: put $KAFKA_HOME/libs/* on it");
-        } catch (ReflectiveOperationException e) {
-            Throwable cause = e.getCause() != null ? e.getCause() : e;
-            throw new VerifyException("cannot load the ACLs into Kafka's StandardAuthorizer: " + cause);
-        }
-    }
-
-    /**
-     * Since Kafka 4.1 {@code StandardAuthorizer} counts its answers in metrics the broker gives it
-     * ({@code Monitorable.withPluginMetrics}), and {@code authorize} fails without them: give it metrics of its
-     * own. Before 4.1 there is no such method, and nothing to do.
-     */
-    private static void givePluginMetrics(Class<?> authorizerClass, Authorizer authorizer) throws ReflectiveOperationException {
-        Class<?> pluginMetrics;
-        try {
-            pluginMetrics = Class.forName("org.apache.kafka.common.metrics.PluginMetrics");
-        } catch (ClassNotFoundException e) {
-            return;
-        }
-        Method with;
-        try {
-            with = authorizerClass.getMethod("withPluginMetrics", pluginMetrics);
-        } catch (NoSuchMethodException e) {
-            return;
-        }
-        Object metrics = Class.forName("org.apache.kafka.common.metrics.internals.PluginMetricsImpl")
-            .getConstructor(org.apache.kafka.common.metrics.Metrics.class, Map.class)
-            .newInstance(new org.apache.kafka.common.metrics.Metrics(), Collections.<String, String>emptyMap());
-        with.invoke(authorizer, metrics);
     }
 }

@@ -1,21 +1,21 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.jni;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /** Strings as the native library writes and reads them: u32 little-endian length, UTF-8 bytes. */
-final class Wire {
+public final class Wire {
     private Wire() {
     }
 
-    static String readString(ByteBuffer in) {
+    public static String readString(ByteBuffer in) {
         byte[] bytes = new byte[in.getInt()];
         in.get(bytes);
         return new String(bytes, StandardCharsets.UTF_8);
     }
 
-    static void writeString(ByteArrayOutputStream out, String value) {
+    public static void writeString(ByteArrayOutputStream out, String value) {
         byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
         int n = bytes.length;
         out.write(n);

@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.tools;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -15,6 +15,7 @@ import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
 import org.junit.jupiter.api.Test;
+import org.devlive.grantforge.kafka.agent.GoldenFixtures;
 
 /**
  * {@link AclMigration} writes the golden request the Rust decoder reads and decodes the golden answer it

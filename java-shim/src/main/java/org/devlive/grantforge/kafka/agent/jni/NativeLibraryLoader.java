@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.jni;
 
 import java.io.File;
 import java.io.IOException;
@@ -24,17 +24,17 @@ import java.util.Set;
  * failure names its cause and the key that fixes it; the broker then refuses to start rather than
  * run unchecked.
  */
-final class NativeLibraryLoader {
-    static final String PATH_KEY = "grantforge.native.library.path";
+public final class NativeLibraryLoader {
+    public static final String PATH_KEY = "grantforge.native.library.path";
     private static final String LIBRARY = "libgrantforge_kafka_jni.so";
     /**
      * The builds the JAR carries, one directory each under {@code native/} ({@code scripts/build-native.sh}
      * makes them): Linux on x86_64 and aarch64, against glibc (2.17 and newer) and against musl.
      */
-    static final List<String> PLATFORMS = Arrays.asList(
+    public static final List<String> PLATFORMS = Arrays.asList(
         "linux-x86_64", "linux-aarch64", "linux-musl-x86_64", "linux-musl-aarch64");
     /** rwx for the owner only. */
-    static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
+    public static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
 
     /** Where the library was loaded from, once it is; null before. */
     private static String origin;
@@ -43,7 +43,7 @@ final class NativeLibraryLoader {
     }
 
     /** The library cannot be loaded; the message names the cause and the key that fixes it. */
-    static final class NativeLoadException extends RuntimeException {
+    public static final class NativeLoadException extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
         NativeLoadException(String message) {
@@ -52,7 +52,7 @@ final class NativeLibraryLoader {
     }
 
     /** Loads the library (once per class loader) and says where it came from. */
-    static synchronized String load(String explicitPath) {
+    public static synchronized String load(String explicitPath) {
         if (origin != null) {
             return origin;
         }
@@ -107,7 +107,7 @@ final class NativeLibraryLoader {
      * Copies the library into a new directory under {@code parent} created with mode 0700 (atomically, with
      * the permissions as its creation attribute); returns the copy.
      */
-    static Path extract(InputStream library, Path parent) throws IOException {
+    public static Path extract(InputStream library, Path parent) throws IOException {
         Path directory = Files.createTempDirectory(parent, "grantforge-kafka-" + AgentVersion.VERSION + "-",
             PosixFilePermissions.asFileAttribute(PRIVATE));
         Path copy = directory.resolve(LIBRARY);
@@ -121,7 +121,7 @@ final class NativeLibraryLoader {
     }
 
     /** Deletes the copy and its private directory (at exit if they cannot be deleted now). */
-    static void delete(Path copy) {
+    public static void delete(Path copy) {
         Path directory = copy.getParent();
         try {
             Files.deleteIfExists(copy);
@@ -157,7 +157,7 @@ final class NativeLibraryLoader {
      * The JAR's directory for a host: {@code linux-<arch>} for glibc, {@code linux-musl-<arch>} for musl, with
      * Java's names of the architectures taken to the build's ({@code amd64} is x86_64, {@code arm64} is aarch64).
      */
-    static String platform(String osName, String osArch, boolean musl) {
+    public static String platform(String osName, String osArch, boolean musl) {
         String os = osName.toLowerCase(Locale.ROOT);
         String arch = osArch.toLowerCase(Locale.ROOT);
         String archName = arch.equals("amd64") || arch.equals("x86_64") ? "x86_64"
@@ -173,7 +173,7 @@ final class NativeLibraryLoader {
      * maps, not what the disk holds: a glibc host may have musl installed beside it, and a musl host glibc's
      * compatibility layer (gcompat, as the official Kafka image has).
      */
-    static boolean runsOnMusl(Path maps) {
+    public static boolean runsOnMusl(Path maps) {
         try {
             for (String line : Files.readAllLines(maps, StandardCharsets.ISO_8859_1)) {
                 if (line.contains("/ld-musl-") || line.contains("/libc.musl-")) {

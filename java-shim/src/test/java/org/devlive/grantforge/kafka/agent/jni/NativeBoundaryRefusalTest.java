@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.jni;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -10,6 +10,9 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.devlive.grantforge.kafka.agent.GrantForgeKafkaAuthorizer;
+import org.devlive.grantforge.kafka.agent.TestAuthorizers;
+import org.devlive.grantforge.kafka.agent.TestContexts;
 
 /** The real library answers a malformed request buffer and a bad handle with a refusal (0 / false), no exception. */
 class NativeBoundaryRefusalTest {

@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.jni;
 
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
@@ -30,12 +30,12 @@ import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
  * back to a buffer of {@link #INITIAL_CAPACITY}, with its new address: direct memory per request
  * thread stays bounded whatever one client asked once.
  */
-final class RequestEncoder {
+public final class RequestEncoder {
     /** 3: the action count is a u32, so a call of more than 65,535 actions is answered. */
-    static final byte VERSION = 3;
-    static final int INITIAL_CAPACITY = 16 * 1024;
+    public static final byte VERSION = 3;
+    public static final int INITIAL_CAPACITY = 16 * 1024;
     /** A buffer larger than this is released after the call that needed it. */
-    static final int RETAINED_CAPACITY = 256 * 1024;
+    public static final int RETAINED_CAPACITY = 256 * 1024;
 
     private static final ThreadLocal<RequestEncoder> PER_THREAD = new ThreadLocal<RequestEncoder>() {
         @Override
@@ -71,21 +71,21 @@ final class RequestEncoder {
         useBuffer(INITIAL_CAPACITY);
     }
 
-    static RequestEncoder forThisThread() {
+    public static RequestEncoder forThisThread() {
         return PER_THREAD.get();
     }
 
     /** The buffer's native address (0 if the native library could not tell it: every call is refused). */
-    long address() {
+    public long address() {
         return address;
     }
 
-    int capacity() {
+    public int capacity() {
         return buffer.capacity();
     }
 
     /** A copy of the first {@code length} bytes of the buffer: what an encode wrote (for tests). */
-    byte[] written(int length) {
+    public byte[] written(int length) {
         byte[] bytes = new byte[length];
         ByteBuffer view = buffer.duplicate();
         view.clear();
@@ -98,7 +98,7 @@ final class RequestEncoder {
      * actions): it wrote one byte per action over the request, context included, so the next call writes the
      * context again.
      */
-    boolean allowedInBuffer(int index) {
+    public boolean allowedInBuffer(int index) {
         contextEnd = -1;
         return buffer.get(index) == 1;
     }
@@ -107,18 +107,18 @@ final class RequestEncoder {
      * After a call whose answer has been read: a buffer grown past {@link #RETAINED_CAPACITY} goes back to
      * {@link #INITIAL_CAPACITY} (the next call passes the new buffer's address).
      */
-    void afterCall() {
+    public void afterCall() {
         if (buffer.capacity() > RETAINED_CAPACITY) {
             useBuffer(INITIAL_CAPACITY);
         }
     }
 
-    long contextWrites() {
+    public long contextWrites() {
         return contextWrites;
     }
 
     /** Encodes {@code authorize(context, actions)}; returns the number of bytes written. */
-    int encodeAuthorize(AuthorizableRequestContext context, List<Action> actions) {
+    public int encodeAuthorize(AuthorizableRequestContext context, List<Action> actions) {
         while (true) {
             try {
                 putContext(context);
@@ -139,7 +139,7 @@ final class RequestEncoder {
     }
 
     /** Encodes {@code authorizeByResourceType(context, op, resourceType)}. */
-    int encodeByResourceType(AuthorizableRequestContext context, AclOperation op, ResourceType resourceType) {
+    public int encodeByResourceType(AuthorizableRequestContext context, AclOperation op, ResourceType resourceType) {
         while (true) {
             try {
                 putContext(context);

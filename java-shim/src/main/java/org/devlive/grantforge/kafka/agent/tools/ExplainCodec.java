@@ -1,10 +1,12 @@
-package org.devlive.grantforge.kafka.agent;
+package org.devlive.grantforge.kafka.agent.tools;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
+import org.devlive.grantforge.kafka.agent.jni.Wire;
 
 /**
  * The {@code explain} payloads ({@code crates/grantforge-jni/src/explain_codec.rs} documents the layout): the
