@@ -1,5 +1,7 @@
 package org.devlive.grantforge.kafka.agent;
 
+import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
+
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

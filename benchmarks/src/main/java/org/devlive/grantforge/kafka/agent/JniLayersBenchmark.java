@@ -1,5 +1,8 @@
 package org.devlive.grantforge.kafka.agent;
 
+import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
+import org.devlive.grantforge.kafka.agent.jni.RequestEncoder;
+
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.nio.file.Files;

@@ -61,7 +61,7 @@ public final class RequestEncoder {
     /** How many times a context was written (for tests: an equal context is not written again). */
     private long contextWrites;
 
-    RequestEncoder() {
+    public RequestEncoder() {
         this(NativeAgent::bufferAddress);
     }
 
