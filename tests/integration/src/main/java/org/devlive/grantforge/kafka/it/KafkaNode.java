@@ -17,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -91,16 +90,6 @@ public final class KafkaNode implements AutoCloseable {
         USERS = Collections.unmodifiableMap(users);
     }
 
-    private static final Set<KafkaNode> LIVE = ConcurrentHashMap.newKeySet();
-
-    static {
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            for (KafkaNode node : LIVE) {
-                node.destroyNow();
-            }
-        }, "grantforge-it-kill-nodes"));
-    }
-
     private final Builder config;
     private final KafkaDist dist;
     private final Path dir;
@@ -115,8 +104,7 @@ public final class KafkaNode implements AutoCloseable {
     private final String clusterId;
     private final Map<String, String> serverProperties;
     private final boolean deleteWholeDir;
-    private volatile Process process;
-    private long startMillis = -1;
+    private volatile NodeProcess process;
     private volatile long startedAfterMillis = -1;
     /** Whether the storage is formatted: a node started again after {@link #stop()} keeps it. */
     private boolean formatted;
@@ -345,15 +333,7 @@ public final class KafkaNode implements AutoCloseable {
             cmd.add("kafka.Kafka");
             cmd.add(propertiesFile.toString());
             Files.writeString(dir.resolve("command.txt"), String.join(" ", cmd) + "\n", StandardCharsets.UTF_8);
-            ProcessBuilder pb = new ProcessBuilder(cmd)
-                    .directory(dir.toFile())
-                    .redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(consoleLog.toFile()));
-            pb.environment().remove("KAFKA_OPTS");
-            pb.environment().remove("CLASSPATH");
-            startMillis = System.currentTimeMillis();
-            process = pb.start();
-            LIVE.add(this);
+            process = NodeProcess.start(cmd, dir, consoleLog);
             return this;
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot launch the node in " + dir, e);
@@ -397,7 +377,7 @@ public final class KafkaNode implements AutoCloseable {
         Admin probe = null;
         try {
             while (true) {
-                Process p = process;
+                NodeProcess p = process;
                 if (!p.isAlive()) {
                     throw new IllegalStateException("Kafka node exited with code " + p.exitValue() + " while starting ("
                             + dist + ", " + dir + ")\n" + diagnostics());
@@ -412,7 +392,7 @@ public final class KafkaNode implements AutoCloseable {
                     }
                     try {
                         probe.describeCluster().nodes().get(5, TimeUnit.SECONDS);
-                        startedAfterMillis = System.currentTimeMillis() - startMillis;
+                        startedAfterMillis = System.currentTimeMillis() - process.startMillis();
                         return this;
                     } catch (Exception e) {
                         lastProbeError = e;
@@ -455,7 +435,7 @@ public final class KafkaNode implements AutoCloseable {
             throw new IllegalStateException("Node not launched");
         }
         try {
-            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            if (!process.awaitExit(timeout)) {
                 throw new IllegalStateException("Kafka node still running after " + timeout.toSeconds() + " s ("
                         + dir + ")\n" + diagnostics());
             }
@@ -463,12 +443,11 @@ public final class KafkaNode implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("Interrupted", e);
         }
-        LIVE.remove(this);
         return process.exitValue();
     }
 
     public boolean isAlive() {
-        Process p = process;
+        NodeProcess p = process;
         return p != null && p.isAlive();
     }
 
@@ -493,39 +472,9 @@ public final class KafkaNode implements AutoCloseable {
     }
 
     private void stopProcess() {
-        Process p = process;
+        NodeProcess p = process;
         if (p != null) {
-            if (p.isAlive()) {
-                // what the suite's minutes are made of (docs/testing.md): each node's CPU, read before it stops
-                p.info().totalCpuDuration().ifPresent(cpu -> System.out.printf("%s used %.1f s of CPU in %.1f s%n",
-                        this, cpu.toMillis() / 1000.0, (System.currentTimeMillis() - startMillis) / 1000.0));
-                List<ProcessHandle> descendants = p.descendants().collect(Collectors.toList());
-                p.destroy();
-                try {
-                    if (!p.waitFor(config.stopTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                        p.destroyForcibly();
-                        p.waitFor(30, TimeUnit.SECONDS);
-                    }
-                } catch (InterruptedException e) {
-                    p.destroyForcibly();
-                    Thread.currentThread().interrupt();
-                }
-                descendants.forEach(ProcessHandle::destroyForcibly);
-            }
-            LIVE.remove(this);
-        }
-    }
-
-    private void destroyNow() {
-        Process p = process;
-        if (p != null && p.isAlive()) {
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
-            try {
-                p.waitFor(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            p.stop(config.stopTimeout, toString());
         }
     }
 
@@ -606,7 +555,7 @@ public final class KafkaNode implements AutoCloseable {
 
     /** The node's process id (for its CPU time in {@code /proc}); -1 before it is launched. */
     public long pid() {
-        Process p = process;
+        NodeProcess p = process;
         return p == null ? -1 : p.pid();
     }
 
