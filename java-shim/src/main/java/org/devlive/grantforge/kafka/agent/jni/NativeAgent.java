@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
  */
 public final class NativeAgent {
     /** Must equal {@code ABI_VERSION} of the library: the payloads' layouts and these signatures. */
-    public static final int ABI_VERSION = 11;
+    static final int ABI_VERSION = 11;
 
     /** {@link #authorize} wrote one byte per action into the buffer instead of a bit mask. */
     public static final long RESULTS_IN_BUFFER = -2L;
@@ -20,7 +20,7 @@ public final class NativeAgent {
     private NativeAgent() {
     }
 
-    public static native int abiVersion();
+    static native int abiVersion();
 
     /**
      * Settings as (key, value) strings; answer {@code [0] + handle + start timeout in ms} (two little-endian
@@ -33,7 +33,7 @@ public final class NativeAgent {
     public static native byte[] operationCodes();
 
     /** The native address of a direct buffer; the buffer must stay reachable while the address is used. */
-    public static native long bufferAddress(ByteBuffer buffer);
+    static native long bufferAddress(ByteBuffer buffer);
 
     public static native long authorize(long handle, long address, int capacity, int length);
 
@@ -62,7 +62,7 @@ public final class NativeAgent {
      */
     public static native byte[] stats(long handle);
 
-    public static native byte[] drainLogs();
+    static native byte[] drainLogs();
 
     /** Gives the agent back; the handle then answers nothing (every call refused). Idempotent. */
     public static native void close(long handle);

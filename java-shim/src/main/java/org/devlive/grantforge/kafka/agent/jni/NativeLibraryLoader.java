@@ -31,10 +31,10 @@ public final class NativeLibraryLoader {
      * The builds the JAR carries, one directory each under {@code native/} ({@code scripts/build-native.sh}
      * makes them): Linux on x86_64 and aarch64, against glibc (2.17 and newer) and against musl.
      */
-    public static final List<String> PLATFORMS = Arrays.asList(
+    static final List<String> PLATFORMS = Arrays.asList(
         "linux-x86_64", "linux-aarch64", "linux-musl-x86_64", "linux-musl-aarch64");
     /** rwx for the owner only. */
-    public static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
+    static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
 
     /** Where the library was loaded from, once it is; null before. */
     private static String origin;
@@ -107,7 +107,7 @@ public final class NativeLibraryLoader {
      * Copies the library into a new directory under {@code parent} created with mode 0700 (atomically, with
      * the permissions as its creation attribute); returns the copy.
      */
-    public static Path extract(InputStream library, Path parent) throws IOException {
+    static Path extract(InputStream library, Path parent) throws IOException {
         Path directory = Files.createTempDirectory(parent, "grantforge-kafka-" + AgentVersion.VERSION + "-",
             PosixFilePermissions.asFileAttribute(PRIVATE));
         Path copy = directory.resolve(LIBRARY);
@@ -157,7 +157,7 @@ public final class NativeLibraryLoader {
      * The JAR's directory for a host: {@code linux-<arch>} for glibc, {@code linux-musl-<arch>} for musl, with
      * Java's names of the architectures taken to the build's ({@code amd64} is x86_64, {@code arm64} is aarch64).
      */
-    public static String platform(String osName, String osArch, boolean musl) {
+    static String platform(String osName, String osArch, boolean musl) {
         String os = osName.toLowerCase(Locale.ROOT);
         String arch = osArch.toLowerCase(Locale.ROOT);
         String archName = arch.equals("amd64") || arch.equals("x86_64") ? "x86_64"
@@ -173,7 +173,7 @@ public final class NativeLibraryLoader {
      * maps, not what the disk holds: a glibc host may have musl installed beside it, and a musl host glibc's
      * compatibility layer (gcompat, as the official Kafka image has).
      */
-    public static boolean runsOnMusl(Path maps) {
+    static boolean runsOnMusl(Path maps) {
         try {
             for (String line : Files.readAllLines(maps, StandardCharsets.ISO_8859_1)) {
                 if (line.contains("/ld-musl-") || line.contains("/libc.musl-")) {

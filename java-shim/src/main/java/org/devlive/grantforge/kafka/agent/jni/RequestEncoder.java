@@ -35,7 +35,7 @@ public final class RequestEncoder {
     public static final byte VERSION = 3;
     public static final int INITIAL_CAPACITY = 16 * 1024;
     /** A buffer larger than this is released after the call that needed it. */
-    public static final int RETAINED_CAPACITY = 256 * 1024;
+    static final int RETAINED_CAPACITY = 256 * 1024;
 
     private static final ThreadLocal<RequestEncoder> PER_THREAD = new ThreadLocal<RequestEncoder>() {
         @Override
@@ -113,7 +113,7 @@ public final class RequestEncoder {
         }
     }
 
-    public long contextWrites() {
+    long contextWrites() {
         return contextWrites;
     }
 
