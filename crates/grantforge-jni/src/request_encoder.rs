@@ -23,7 +23,7 @@
 use std::cell::RefCell;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use grantforge_kafka::{Action, Operation, RequestContext, ResourceType};
+use grantforge_kafka::{Action, KafkaContext, Operation, RequestContext, ResourceType};
 
 use crate::wire::{MalformedRequest, Reader};
 
@@ -94,9 +94,15 @@ impl Reader<'_> {
             self.str("principal type")?,
         );
         refill(&mut context.principal.name, self.str("principal name")?);
-        context.conditions.client_address = self.address()?;
-        refill(&mut context.conditions.listener, self.str("listener")?);
-        refill(&mut context.conditions.client_id, self.str("client id")?);
+        // Every field named: a field added to KafkaContext does not compile until it is decoded.
+        let KafkaContext {
+            client_address,
+            listener,
+            client_id,
+        } = &mut context.conditions;
+        *client_address = self.address()?;
+        refill(listener, self.str("listener")?);
+        refill(client_id, self.str("client id")?);
         context.request_type = self.i16("request type")?;
         context.request_version = self.i16("request version")?;
         Ok(())

@@ -32,3 +32,22 @@ fn quota_types_are_in_the_order_of_kafkas_client_quota_type() {
         );
     }
 }
+
+/// `docs/quotas.md` names every type the resolution knows, where it says how each is resolved: a
+/// type added to `QuotaType` is added there too.
+#[test]
+fn every_quota_type_is_in_the_quota_docs() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/quotas.md"))
+        .unwrap();
+    let start = doc
+        .find("For each quota type on its own — ")
+        .expect("docs/quotas.md says how each type is resolved");
+    let listed = &doc[start..start + doc[start..].find(" — a connection").unwrap()];
+    for quota_type in QuotaType::ALL {
+        assert!(
+            listed.contains(&format!("`{}`", quota_type.config_key())),
+            "docs/quotas.md lists `{}` in: {listed}",
+            quota_type.config_key()
+        );
+    }
+}
