@@ -197,12 +197,12 @@ impl KafkaPolicies {
         if snapshot.service_type != SERVICE_TYPE {
             return Err(LoadError::WrongServiceType(snapshot.service_type.clone()));
         }
-        check_definition(snapshot)?;
+        let missing_operations = check_definition(snapshot)?;
         let engine =
             PolicyEngine::build(snapshot, &kafka_evaluators()).map_err(LoadError::Snapshot)?;
         Ok(KafkaPolicies {
             reads: ConditionReads::of(&engine),
-            missing_operations: missing_access_types(&snapshot.definition),
+            missing_operations,
             acl_view: TimedAclView::new(snapshot, now, ACL_VIEW_MAX_ROWS),
             service: snapshot.service.clone(),
             service_enabled: snapshot.service_enabled,
@@ -384,8 +384,9 @@ fn missing_access_types(definition: &grantforge_engine::Definition) -> Vec<Opera
 }
 
 /// A server that names Kafka's levels or access types differently must fail here, loudly, and not
-/// silently at decision time.
-fn check_definition(snapshot: &Snapshot) -> Result<(), LoadError> {
+/// silently at decision time. Returns the operations newer than the server's service type that it
+/// lacks (see [`Operation::NEWER_THAN_THE_SERVICE_TYPE`]).
+fn check_definition(snapshot: &Snapshot) -> Result<Vec<Operation>, LoadError> {
     let definition = &snapshot.definition;
     for &resource_type in ResourceType::ALL {
         let level = resource_type.level();
@@ -403,16 +404,14 @@ fn check_definition(snapshot: &Snapshot) -> Result<(), LoadError> {
             }
         }
     }
-    if let Some(missing) = missing_access_types(definition)
-        .into_iter()
-        .find(|o| o.required_by_the_service_type())
-    {
-        let access_type = missing.access_type();
+    let missing = missing_access_types(definition);
+    if let Some(required) = missing.iter().find(|o| o.required_by_the_service_type()) {
+        let access_type = required.access_type();
         return Err(LoadError::Definition(format!(
             "definition.accessTypes: the kafka service type has no access type `{access_type}`; fix the kafka service type on the server (docs/kafka-service-type.md)"
         )));
     }
-    Ok(())
+    Ok(missing)
 }
 
 #[cfg(test)]

@@ -185,7 +185,7 @@ impl ServerSync {
     /// Applies the disk cache if it verifies; an unusable cache is moved aside and logged. When the
     /// cache directory records a refused service type, everything stays refused: the cached kafka
     /// snapshot is verified and kept to compare the next one with, but not put in force.
-    pub fn load_cache(&mut self, agent: &Agent) {
+    fn load_cache(&mut self, agent: &Agent) {
         if let Some(refused) = self.refused_type.clone() {
             agent.refuse_everything(&refused);
             tracing::warn!(
@@ -218,7 +218,7 @@ impl ServerSync {
     }
 
     /// One round with the server; returns when to come back.
-    pub fn refresh(&mut self, agent: &Agent) -> Duration {
+    fn refresh(&mut self, agent: &Agent) -> Duration {
         let heartbeat = match self.client.heartbeat(&self.heartbeat_body(agent)) {
             Ok(heartbeat) => heartbeat,
             Err(e) => return self.failed(agent, &e),
@@ -487,14 +487,8 @@ impl ServerSync {
     /// Delivers access events (and what the spool holds) unless the server is known to be away,
     /// in which case they are spooled. A refused snapshot does not make the server away. If the
     /// delivery panics, its events are spooled before the panic goes on to the agent's thread.
-    pub fn ship(&mut self, events: &[Value]) {
+    fn ship(&mut self, events: &[Value]) {
         self.ship_within(events, RESEND_BUDGET);
-    }
-
-    /// Whether spooled batches wait for the next tick, the last resend having run out of its
-    /// budget with the server answering.
-    pub fn has_backlog(&self) -> bool {
-        self.shipper.has_backlog()
     }
 
     fn ship_within(&mut self, events: &[Value], budget: Duration) {
@@ -512,7 +506,7 @@ impl ServerSync {
     /// The last delivery, when the agent closes: the events go to the disk spool first, then the
     /// spool is sent. `close()` waits for this only so long (`CLOSE_DEADLINE`); whatever a slow
     /// server has not taken by then is still in the spool for the next start.
-    pub fn ship_last(&mut self, events: &[Value]) {
+    fn ship_last(&mut self, events: &[Value]) {
         self.shipper.spool_only(events);
         self.ship_within(&[], crate::agent::CLOSE_DEADLINE);
     }
@@ -672,6 +666,8 @@ impl Source for ServerSync {
         }
     }
 
+    /// Whether spooled batches wait for the next tick, the last resend having run out of its
+    /// budget with the server answering.
     fn has_backlog(&self) -> bool {
         self.shipper.has_backlog()
     }
