@@ -60,25 +60,18 @@ class AclViewGoldenTest {
             }
         }
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-        writeInt(out, names.size());
+        Wire.writeInt(out, names.size());
         names.forEach(name -> Wire.writeString(out, name));
-        writeInt(out, bindings.length);
+        Wire.writeInt(out, bindings.length);
         for (AclBinding b : bindings) {
             out.write(b.pattern().resourceType().code());
             out.write(b.pattern().patternType().code());
-            writeInt(out, names.indexOf(b.pattern().name()));
-            writeInt(out, names.indexOf(b.entry().principal()));
+            Wire.writeInt(out, names.indexOf(b.pattern().name()));
+            Wire.writeInt(out, names.indexOf(b.entry().principal()));
             out.write(b.entry().operation().code());
             out.write(b.entry().permissionType().code());
         }
         return out.toByteArray();
-    }
-
-    private static void writeInt(java.io.ByteArrayOutputStream out, int n) {
-        out.write(n);
-        out.write(n >>> 8);
-        out.write(n >>> 16);
-        out.write(n >>> 24);
     }
 
     /** What the decoder shares between rows (a repeated resource, a repeated principal) never changes a row. */

@@ -4,7 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
-/** Strings as the native library writes and reads them: u32 little-endian length, UTF-8 bytes. */
+/** Strings and counts as the native library writes and reads them: u32 little-endian, strings as a length and UTF-8 bytes. */
 public final class Wire {
     private Wire() {
     }
@@ -17,11 +17,15 @@ public final class Wire {
 
     public static void writeString(ByteArrayOutputStream out, String value) {
         byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
-        int n = bytes.length;
+        writeInt(out, bytes.length);
+        out.write(bytes, 0, bytes.length);
+    }
+
+    /** A u32 (a count or a length), little-endian. */
+    public static void writeInt(ByteArrayOutputStream out, int n) {
         out.write(n);
         out.write(n >>> 8);
         out.write(n >>> 16);
         out.write(n >>> 24);
-        out.write(bytes, 0, n);
     }
 }

@@ -98,7 +98,7 @@ final class AclMigration {
     static byte[] encodeRequest(String service, List<AclBinding> acls) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         Wire.writeString(out, service);
-        writeInt(out, acls.size());
+        Wire.writeInt(out, acls.size());
         for (AclBinding acl : acls) {
             out.write(acl.pattern().resourceType().code());
             out.write(acl.pattern().patternType().code());
@@ -133,12 +133,5 @@ final class AclMigration {
             entries.add(new Entry(acl, finding, narrowed, Wire.readString(in)));
         }
         return new AclMigration(policyFileKey, snapshot, requests, text, Collections.unmodifiableList(entries));
-    }
-
-    private static void writeInt(ByteArrayOutputStream out, int n) {
-        out.write(n);
-        out.write(n >>> 8);
-        out.write(n >>> 16);
-        out.write(n >>> 24);
     }
 }

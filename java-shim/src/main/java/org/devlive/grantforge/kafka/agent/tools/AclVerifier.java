@@ -133,7 +133,7 @@ final class AclVerifier {
                 + " operations, of Kafka's StandardAuthorizer with " + acls.size() + " ACLs and of the agent on " + snapshot);
             questions = 0;
         }
-        Set<AclOperation> unknown = unknownToTheAgent();
+        Set<AclOperation> unknown = unknownToTheAgent(operations);
         if (!unknown.isEmpty()) {
             out.println("verify: not asked: " + unknown + ", which this Kafka release has and the agent does not know"
                 + ": it refuses them whatever the policies say (where Kafka's ACLs of ALL allowed them)");
@@ -377,11 +377,14 @@ final class AclVerifier {
         return operations;
     }
 
-    /** The operations of this Kafka release the agent does not know: it refuses them whatever the policies say. */
-    private static Set<AclOperation> unknownToTheAgent() {
+    /**
+     * The operations of this Kafka release the agent does not know ({@code asked}: those it does, from
+     * {@link #operations()}): it refuses them whatever the policies say.
+     */
+    private static Set<AclOperation> unknownToTheAgent(List<AclOperation> asked) {
         Set<AclOperation> unknown = EnumSet.allOf(AclOperation.class);
         unknown.removeAll(EnumSet.of(AclOperation.UNKNOWN, AclOperation.ANY, AclOperation.ALL));
-        unknown.removeAll(operations());
+        unknown.removeAll(asked);
         return unknown;
     }
 

@@ -31,11 +31,11 @@ final class ExplainCodec {
 
     static byte[] encodeRequest(List<String> args, byte[] stdin) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        writeInt(out, args.size());
+        Wire.writeInt(out, args.size());
         for (String arg : args) {
             Wire.writeString(out, arg);
         }
-        writeInt(out, stdin.length);
+        Wire.writeInt(out, stdin.length);
         out.write(stdin, 0, stdin.length);
         return out.toByteArray();
     }
@@ -53,12 +53,5 @@ final class ExplainCodec {
     /** Runs {@code explain} in the native library. */
     static Answer run(List<String> args, byte[] stdin) {
         return decodeAnswer(NativeAgent.explain(encodeRequest(args, stdin)));
-    }
-
-    private static void writeInt(ByteArrayOutputStream out, int n) {
-        out.write(n);
-        out.write(n >>> 8);
-        out.write(n >>> 16);
-        out.write(n >>> 24);
     }
 }
