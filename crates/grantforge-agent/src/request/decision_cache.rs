@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use grantforge_kafka::{Action, ConditionReads, Reason, RequestContext};
+use grantforge_kafka::{Action, ConditionReads, KafkaContext, Reason, RequestContext};
 use parking_lot::RwLock;
 
 use crate::request::clock::monotonic_millis;
@@ -209,19 +209,22 @@ impl DecisionCache {
         key: &mut Vec<u8>,
         with_audit: bool,
     ) -> bool {
-        let conditions = &context.conditions;
+        // Every field named: a field added to what a condition may read (KafkaContext) or to what
+        // the snapshot reads (ConditionReads) does not compile until the key holds it.
+        let KafkaContext {
+            client_address,
+            listener,
+            client_id,
+        } = &context.conditions;
+        let ConditionReads {
+            client_address: reads_address,
+            listener: reads_listener,
+            client_id: reads_client_id,
+        } = self.reads;
         let principal = &context.principal;
         let mut names = principal.principal_type.len() + principal.name.len() + action.name.len();
-        names += if self.reads.listener {
-            conditions.listener.len()
-        } else {
-            0
-        };
-        names += if self.reads.client_id {
-            conditions.client_id.len()
-        } else {
-            0
-        };
+        names += if reads_listener { listener.len() } else { 0 };
+        names += if reads_client_id { client_id.len() } else { 0 };
         if names > MAX_KEY_BYTES - KEY_FRAME_BYTES {
             return false;
         }
@@ -231,16 +234,12 @@ impl DecisionCache {
         w.byte(action.resource_type.map_or(0, |t| t.code()))
             .byte(action.operation.map_or(0, |o| o.code()));
         w.byte(u8::from(action.literal)).str(action.name);
-        w.address(
-            conditions
-                .client_address
-                .filter(|_| with_audit || self.reads.client_address),
-        );
-        if self.reads.listener {
-            w.str(&conditions.listener);
+        w.address(client_address.filter(|_| with_audit || reads_address));
+        if reads_listener {
+            w.str(listener);
         }
-        if self.reads.client_id {
-            w.str(&conditions.client_id);
+        if reads_client_id {
+            w.str(client_id);
         }
         if with_audit {
             w.i64(i64::from(context.request_type));
@@ -252,7 +251,7 @@ impl DecisionCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use grantforge_kafka::{KafkaContext, Operation, Principal, ResourceType};
+    use grantforge_kafka::{Operation, Principal, ResourceType};
     use std::cell::Cell;
 
     fn context(address: &str, client_id: &str) -> RequestContext {
