@@ -14,6 +14,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use crate::audit::delivery::DeliveryStats;
 use crate::audit::events::{AccessEvent, EventIds};
 use crate::audit::fold::Auditor;
+use crate::comparison::{Compared, Comparisons, Decider};
 use crate::config::{AgentConfig, ConfigError, PolicySource};
 use crate::lockout::LockoutHint;
 use crate::metrics::{Metrics, Stats};
@@ -88,6 +89,7 @@ pub struct Agent {
     /// kind of service, and everything but super users is refused until a kafka snapshot arrives.
     refuse_all: AtomicBool,
     auditor: Auditor,
+    comparisons: Comparisons,
     /// Says when the policies refuse nodes what they do among themselves.
     lockout: LockoutHint,
     lanes: Lanes,
@@ -136,6 +138,7 @@ impl Agent {
             auditor: Auditor::new(
                 usize::try_from(config.audit_queue_capacity).unwrap_or(usize::MAX),
             ),
+            comparisons: Comparisons::default(),
             lockout: LockoutHint::new(config.inter_node_listeners.clone()),
             lanes: Lanes::new(),
             event_ids: EventIds::new(&instance),
@@ -216,6 +219,98 @@ impl Agent {
         actions: &[Action<'_>],
         allowed: &mut [bool],
     ) {
+        self.decide_all(context, actions, allowed);
+    }
+
+    /// [`Agent::authorize`], and each answer compared with Kafka's (`kafka[i]`): the shadow
+    /// (`Decider::Kafka`: GrantForge enforces nothing, so its answers are not audited) and compare
+    /// (`Decider::GrantForge`) modes. `compared[i]` tells GrantForge's answer, whether it differs
+    /// from Kafka's and whether the shim should tell the Kafka ACL behind it
+    /// ([`Agent::describe_kafka_basis`]). While no snapshot may decide, nothing is compared (the
+    /// questions are counted as not compared): a starting agent is no disagreement.
+    pub fn compare(
+        &self,
+        context: &RequestContext,
+        actions: &[Action<'_>],
+        kafka: &[bool],
+        decider: Decider,
+        compared: &mut [Compared],
+    ) {
+        let mut allowed = vec![false; actions.len()];
+        let answered = match decider {
+            Decider::GrantForge => self.decide_all(context, actions, &mut allowed),
+            Decider::Kafka => {
+                let unaudited: Vec<Action<'_>> = actions
+                    .iter()
+                    .map(|a| Action {
+                        log_if_allowed: false,
+                        log_if_denied: false,
+                        ..*a
+                    })
+                    .collect();
+                self.decide_all(context, &unaudited, &mut allowed)
+            }
+        };
+        if !answered {
+            self.lanes
+                .with_mine(|lane, _| lane.count_not_compared(actions.len()));
+            for (out, allowed) in compared.iter_mut().zip(&allowed) {
+                *out = Compared::answer(*allowed);
+            }
+            return;
+        }
+        // Read once, on the first disagreement (rare by the operator's aim).
+        let mut applied: Option<Option<Arc<KafkaPolicies>>> = None;
+        let mut agreements = 0;
+        let now = Instant::now();
+        for (i, (action, out)) in actions.iter().zip(compared.iter_mut()).enumerate() {
+            *out = Compared::answer(allowed[i]);
+            if allowed[i] == kafka[i] {
+                agreements += 1;
+                continue;
+            }
+            // The policies are asked again for the deciding one.
+            let policies = applied.get_or_insert_with(|| self.policies());
+            let (reason, version) = policies
+                .as_ref()
+                .map_or((Reason::NoSnapshot, lane::NO_SNAPSHOT_VERSION), |p| {
+                    (p.decide(context, action, now), p.policy_version)
+                });
+            out.disagrees = true;
+            out.wants_kafka_basis = self
+                .comparisons
+                .record(decider, kafka[i], context, action, reason, version, now);
+        }
+        self.lanes
+            .with_mine(|lane, _| lane.count_agreements(agreements));
+    }
+
+    /// Keeps the Kafka ACL behind Kafka's answer to a disagreement [`Agent::compare`] asked about.
+    pub fn describe_kafka_basis(
+        &self,
+        context: &RequestContext,
+        action: &Action<'_>,
+        kafka_allowed: bool,
+        decider: Decider,
+        basis: &str,
+    ) {
+        self.comparisons
+            .describe_kafka_basis(decider, kafka_allowed, context, action, basis);
+    }
+
+    /// The disagreements of shadow and compare modes.
+    pub fn comparisons(&self) -> &Comparisons {
+        &self.comparisons
+    }
+
+    /// Decides every action into `allowed`; false when nothing may decide (no snapshot, or one
+    /// of another service type), so that every action was refused undecided.
+    fn decide_all(
+        &self,
+        context: &RequestContext,
+        actions: &[Action<'_>],
+        allowed: &mut [bool],
+    ) -> bool {
         self.with_deciding(&context.principal, |lane, in_force| {
             // One time of access for the whole call, read only if something is audited.
             let mut now = None;
@@ -230,13 +325,20 @@ impl Agent {
                             );
                         }
                     }
+                    true
                 }
                 // Super users: allowed, not counted, not audited.
-                Err(reason) if reason.allowed() => allowed.iter_mut().for_each(|a| *a = true),
+                Err(reason) if reason.allowed() => {
+                    allowed.iter_mut().for_each(|a| *a = true);
+                    true
+                }
                 // Nothing may decide: every action is refused, counted and audited.
-                Err(reason) => actions.iter().for_each(|action| {
-                    lane.refuse_undecided(reason, context, action, &self.auditor, &mut now)
-                }),
+                Err(reason) => {
+                    actions.iter().for_each(|action| {
+                        lane.refuse_undecided(reason, context, action, &self.auditor, &mut now)
+                    });
+                    false
+                }
             }
         })
     }
@@ -477,11 +579,14 @@ impl Agent {
     /// mode, to the log `grantforge.audit` in offline mode.
     fn deliver_audit(&self, source: &mut dyn Source, fold_over: bool, retry_spool: bool) {
         self.lanes.hand_on(&self.auditor, self.generation());
-        let events = self
+        let mut events = self
             .auditor
             .take_events(Instant::now(), fold_over, |key, parts| {
                 AccessEvent::new(self.event_ids.next(), key, parts)
             });
+        if fold_over {
+            events.extend(self.comparisons.take_events(&self.event_ids));
+        }
         let dropped = self.auditor.take_dropped();
         if dropped > 0 {
             tracing::warn!(

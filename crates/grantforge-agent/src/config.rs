@@ -527,14 +527,14 @@ mod tests {
     fn the_shim_hands_over_exactly_the_kafka_keys_the_agent_reads() {
         let shim = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../java-shim/src/main/java/org/devlive/grantforge/kafka/agent/GrantForgeKafkaAuthorizer.java"
+            "/../../java-shim/src/main/java/org/devlive/grantforge/kafka/agent/OpenedAgent.java"
         ))
         .unwrap();
         let list = shim
             .split("KAFKA_KEYS = ")
             .nth(1)
             .and_then(|rest| rest.split(';').next())
-            .expect("GrantForgeKafkaAuthorizer defines KAFKA_KEYS");
+            .expect("OpenedAgent defines KAFKA_KEYS");
         let mut keys: Vec<&str> = list.split('"').skip(1).step_by(2).collect();
         keys.sort_unstable();
         let mut ours = KAFKA_KEYS.to_vec();

@@ -13,11 +13,14 @@
 //!   itself out);
 //! - the request path: `request` (per-thread lanes, the decision cache, keys, clocks, the lanes' lock);
 //! - the audit: `audit` (folding, access events, delivery with a disk spool);
+//! - shadow and compare modes: [`comparison`] (Kafka's ACLs and the agent asked alike, every
+//!   disagreement counted and kept);
 //! - the policy source: `source` (a policy file, or a server: protocol client, trust, disk cache);
 //! - what operators see: [`metrics`], [`logging`], [`explain`]; and the [`quotas`] of the JVM.
 
 mod agent;
 mod audit;
+pub mod comparison;
 pub mod config;
 pub mod explain;
 mod lockout;

@@ -137,6 +137,17 @@ metrics! {
     audit_sent: u64 = "audit-sent", "Audit events the GrantForge server accepted", |at| at.agent.delivery().sent.load(Ordering::Relaxed);
     audit_dropped: u64 = "audit-dropped", "Audited accesses dropped (queue or spool full, or refused by the server)",
         |at| at.agent.dropped_audit_events();
+    shadow_agreements: u64 = "shadow-agreements", "Shadow and compare modes: questions Kafka's ACLs and GrantForge answered alike",
+        |at| at.counts.agreements;
+    shadow_grantforge_refuses: u64 = "shadow-grantforge-refuses", "Shadow and compare modes: questions GrantForge refuses and Kafka's ACLs allow",
+        |at| at.agent.comparisons().grantforge_refuses();
+    shadow_grantforge_allows: u64 = "shadow-grantforge-allows", "Shadow and compare modes: questions GrantForge allows and Kafka's ACLs refuse",
+        |at| at.agent.comparisons().grantforge_allows();
+    shadow_not_compared: u64 = "shadow-not-compared", "Shadow and compare modes: questions not compared (no snapshot in force)",
+        |at| at.counts.not_compared;
+    /// The top of the disagreements table (`explain --disagreements` shows it).
+    shadow_disagreements: String = "shadow-disagreements", "Shadow and compare modes: the most frequent disagreements, one per line (tab-separated)",
+        |at| at.agent.comparisons().report(crate::comparison::REPORTED);
     last_error: String = "last-refresh-error", "The last problem keeping the policies current, empty if none",
         |at| at.agent.metrics().last_error.lock().clone().unwrap_or_default();
 }

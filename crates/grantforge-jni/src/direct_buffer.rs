@@ -43,6 +43,30 @@ impl DirectBuffer {
         unsafe { std::slice::from_raw_parts(self.address, self.length) }
     }
 
+    /// The `n` bytes after the first `from` of the capacity (what follows the request).
+    pub(crate) fn tail(&self, from: usize, n: usize) -> Result<&[u8], BridgeError> {
+        let end = from.checked_add(n).ok_or(BridgeError::BadBuffer)?;
+        if end > self.capacity {
+            return Err(BridgeError::BadBuffer);
+        }
+        // SAFETY: as in `request`, and within the capacity.
+        Ok(unsafe { std::slice::from_raw_parts(self.address.add(from), n) })
+    }
+
+    /// Writes `bytes` at `from`, within the capacity.
+    pub(crate) fn write_at(&mut self, from: usize, bytes: &[u8]) -> Result<(), BridgeError> {
+        let end = from
+            .checked_add(bytes.len())
+            .ok_or(BridgeError::BadBuffer)?;
+        if end > self.capacity {
+            return Err(BridgeError::BadBuffer);
+        }
+        // SAFETY: as in `request`, within the capacity; no borrow of the buffer is alive.
+        let out = unsafe { std::slice::from_raw_parts_mut(self.address.add(from), bytes.len()) };
+        out.copy_from_slice(bytes);
+        Ok(())
+    }
+
     /// Writes one byte per action (1 allowed, 0 refused) at the start of the buffer.
     pub(crate) fn write_results(&mut self, allowed: &[bool]) -> Result<(), BridgeError> {
         if allowed.len() > self.capacity {

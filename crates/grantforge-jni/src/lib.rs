@@ -7,7 +7,7 @@
 //! - one codec per payload, each named after the Java class that writes or reads it, with its
 //!   layout at the top: [`request_encoder`] (`RequestEncoder`), [`settings_encoder`]
 //!   (`SettingsEncoder`), [`acl_view`] (`AclView`), [`acl_migration`] (`AclMigration`),
-//!   [`agent_metrics`] (`AgentMetrics`),
+//!   [`agent_metrics`] (`AgentMetrics`), [`comparison_codec`] (`RequestEncoder.encodeComparison`),
 //!   [`native_log_drain`] (`NativeLogDrain`), over the strings of [`wire`] (`Wire`);
 //! - [`export`]: the one error policy of every export (an error or a panic is the default return
 //!   value: refused, or nothing);
@@ -16,6 +16,7 @@
 pub mod acl_migration;
 pub mod acl_view;
 pub mod agent_metrics;
+mod comparison_codec;
 pub mod direct_buffer;
 pub mod explain_codec;
 pub mod export;
@@ -35,16 +36,18 @@ use jni::sys::{jboolean, jdouble, jint, jlong};
 use jni::EnvUnowned;
 
 use crate::direct_buffer::DirectBuffer;
-use crate::export::{export, export_env};
+use crate::export::{export, export_env, BridgeError};
 use crate::request_encoder::{decode_authorize, decode_by_resource_type, ActionSlots, MEMO};
 use crate::shell::{close_shell, open_shell, shell, with_agent};
+use grantforge_agent::comparison::Compared;
 
 /// Bumped whenever a native signature or a payload's layout changes; the Java shim refuses to run
 /// with a library of another ABI (a stale library on `grantforge.native.library.path`, say).
 /// (4: the metrics payload describes itself; 6: `migrateAcls`; 7: the quota table's `stats`;
 /// 8: `aclViewSerial`; 9: `NativeQuotas.configure`, and `resolve` says whether the answer is kept;
-/// 10: `operationCodes`; 11: `explain` takes one request of its codec.)
-pub const ABI_VERSION: jint = 11;
+/// 10: `operationCodes`; 11: `explain` takes one request of its codec; 12: `compare` and
+/// `describeKafkaBasis`.)
+pub const ABI_VERSION: jint = 12;
 
 /// `authorize` returns this when it wrote one byte per action into the buffer (more than 63
 /// actions); otherwise it returns a bitmask with bit i set when action i is allowed.
@@ -165,6 +168,91 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_a
                 let (context, operation, resource_type) =
                     decode_by_resource_type(buffer.request(), &mut memo)?;
                 Ok(agent.authorize_by_resource_type(context, operation, resource_type))
+            })
+        })
+    })
+}
+
+/// `compare`: shadow and compare modes (the payload: see [`comparison_codec`]). Returns 1 + the
+/// number of actions whose Kafka ACL the shim should tell, 0 if it failed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_compare(
+    _env: *mut jni::sys::JNIEnv,
+    _class: jni::sys::jclass,
+    handle: jlong,
+    address: jlong,
+    capacity: jint,
+    request_length: jint,
+    decider: jint,
+) -> jlong {
+    export(|| {
+        with_agent(handle, |agent| {
+            let decider = comparison_codec::decider(decider as u8)?;
+            let mut buffer = DirectBuffer::new(address, capacity, request_length)?;
+            let flags = MEMO.with(|memo| {
+                let mut memo = memo.borrow_mut();
+                let mut slots = ActionSlots::default();
+                let (context, actions) = decode_authorize(buffer.request(), &mut memo, &mut slots)?;
+                let kafka = comparison_codec::kafka_answers(
+                    &buffer,
+                    buffer.request().len(),
+                    actions.len(),
+                )?;
+                let mut compared = vec![Compared::default(); actions.len()];
+                agent.compare(context, actions, &kafka, decider, &mut compared);
+                Ok::<_, BridgeError>(
+                    compared
+                        .iter()
+                        .map(comparison_codec::flags)
+                        .collect::<Vec<u8>>(),
+                )
+            })?;
+            let at = request_length as usize + flags.len();
+            buffer.write_at(at, &flags)?;
+            let wanted = flags
+                .iter()
+                .filter(|f| *f & comparison_codec::WANTS_KAFKA_BASIS != 0)
+                .count();
+            Ok(1 + wanted as jlong)
+        })
+    })
+}
+
+/// `describeKafkaBasis`: the Kafka ACL behind Kafka's answer to action `index` of the request
+/// still in the buffer, which `compare` asked for.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_describeKafkaBasis<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    address: jlong,
+    capacity: jint,
+    request_length: jint,
+    index: jint,
+    decider: jint,
+    basis: JByteArray<'local>,
+) {
+    export_env(&mut env, |env| {
+        let basis = env.convert_byte_array(&basis)?;
+        let basis = String::from_utf8_lossy(&basis);
+        with_agent(handle, |agent| {
+            let decider = comparison_codec::decider(decider as u8)?;
+            let buffer = DirectBuffer::new(address, capacity, request_length)?;
+            MEMO.with(|memo| {
+                let mut memo = memo.borrow_mut();
+                let mut slots = ActionSlots::default();
+                let (context, actions) = decode_authorize(buffer.request(), &mut memo, &mut slots)?;
+                let index = usize::try_from(index).map_err(|_| BridgeError::BadBuffer)?;
+                let action = actions.get(index).ok_or(BridgeError::BadBuffer)?;
+                let kafka = comparison_codec::kafka_answers(
+                    &buffer,
+                    buffer.request().len(),
+                    actions.len(),
+                )?;
+                agent.describe_kafka_basis(context, action, kafka[index], decider, &basis);
+                Ok(())
             })
         })
     })

@@ -8,6 +8,7 @@ use grantforge_kafka::{Operation, ResourceType};
 use serde_json::{json, Value};
 
 use crate::audit::fold::{EventParts, FoldKey};
+use crate::comparison::Decider;
 
 /// One access event, possibly standing for `count` identical accesses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +33,39 @@ pub struct AccessEvent {
     pub last: Instant,
     /// The principal's accesses past its audit share (see `fold`): no resource, address or policy.
     pub overflow: bool,
+    /// Set on the disagreements of shadow and compare modes (`comparison`).
+    pub comparison: Option<Comparison>,
+}
+
+/// What a disagreement event says beyond an access: which authorizer decided, and Kafka's side.
+/// The other side's answer is the opposite of Kafka's (it is a disagreement).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comparison {
+    pub decider: Decider,
+    pub kafka_allowed: bool,
+    /// The Kafka ACL behind Kafka's answer, in words.
+    pub kafka_basis: String,
+}
+
+impl Comparison {
+    /// The disagreement in words, leading the event's request text and log line.
+    fn describe(&self, policy_id: Option<i64>) -> String {
+        let policy = policy_id.map_or_else(|| "no policy".to_string(), |id| format!("policy {id}"));
+        let (kafka, grantforge) = if self.kafka_allowed {
+            ("allows", "refuses")
+        } else {
+            ("refuses", "allows")
+        };
+        format!(
+            "{} disagreement ({} decides): GrantForge {grantforge} ({policy}), Kafka {kafka} ({})",
+            self.decider.mode(),
+            match self.decider {
+                Decider::Kafka => "Kafka",
+                Decider::GrantForge => "GrantForge",
+            },
+            self.kafka_basis
+        )
+    }
 }
 
 impl AccessEvent {
@@ -55,6 +89,7 @@ impl AccessEvent {
             first: parts.first,
             last: parts.last,
             overflow: key.overflow,
+            comparison: None,
         }
     }
 
@@ -69,7 +104,11 @@ impl AccessEvent {
 
     /// The request in words: type and version, client id, listener, and the fold.
     fn request_text(&self) -> String {
-        let mut text = format!(
+        let mut text = self
+            .comparison
+            .as_ref()
+            .map_or_else(String::new, |c| format!("{}; ", c.describe(self.policy_id)));
+        text += &format!(
             "{} v{}, client id {}, listener {}",
             api_name(self.request_type),
             self.request_version,
@@ -87,8 +126,14 @@ impl AccessEvent {
             ));
         } else if self.count > 1 {
             text.push_str(&format!(
-                ", {} identical accesses, last at {}",
-                self.count, self.last
+                ", {} identical {}, last at {}",
+                self.count,
+                if self.comparison.is_some() {
+                    "disagreements"
+                } else {
+                    "accesses"
+                },
+                self.last
             ));
         }
         text
@@ -106,12 +151,13 @@ impl AccessEvent {
     }
 
     /// The event as `POST /access-events` takes it, every field clamped to the server's limits
-    /// (one invalid event makes the server refuse the whole batch). `count` and `lastOccurredAt`
-    /// are extensions.
+    /// (one invalid event makes the server refuse the whole batch). `count`, `lastOccurredAt`
+    /// and a disagreement's `comparison` are extensions (the server ignores unknown fields); a
+    /// disagreement Kafka decided is enforced `NATIVE`.
     pub fn to_json(&self) -> Value {
         let resource = self.resource_text();
         let user = self.user();
-        json!({
+        let mut event = json!({
             "eventId": clamp(&self.event_id, limits::EVENT_ID),
             "occurredAt": self.first.to_string(),
             "user": clamp(if user.trim().is_empty() { "(anonymous)" } else { &user }, limits::USER),
@@ -123,20 +169,46 @@ impl AccessEvent {
             "outcome": if self.allowed { "ALLOWED" } else { "DENIED" },
             "policyId": self.policy_id.map(|id| id.to_string()),
             "policyVersion": self.policy_version,
-            "enforcer": "GRANTFORGE",
+            "enforcer": match &self.comparison {
+                Some(Comparison { decider: Decider::Kafka, .. }) => "NATIVE",
+                _ => "GRANTFORGE",
+            },
             "request": clamp(&self.request_text(), limits::REQUEST),
             "count": self.count,
             "lastOccurredAt": self.last.to_string(),
-        })
+        });
+        if let Some(comparison) = &self.comparison {
+            let answer = |allowed: bool| if allowed { "ALLOWED" } else { "DENIED" };
+            event["comparison"] = json!({
+                "mode": comparison.decider.mode(),
+                "kafka": answer(comparison.kafka_allowed),
+                "grantforge": answer(!comparison.kafka_allowed),
+                "kafkaAcl": clamp(&comparison.kafka_basis, limits::REQUEST_PART),
+            });
+        }
+        event
     }
 
     /// One line for the log `grantforge.audit`, in the style of Kafka's authorizer log.
     pub fn log_line(&self) -> String {
         let host = self.client.map_or("unknown".to_string(), |a| a.to_string());
-        let basis = match self.policy_id {
-            Some(id) => format!("policy {id}"),
-            None if self.overflow => "policies not kept (past the audit share)".to_string(),
-            None => "no policy (refused: nothing decided)".to_string(),
+        // A disagreement says both answers' bases first; the line then reads as the decider's access.
+        let (disagreement, basis) = match (&self.comparison, self.policy_id) {
+            (Some(c), _) => (format!("{}; ", c.describe(self.policy_id)), String::new()),
+            (None, Some(id)) => (String::new(), format!(" based on policy {id}")),
+            (None, None) if self.overflow => (
+                String::new(),
+                " based on policies not kept (past the audit share)".to_string(),
+            ),
+            (None, None) => (
+                String::new(),
+                " based on no policy (refused: nothing decided)".to_string(),
+            ),
+        };
+        let repeats = if self.comparison.is_some() {
+            "disagreements"
+        } else {
+            "accesses"
         };
         let times = if self.overflow {
             format!(
@@ -147,12 +219,12 @@ impl AccessEvent {
             format!("at {}", self.first)
         } else {
             format!(
-                "{} identical accesses, first at {}, last at {}",
+                "{} identical {repeats}, first at {}, last at {}",
                 self.count, self.first, self.last
             )
         };
         format!(
-            "Principal = {}:{} is {} operation = {} from host = {host} on resource = {}:{} for request = {} based on {basis} of policy version {}; {times} (request version {}, listener {}, client id {})",
+            "{disagreement}Principal = {}:{} is {} operation = {} from host = {host} on resource = {}:{} for request = {}{basis} of policy version {}; {times} (request version {}, listener {}, client id {})",
             self.principal_type,
             self.principal_name,
             if self.allowed { "Allowed" } else { "Denied" },
@@ -354,6 +426,7 @@ mod tests {
             first: Instant::from_unix_millis(0),
             last: Instant::from_unix_millis(1500),
             overflow: false,
+            comparison: None,
         }
     }
 
@@ -419,6 +492,7 @@ mod tests {
             first: Instant::from_unix_millis(1_796_047_081_120),
             last: Instant::from_unix_millis(1_796_047_084_877),
             overflow: false,
+            comparison: None,
         };
         let refused = AccessEvent {
             principal_name: "bob".into(),
@@ -429,7 +503,19 @@ mod tests {
             last: Instant::from_unix_millis(1_796_047_082_311),
             ..folded.clone()
         };
-        for event in [folded, refused] {
+        let disagreement = AccessEvent {
+            resource: "payments".into(),
+            policy_id: Some(5),
+            count: 240,
+            comparison: Some(Comparison {
+                decider: Decider::Kafka,
+                kafka_allowed: true,
+                kafka_basis: "ALLOW ACL TOPIC:LITERAL:payments User:alice from * ALLOW WRITE"
+                    .into(),
+            }),
+            ..folded.clone()
+        };
+        for event in [folded, refused, disagreement] {
             let line = format!("INFO [grantforge.audit] {}\n", event.log_line());
             assert!(guide.contains(&line), "docs/operations.md lacks {line}");
         }

@@ -44,6 +44,10 @@ pub(crate) struct Counts {
     pub denied: u64,
     pub cache_hits: u64,
     pub cache_misses: u64,
+    /// Shadow and compare modes: questions both authorizers answered alike, and questions not
+    /// compared (no snapshot was in force).
+    pub agreements: u64,
+    pub not_compared: u64,
 }
 
 impl Counts {
@@ -52,6 +56,8 @@ impl Counts {
         self.denied += other.denied;
         self.cache_hits += other.cache_hits;
         self.cache_misses += other.cache_misses;
+        self.agreements += other.agreements;
+        self.not_compared += other.not_compared;
     }
 }
 
@@ -190,6 +196,14 @@ impl Lane {
                 *now.get_or_insert_with(clock::wall_now),
             );
         }
+    }
+
+    pub(crate) fn count_agreements(&mut self, questions: u64) {
+        self.counts.agreements += questions;
+    }
+
+    pub(crate) fn count_not_compared(&mut self, questions: usize) {
+        self.counts.not_compared += questions as u64;
     }
 
     fn count(&mut self, reason: &Reason, hit: bool) {

@@ -1,7 +1,5 @@
 package org.devlive.grantforge.kafka.agent;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -9,14 +7,12 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.kafka.common.Endpoint;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
-import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.server.authorizer.AclCreateResult;
@@ -26,14 +22,9 @@ import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
 import org.apache.kafka.server.authorizer.Authorizer;
 import org.apache.kafka.server.authorizer.AuthorizerServerInfo;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.devlive.grantforge.kafka.agent.jni.AgentVersion;
 import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
-import org.devlive.grantforge.kafka.agent.jni.NativeLibraryLoader;
 import org.devlive.grantforge.kafka.agent.jni.NativeLogDrain;
 import org.devlive.grantforge.kafka.agent.jni.RequestEncoder;
-import org.devlive.grantforge.kafka.agent.jni.SettingsEncoder;
 
 /**
  * Kafka's {@link Authorizer} answered from GrantForge policies. This class only adapts Kafka's API:
@@ -42,7 +33,6 @@ import org.devlive.grantforge.kafka.agent.jni.SettingsEncoder;
  * controller creates two instances; they share one native agent.
  */
 public class GrantForgeKafkaAuthorizer implements Authorizer {
-    private static final Logger LOG = LoggerFactory.getLogger(GrantForgeKafkaAuthorizer.class);
     /**
      * The answers to a one-action call, shared: Kafka only reads the list (its own AclAuthorizer returned
      * unmodifiable lists), and most calls ask about one action.
@@ -67,70 +57,18 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
 
     @Override
     public void configure(Map<String, ?> configs) {
-        Map<String, String> settings = agentSettings(configs);
-        String library;
+        OpenedAgent opened = OpenedAgent.open(configs);
         try {
-            library = NativeLibraryLoader.load(settings.get(NativeLibraryLoader.PATH_KEY));
-        } catch (NativeLibraryLoader.NativeLoadException e) {
-            throw refuseToStart(e.getMessage());
-        }
-        NativeLogDrain.start();
-        byte[] answer = NativeAgent.open(SettingsEncoder.encode(settings));
-        NativeLogDrain.drainNow();
-        if (answer == null || answer.length == 0) {
-            throw refuseToStart("the native agent failed to open; see the previous log lines");
-        }
-        if (answer[0] != 0) {
-            throw refuseToStart(new String(answer, 1, answer.length - 1, StandardCharsets.UTF_8));
-        }
-        // [0] + handle + start timeout in ms, little-endian longs.
-        ByteBuffer opened = ByteBuffer.wrap(answer).order(ByteOrder.LITTLE_ENDIAN);
-        long agent = answer.length >= 9 ? opened.getLong(1) : 0L;
-        try {
-            if (answer.length != 17) {
-                throw refuseToStart("the native library answered open with " + answer.length
-                    + " bytes instead of 17; use the native library of this agent version");
-            }
-            startTimeoutMs = opened.getLong(9);
-            aclView = new AclView(agent);
-            handle = agent;
-            LOG.info("GrantForge agent {} configured on Java {} (native library from {})", AgentVersion.VERSION,
-                System.getProperty("java.version"), library);
+            startTimeoutMs = opened.startTimeoutMs;
+            aclView = new AclView(opened.handle);
+            handle = opened.handle;
         } catch (RuntimeException | Error e) {
             // Whatever fails once the native agent is open gives it back: no agent outlives a failed configure.
             handle = 0L;
             aclView = null;
-            if (agent != 0L) {
-                NativeAgent.close(agent);
-                NativeLogDrain.drainNow();
-            }
+            opened.close();
             throw e;
         }
-    }
-
-    private static ConfigException refuseToStart(String message) {
-        LOG.error("GrantForge agent cannot start: {}", message);
-        return new ConfigException(message);
-    }
-
-    /**
-     * Kafka's keys the agent reads beside its own (crates/grantforge-agent/src/config.rs, {@code KAFKA_KEYS}, whose
-     * test holds this list to it): no other setting, and so none of Kafka's secrets, reaches the native code.
-     */
-    static final java.util.Set<String> KAFKA_KEYS = java.util.Collections.unmodifiableSet(new java.util.HashSet<String>(
-        java.util.Arrays.asList("super.users", "inter.broker.listener.name", "security.inter.broker.protocol",
-            "controller.listener.names", "allow.everyone.if.no.acl.found")));
-
-    /** The keys the agent reads: its own and {@link #KAFKA_KEYS}. */
-    private static Map<String, String> agentSettings(Map<String, ?> configs) {
-        Map<String, String> settings = new TreeMap<String, String>();
-        for (Map.Entry<String, ?> entry : configs.entrySet()) {
-            String key = entry.getKey();
-            if (entry.getValue() != null && (key.startsWith("grantforge.") || KAFKA_KEYS.contains(key))) {
-                settings.put(key, String.valueOf(entry.getValue()));
-            }
-        }
-        return settings;
     }
 
     /**
@@ -151,15 +89,15 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
         }
         // The controller's authorizer has only early-start listeners: only the broker's one waits.
         if (waits) {
-            awaitFirstSnapshot(firstSnapshot);
+            awaitFirstSnapshot(handle, startTimeoutMs, firstSnapshot);
         }
         metrics = AgentMetrics.register(handle, waits ? "broker" : "controller");
         return futures;
     }
 
-    private void awaitFirstSnapshot(final CompletableFuture<Void> firstSnapshot) {
-        final long agentHandle = handle;
-        final long timeoutMs = startTimeoutMs;
+    /** Completes {@code firstSnapshot} once the agent has a snapshot in force or the start timeout has passed. */
+    static void awaitFirstSnapshot(final long agentHandle, final long timeoutMs,
+                                   final CompletableFuture<Void> firstSnapshot) {
         Thread waiter = new Thread(new Runnable() {
             @Override
             public void run() {
@@ -176,6 +114,12 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
 
     @Override
     public List<AuthorizationResult> authorize(AuthorizableRequestContext requestContext, List<Action> actions) {
+        return authorizeWith(handle, requestContext, actions);
+    }
+
+    /** The native agent's answers (one JNI call): every action refused if it fails. */
+    static List<AuthorizationResult> authorizeWith(long handle, AuthorizableRequestContext requestContext,
+                                                   List<Action> actions) {
         int count = actions.size();
         RequestEncoder encoder = RequestEncoder.forThisThread();
         int length = encoder.encodeAuthorize(requestContext, actions);
@@ -202,12 +146,23 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
     @Override
     public AuthorizationResult authorizeByResourceType(AuthorizableRequestContext requestContext, AclOperation op,
                                                        ResourceType resourceType) {
+        checkByResourceTypeArguments(op, resourceType);
+        return authorizeByResourceTypeWith(handle, requestContext, op, resourceType);
+    }
+
+    /** The arguments Kafka's own authorizer refuses ({@code AuthorizerUtils.validateAclBinding} style). */
+    static void checkByResourceTypeArguments(AclOperation op, ResourceType resourceType) {
         if (op == AclOperation.ANY || op == AclOperation.UNKNOWN) {
             throw new IllegalArgumentException("Must specify a non-filter operation type, not " + op);
         }
         if (resourceType == ResourceType.ANY || resourceType == ResourceType.UNKNOWN) {
             throw new IllegalArgumentException("Must specify a non-filter resource type, not " + resourceType);
         }
+    }
+
+    /** The native agent's answer (one JNI call): refused if it fails. */
+    static AuthorizationResult authorizeByResourceTypeWith(long handle, AuthorizableRequestContext requestContext,
+                                                           AclOperation op, ResourceType resourceType) {
         RequestEncoder encoder = RequestEncoder.forThisThread();
         int length = encoder.encodeByResourceType(requestContext, op, resourceType);
         boolean allowed = NativeAgent.authorizeByResourceType(handle, encoder.address(), encoder.capacity(), length);

@@ -1,7 +1,5 @@
 package org.devlive.grantforge.kafka.agent;
 
-import java.util.LinkedHashMap;
-import org.apache.kafka.common.metrics.Gauge;
 import org.apache.kafka.common.metrics.Monitorable;
 import org.apache.kafka.common.metrics.PluginMetrics;
 
@@ -18,17 +16,9 @@ import org.apache.kafka.common.metrics.PluginMetrics;
  * keeps loading on Kafka 3.7.
  */
 public class MonitorableGrantForgeKafkaAuthorizer extends GrantForgeKafkaAuthorizer implements Monitorable {
-    /**
-     * Kafka calls this after {@code configure}: the native agent exists. Registers every metric the native library
-     * lists (its name and description), each a gauge that reads the live value.
-     */
+    /** Kafka calls this after {@code configure}: the native agent exists. */
     @Override
     public void withPluginMetrics(PluginMetrics metrics) {
-        AgentMetrics agent = AgentMetrics.reader(nativeHandle());
-        for (AgentMetrics.Metric metric : agent.listed()) {
-            String name = metric.name;
-            Gauge<Object> gauge = (config, now) -> agent.value(name);
-            metrics.addMetric(metrics.metricName(name, metric.description, new LinkedHashMap<>()), gauge);
-        }
+        AgentPluginMetrics.register(nativeHandle(), metrics);
     }
 }

@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
  */
 public final class NativeAgent {
     /** Must equal {@code ABI_VERSION} of the library: the payloads' layouts and these signatures. */
-    static final int ABI_VERSION = 11;
+    static final int ABI_VERSION = 12;
 
     /** {@link #authorize} wrote one byte per action into the buffer instead of a bit mask. */
     public static final long RESULTS_IN_BUFFER = -2L;
@@ -38,6 +38,23 @@ public final class NativeAgent {
     public static native long authorize(long handle, long address, int capacity, int length);
 
     public static native boolean authorizeByResourceType(long handle, long address, int capacity, int length);
+
+    /** Shadow mode: Kafka's ACLs decide, the agent is compared ({@link #compare}). */
+    public static final int KAFKA_DECIDES = 0;
+    /** Compare mode: the agent decides, Kafka's ACLs are compared. */
+    public static final int GRANTFORGE_DECIDES = 1;
+
+    /**
+     * Shadow and compare modes: the agent answers the request {@link RequestEncoder#encodeComparison} wrote and
+     * compares with Kafka's answers written after it; it writes a byte of flags per action after those
+     * ({@link RequestEncoder#comparisonFlags}). Returns 1 + the number of actions whose Kafka ACL it asks for
+     * ({@link #describeKafkaBasis}), or 0 if it failed (no flags were written).
+     */
+    public static native long compare(long handle, long address, int capacity, int requestLength, int decider);
+
+    /** The Kafka ACL behind Kafka's answer to action {@code index} of the request still in the buffer, in words. */
+    public static native void describeKafkaBasis(long handle, long address, int capacity, int requestLength, int index,
+                                                 int decider, byte[] basis);
 
     /** Changes whenever another snapshot is applied. */
     public static native long generation(long handle);

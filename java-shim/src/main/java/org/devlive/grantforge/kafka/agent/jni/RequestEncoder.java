@@ -13,6 +13,7 @@ import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
+import org.apache.kafka.server.authorizer.AuthorizationResult;
 
 /**
  * Writes a request into the calling thread's direct buffer in the layout the native library reads
@@ -136,6 +137,37 @@ public final class RequestEncoder {
                 growFor(actions);
             }
         }
+    }
+
+    /** A flag of {@link #comparisonFlags}: GrantForge allows the action. */
+    public static final int GRANTFORGE_ALLOWS = 1;
+    /** A flag of {@link #comparisonFlags}: GrantForge's answer differs from Kafka's. */
+    public static final int DIFFERS = 2;
+    /** A flag of {@link #comparisonFlags}: the agent asks for the Kafka ACL behind Kafka's answer. */
+    public static final int WANTS_KAFKA_BASIS = 4;
+
+    /**
+     * Encodes {@code authorize(context, actions)} followed by Kafka's answers (a byte each, 1 allowed), with room
+     * after them for the flags {@link NativeAgent#compare} writes; returns the request's length (without the answers).
+     */
+    public int encodeComparison(AuthorizableRequestContext context, List<Action> actions,
+                                List<AuthorizationResult> kafka) {
+        int count = actions.size();
+        while (true) {
+            int length = encodeAuthorize(context, actions);
+            if (buffer.remaining() >= 2 * count) {
+                for (int i = 0; i < count; i++) {
+                    buffer.put((byte) (kafka.get(i) == AuthorizationResult.ALLOWED ? 1 : 0));
+                }
+                return length;
+            }
+            useBuffer(grownCapacity(buffer.capacity(), length + 2L * count));
+        }
+    }
+
+    /** The flags {@link NativeAgent#compare} wrote for action {@code index} of a request of {@code count} actions. */
+    public int comparisonFlags(int requestLength, int count, int index) {
+        return buffer.get(requestLength + count + index);
     }
 
     /** Encodes {@code authorizeByResourceType(context, op, resourceType)}. */

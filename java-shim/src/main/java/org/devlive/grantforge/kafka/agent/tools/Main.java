@@ -23,6 +23,7 @@ public final class Main {
         + "  explain ...                 what the agent would decide for a request, and why (docs/explain.md)\n"
         + "  explain --quota ...         the group, rule and limit the quota callback gives a connection (docs/quotas.md)\n"
         + "  explain --principal-of ...  the principal Kafka gives a certificate or a Kerberos name (docs/transports.md)\n"
+        + "  explain --disagreements ... what shadow or compare mode counted on a node, read over JMX (docs/operations.md)\n"
         + "  migrate-acls ...            Kafka's ACLs as GrantForge policies, and --verify (docs/operations.md)\n"
         + "  help                        this text; COMMAND --help prints the command's own\n"
         + "explain --quota --bootstrap-server, explain --principal-of and migrate-acls need Kafka's jars on the class path:\n"
@@ -54,6 +55,10 @@ public final class Main {
     }
 
     private static void explain(String[] args) throws IOException {
+        if (Disagreements.asked(args)) {
+            System.exit(Disagreements.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.out, System.err));
+            return;
+        }
         boolean help = java.util.Arrays.asList(args).contains("--help") || java.util.Arrays.asList(args).contains("-h");
         if (PrincipalOf.asked(args) && !help) {
             args = principalOf(args);

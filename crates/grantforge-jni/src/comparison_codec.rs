@@ -1,0 +1,64 @@
+//! The payload of `compare` and `describeKafkaBasis` (shadow and compare modes), which
+//! `RequestEncoder.encodeComparison` writes into the thread's direct buffer:
+//!
+//! ```text
+//! buffer  := request kafka{n} flags{n}
+//! request := the `authorize` request of n actions (request_encoder.rs), requestLength bytes
+//! kafka   := u8 (1: Kafka's ACLs allow action i, 0: they refuse it)
+//! flags   := u8, written by `compare`: bit 0 GrantForge allows action i, bit 1 the answers
+//!            differ, bit 2 the shim should tell the Kafka ACL behind Kafka's answer
+//! ```
+//!
+//! `compare` returns 1 + the number of actions whose bit 2 is set, and 0 when it failed (the
+//! default of every export): flags are then not written, and the shim neither reads them nor
+//! lets them decide anything.
+
+use grantforge_agent::comparison::{Compared, Decider};
+
+use crate::direct_buffer::DirectBuffer;
+use crate::export::BridgeError;
+use crate::wire::MalformedRequest;
+
+pub(crate) const GRANTFORGE_ALLOWS: u8 = 1;
+pub(crate) const DIFFERS: u8 = 2;
+pub(crate) const WANTS_KAFKA_BASIS: u8 = 4;
+
+/// The decider the shim names: 0 Kafka (shadow mode), 1 GrantForge (compare mode).
+pub(crate) fn decider(code: u8) -> Result<Decider, MalformedRequest> {
+    match code {
+        0 => Ok(Decider::Kafka),
+        1 => Ok(Decider::GrantForge),
+        _ => Err(MalformedRequest("decider")),
+    }
+}
+
+/// Kafka's answers to the `n` actions, after the request.
+pub(crate) fn kafka_answers(
+    buffer: &DirectBuffer,
+    request_length: usize,
+    n: usize,
+) -> Result<Vec<bool>, BridgeError> {
+    let answers = buffer.tail(request_length, n)?;
+    answers
+        .iter()
+        .map(|byte| match byte {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(BridgeError::Malformed(MalformedRequest("Kafka's answer"))),
+        })
+        .collect()
+}
+
+/// One action's flags.
+pub(crate) fn flags(compared: &Compared) -> u8 {
+    (if compared.grantforge_allowed {
+        GRANTFORGE_ALLOWS
+    } else {
+        0
+    }) | (if compared.disagrees { DIFFERS } else { 0 })
+        | (if compared.wants_kafka_basis {
+            WANTS_KAFKA_BASIS
+        } else {
+            0
+        })
+}

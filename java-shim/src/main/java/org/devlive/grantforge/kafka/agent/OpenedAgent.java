@@ -1,0 +1,97 @@
+package org.devlive.grantforge.kafka.agent;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.kafka.common.config.ConfigException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.devlive.grantforge.kafka.agent.jni.AgentVersion;
+import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
+import org.devlive.grantforge.kafka.agent.jni.NativeLibraryLoader;
+import org.devlive.grantforge.kafka.agent.jni.NativeLogDrain;
+import org.devlive.grantforge.kafka.agent.jni.SettingsEncoder;
+
+/**
+ * A native agent opened from an authorizer's configuration: the native library loaded, the agent's settings handed
+ * over, the handle and the start timeout as the native configuration parsed them. Every authorizer of the JAR opens
+ * its agent here; a setting the agent refuses stops the broker with a {@link ConfigException} naming the key.
+ */
+final class OpenedAgent {
+    private static final Logger LOG = LoggerFactory.getLogger(OpenedAgent.class);
+
+    /**
+     * Kafka's keys the agent reads beside its own (crates/grantforge-agent/src/config.rs, {@code KAFKA_KEYS}, whose
+     * test holds this list to it): no other setting, and so none of Kafka's secrets, reaches the native code.
+     */
+    static final java.util.Set<String> KAFKA_KEYS = java.util.Collections.unmodifiableSet(new java.util.HashSet<String>(
+        java.util.Arrays.asList("super.users", "inter.broker.listener.name", "security.inter.broker.protocol",
+            "controller.listener.names", "allow.everyone.if.no.acl.found")));
+
+    final long handle;
+    /** {@code grantforge.start.timeout.ms} as the native agent parsed and validated it (the only place that does). */
+    final long startTimeoutMs;
+
+    private OpenedAgent(long handle, long startTimeoutMs) {
+        this.handle = handle;
+        this.startTimeoutMs = startTimeoutMs;
+    }
+
+    static OpenedAgent open(Map<String, ?> configs) {
+        Map<String, String> settings = agentSettings(configs);
+        String library;
+        try {
+            library = NativeLibraryLoader.load(settings.get(NativeLibraryLoader.PATH_KEY));
+        } catch (NativeLibraryLoader.NativeLoadException e) {
+            throw refuseToStart(e.getMessage());
+        }
+        NativeLogDrain.start();
+        byte[] answer = NativeAgent.open(SettingsEncoder.encode(settings));
+        NativeLogDrain.drainNow();
+        if (answer == null || answer.length == 0) {
+            throw refuseToStart("the native agent failed to open; see the previous log lines");
+        }
+        if (answer[0] != 0) {
+            throw refuseToStart(new String(answer, 1, answer.length - 1, StandardCharsets.UTF_8));
+        }
+        // [0] + handle + start timeout in ms, little-endian longs.
+        ByteBuffer fields = ByteBuffer.wrap(answer).order(ByteOrder.LITTLE_ENDIAN);
+        long agent = answer.length >= 9 ? fields.getLong(1) : 0L;
+        if (answer.length != 17) {
+            if (agent != 0L) {
+                NativeAgent.close(agent);
+                NativeLogDrain.drainNow();
+            }
+            throw refuseToStart("the native library answered open with " + answer.length
+                + " bytes instead of 17; use the native library of this agent version");
+        }
+        LOG.info("GrantForge agent {} configured on Java {} (native library from {})", AgentVersion.VERSION,
+            System.getProperty("java.version"), library);
+        return new OpenedAgent(agent, fields.getLong(9));
+    }
+
+    /** Gives the agent back: for a configure that fails after opening it. */
+    void close() {
+        NativeAgent.close(handle);
+        NativeLogDrain.drainNow();
+    }
+
+    static ConfigException refuseToStart(String message) {
+        LOG.error("GrantForge agent cannot start: {}", message);
+        return new ConfigException(message);
+    }
+
+    /** The keys the agent reads: its own and {@link #KAFKA_KEYS}. */
+    private static Map<String, String> agentSettings(Map<String, ?> configs) {
+        Map<String, String> settings = new TreeMap<String, String>();
+        for (Map.Entry<String, ?> entry : configs.entrySet()) {
+            String key = entry.getKey();
+            if (entry.getValue() != null && (key.startsWith("grantforge.") || KAFKA_KEYS.contains(key))) {
+                settings.put(key, String.valueOf(entry.getValue()));
+            }
+        }
+        return settings;
+    }
+}
