@@ -342,3 +342,71 @@ fn event(event_id: String, key: &DisagreementKey, tally: &Tally) -> AccessEvent 
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{context, write};
+
+    fn record(comparisons: &Comparisons, topic: &str) -> bool {
+        comparisons.record(
+            Decider::Kafka,
+            true,
+            &context("alice"),
+            &write(topic),
+            Reason::NoPolicy,
+            1,
+            Instant::from_unix_millis(0),
+        )
+    }
+
+    #[test]
+    fn past_its_room_the_table_counts_disagreements_by_kind_without_keeping_them() {
+        let comparisons = Comparisons::default();
+        for i in 0..TRACKED + 10 {
+            record(&comparisons, &format!("topic-{i}"));
+        }
+        assert_eq!(comparisons.grantforge_refuses(), (TRACKED + 10) as u64);
+        assert_eq!(comparisons.untracked(), 10);
+        assert_eq!(comparisons.top(usize::MAX).len(), TRACKED);
+        assert!(
+            record(&comparisons, "topic-0"),
+            "a kept key still wants its ACL"
+        );
+        assert!(!record(&comparisons, "one-more"), "no room: nothing to tell");
+    }
+
+    #[test]
+    fn each_window_gives_one_event_per_key_with_the_windows_count_only() {
+        let comparisons = Comparisons::default();
+        let ids = EventIds::new("t");
+        for _ in 0..3 {
+            record(&comparisons, "orders");
+        }
+        let events = comparisons.take_events(&ids);
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].count, 3);
+        assert!(comparisons.take_events(&ids).is_empty(), "a quiet window");
+        record(&comparisons, "orders");
+        assert_eq!(comparisons.take_events(&ids)[0].count, 1);
+        assert_eq!(comparisons.top(1)[0].1.total, 4, "the total goes on");
+    }
+
+    #[test]
+    fn names_are_kept_clamped_to_the_audits_limits() {
+        let comparisons = Comparisons::default();
+        let long = "t".repeat(5000);
+        record(&comparisons, &long);
+        let basis = "b".repeat(5000);
+        comparisons.describe_kafka_basis(
+            Decider::Kafka,
+            true,
+            &context("alice"),
+            &write(&long),
+            &basis,
+        );
+        let (key, tally) = comparisons.top(1).remove(0);
+        assert_eq!(key.resource.len(), limits::RESOURCE);
+        assert_eq!(tally.kafka_basis.unwrap().len(), BASIS_LIMIT);
+    }
+}

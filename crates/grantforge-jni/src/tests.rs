@@ -246,3 +246,69 @@ fn a_disabled_service_counts_no_acl_and_leaves_kafka_unchecked() {
     );
     close_shell(shell(handle).unwrap());
 }
+
+/// Calls `compare` as the shim does: the request, Kafka's answers after it, and room for the flags.
+fn compare(handle: jlong, request: &[u8], kafka: &[u8], decider: jint) -> (jlong, Vec<u8>) {
+    let mut buffer = request.to_vec();
+    buffer.extend_from_slice(kafka);
+    buffer.extend(std::iter::repeat_n(0xff, kafka.len()));
+    let answer = Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_compare(
+        ptr::null_mut(),
+        ptr::null_mut(),
+        handle,
+        buffer.as_mut_ptr() as jlong,
+        buffer.len() as jint,
+        request.len() as jint,
+        decider,
+    );
+    (answer, buffer[request.len() + kafka.len()..].to_vec())
+}
+
+#[test]
+fn compare_writes_each_actions_flags_after_kafkas_answers_and_asks_for_new_disagreements_only() {
+    let handle = open(&policy_file("compare", &e2e()));
+    // alice may write orders and is denied payments (policy 5); Kafka allows both.
+    let asked = request("alice", &[(WRITE, "orders"), (WRITE, "payments")]);
+    let (answer, flags) = compare(handle, &asked, &[1, 1], 0);
+    assert_eq!(answer, 2, "1 + one disagreement whose Kafka ACL is wanted");
+    assert_eq!(flags, [1, 2 | 4]);
+    let (again, flags) = compare(handle, &asked, &[1, 1], 0);
+    assert_eq!(again, 2, "still wanted: the shim has not told it yet");
+    assert_eq!(flags, [1, 2 | 4]);
+    let (after_told, flags) = {
+        let mut buffer = asked.clone();
+        buffer.extend_from_slice(&[1, 1, 0, 0]);
+        with_agent(handle, |agent| {
+            let mut memo = request_encoder::ContextMemo::default();
+            let mut slots = ActionSlots::default();
+            let (context, actions) =
+                decode_authorize(&buffer[..asked.len()], &mut memo, &mut slots).unwrap();
+            agent.describe_kafka_basis(
+                context,
+                &actions[1],
+                true,
+                grantforge_agent::comparison::Decider::Kafka,
+                "ALLOW ACL",
+            );
+            Ok(())
+        })
+        .unwrap();
+        compare(handle, &asked, &[1, 1], 0)
+    };
+    assert_eq!(after_told, 1, "nothing more to tell");
+    assert_eq!(flags, [1, 2]);
+}
+
+#[test]
+fn compare_fails_closed_on_a_malformed_answer_or_decider_and_writes_no_flags() {
+    let handle = open(&policy_file("compare-malformed", &e2e()));
+    let asked = request("alice", &[(WRITE, "orders")]);
+    assert_eq!(compare(handle, &asked, &[7], 0), (0, vec![0xff]));
+    assert_eq!(compare(handle, &asked, &[1], 9), (0, vec![0xff]));
+    let (answer, flags) = compare(handle, &asked, &[0], 1);
+    assert_eq!(
+        answer, 2,
+        "GrantForge allows what Kafka refused: a disagreement, its ACL wanted"
+    );
+    assert_eq!(flags, [1 | 2 | 4]);
+}

@@ -72,6 +72,7 @@ final class Disagreements {
             MBeanServerConnection connection = connector.getMBeanServerConnection();
             for (ObjectName name : connection.queryNames(new ObjectName("org.devlive.grantforge.kafka:type=Agent,*"), null)) {
                 String instance = name.getKeyProperty("instance");
+                instance = instance != null && instance.startsWith("\"") ? ObjectName.unquote(instance) : instance;
                 if (agents.containsKey(instance)) {
                     continue;
                 }

@@ -113,6 +113,12 @@ public final class BrokerThroughput {
         }
         // The agent node's native library: another build of it (one with symbols, for a profile of its own code).
         String agentNativeLibrary = options.get("agent-native");
+        // The nodes: none, standard and agent by default; shadow adds GrantForgeShadowAuthorizer (the ACLs decide, the
+        // agent is asked beside them).
+        List<String> chosenSubjects = Arrays.asList(options.getOrDefault("subjects", "none,standard,agent").split(","));
+        if (!SUBJECTS.containsAll(chosenSubjects) || !chosenSubjects.contains("none")) {
+            throw new IllegalArgumentException("--subjects takes none (always) and any of " + SUBJECTS + ", not " + chosenSubjects);
+        }
         Path out = Paths.get(options.getOrDefault("out", "benchmarks/results/broker"));
         Files.createDirectories(out);
         Path tsv = out.resolve("runs.tsv");
@@ -120,7 +126,7 @@ public final class BrokerThroughput {
                 StandardCharsets.UTF_8);
         List<Run> all = new ArrayList<>();
         for (int size : sizes) {
-            List<Subject> subjects = startNodes(kafkaVersion, size, out, agentNativeLibrary);
+            List<Subject> subjects = startNodes(chosenSubjects, kafkaVersion, size, out, agentNativeLibrary);
             List<double[]> profileStart = new ArrayList<>();
             try {
                 for (int round = 0; round < rounds; round++) {
@@ -175,20 +181,30 @@ public final class BrokerThroughput {
     // ------------------------------------------------------------------------------------------
     // the three nodes
 
-    private static List<Subject> startNodes(String kafkaVersion, int size, Path out, String agentNativeLibrary) throws Exception {
+    /** Every node there can be, in the report's order. */
+    static final List<String> SUBJECTS = List.of("none", "standard", "agent", "shadow");
+
+    private static List<Subject> startNodes(List<String> chosen, String kafkaVersion, int size, Path out, String agentNativeLibrary)
+            throws Exception {
         Path policies = out.resolve("policies-" + size + ".json");
         GrantForgeSnapshot.write(policies, size, ACLS_PER_RESOURCE, DENY_PERCENTAGE, alicesPolicies());
-        List<Subject> subjects = new ArrayList<>();
-        subjects.add(start("none", kafkaVersion, size, b -> b.noAuthorizer()));
-        subjects.add(start("standard", kafkaVersion, size, b -> b.authorizer("org.apache.kafka.metadata.authorizer.StandardAuthorizer")));
-        subjects.add(start("agent", kafkaVersion, size, b -> {
-            b.authorizer(KafkaNode.AUTHORIZER_CLASS).policyFile(policies).property("grantforge.snapshot.max.bytes", String.valueOf(1L << 30));
+        java.util.function.UnaryOperator<KafkaNode.Builder> agentSettings = b -> {
+            b.policyFile(policies).property("grantforge.snapshot.max.bytes", String.valueOf(1L << 30));
             return agentNativeLibrary == null ? b : b.property("grantforge.native.library.path", agentNativeLibrary);
-        }));
+        };
+        List<Subject> subjects = new ArrayList<>();
+        for (String name : chosen) {
+            subjects.add(switch (name) {
+                case "none" -> start(name, kafkaVersion, size, b -> b.noAuthorizer());
+                case "standard" -> start(name, kafkaVersion, size, b -> b.authorizer("org.apache.kafka.metadata.authorizer.StandardAuthorizer"));
+                case "agent" -> start(name, kafkaVersion, size, b -> agentSettings.apply(b.authorizer(KafkaNode.AUTHORIZER_CLASS)));
+                default -> start(name, kafkaVersion, size, b -> agentSettings.apply(b.authorizer(KafkaNode.SHADOW_AUTHORIZER_CLASS)));
+            });
+        }
         for (Subject subject : subjects) {
             try (Admin admin = subject.node().admin(KafkaNode.SUPER_USER)) {
                 admin.createTopics(Collections.singletonList(new NewTopic(TOPIC, 1, (short) 1))).all().get(2, TimeUnit.MINUTES);
-                if (subject.name().equals("standard")) {
+                if (subject.name().equals("standard") || subject.name().equals("shadow")) {
                     loadAcls(admin, size);
                 }
             }
@@ -421,7 +437,7 @@ public final class BrokerThroughput {
                         : workloads.stream().filter(w -> w.name().equals(kind)).findFirst().orElseThrow().describe();
                 Stats noneRecords = stats(all, size, kind, "none", Run::recordsPerSec);
                 Stats noneCpu = stats(all, size, kind, "none", Run::cpuMsPerThousandRequests);
-                for (String subject : List.of("none", "standard", "agent")) {
+                for (String subject : subjectsIn(all)) {
                     Stats records = stats(all, size, kind, subject, Run::recordsPerSec);
                     Stats mb = stats(all, size, kind, subject, Run::mbPerSec);
                     Stats p99 = stats(all, size, kind, subject, Run::p99Ms);
@@ -433,17 +449,27 @@ public final class BrokerThroughput {
             }
         }
         md.append("\nPaired per round: each counted round's records/s against no authorizer's in the same round, median [min-max]\n\n");
-        md.append("| data | workload | StandardAuthorizer / none | agent / none |\n|---|---|---|---|\n");
+        List<String> others = subjectsIn(all).stream().filter(subject -> !subject.equals("none")).collect(Collectors.toList());
+        md.append("| data | workload |");
+        others.forEach(subject -> md.append(' ').append(subject).append(" / none |"));
+        md.append("\n|---|---|").append("---|".repeat(others.size())).append('\n');
         for (int size : sizes) {
             for (Workload workload : workloads) {
                 if (all.stream().anyMatch(r -> r.size() == size && r.workload().equals(workload.name()))) {
-                    md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s |%n", size == 0 ? "0" : size / 1000 + "k", workload.describe(),
-                            paired(all, size, workload.name(), "standard").format("%.3f", null),
-                            paired(all, size, workload.name(), "agent").format("%.3f", null)));
+                    md.append(String.format(Locale.ROOT, "| %s | %s |", size == 0 ? "0" : size / 1000 + "k", workload.describe()));
+                    for (String subject : others) {
+                        md.append(' ').append(paired(all, size, workload.name(), subject).format("%.3f", null)).append(" |");
+                    }
+                    md.append('\n');
                 }
             }
         }
         return md.toString();
+    }
+
+    /** The nodes the runs measured, in the order of {@link #SUBJECTS}. */
+    private static List<String> subjectsIn(List<Run> all) {
+        return SUBJECTS.stream().filter(subject -> all.stream().anyMatch(r -> r.subject().equals(subject))).collect(Collectors.toList());
     }
 
     /** The ratio of a node's records/s to no authorizer's, round by round. */

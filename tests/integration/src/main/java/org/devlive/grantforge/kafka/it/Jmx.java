@@ -22,6 +22,11 @@ public final class Jmx {
         return new Jmx(Ports.free());
     }
 
+    /** The port, as {@code explain --disagreements --jmx 127.0.0.1:PORT} takes it. */
+    public int port() {
+        return port;
+    }
+
     /** The node's JVM flags: JMX without authentication on loopback (test equipment only). */
     public List<String> jvmArgs() {
         return List.of("-Dcom.sun.management.jmxremote.port=" + port, "-Dcom.sun.management.jmxremote.rmi.port=" + port,

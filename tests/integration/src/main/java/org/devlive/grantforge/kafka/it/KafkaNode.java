@@ -71,6 +71,8 @@ public final class KafkaNode implements AutoCloseable {
     /** The agent class for Kafka 4.1 and later, which also publishes Kafka plugin metrics. */
     public static final String MONITORABLE_AUTHORIZER_CLASS =
             "org.devlive.grantforge.kafka.agent.MonitorableGrantForgeKafkaAuthorizer";
+    /** Shadow mode: Kafka's StandardAuthorizer decides, the agent is asked beside it. */
+    public static final String SHADOW_AUTHORIZER_CLASS = "org.devlive.grantforge.kafka.agent.GrantForgeShadowAuthorizer";
     public static final String SUPER_USER = "admin";
     /** The PLAIN users every node knows, with their passwords. */
     public static final Map<String, String> USERS;
@@ -277,7 +279,7 @@ public final class KafkaNode implements AutoCloseable {
             Path jar = config.agentJar;
             if (Files.isRegularFile(jar)) {
                 cp.append(java.io.File.pathSeparatorChar).append(jar.toAbsolutePath());
-            } else if (AUTHORIZER_CLASS.equals(config.authorizer) || MONITORABLE_AUTHORIZER_CLASS.equals(config.authorizer)) {
+            } else if (config.authorizer.startsWith("org.devlive.grantforge.")) {
                 throw new IllegalStateException("The agent JAR " + jar + " does not exist; build it first (mvn -B -pl java-shim -am install)");
             }
         }

@@ -316,7 +316,7 @@ abstract class MigratedAcls {
             producer.send(new ProducerRecord<>(topic, user, "from " + user)).get(WAIT_S, TimeUnit.SECONDS);
             return "produced";
         } catch (Exception e) {
-            return refusal(e);
+            return Refusals.of(e);
         }
     }
 
@@ -337,7 +337,7 @@ abstract class MigratedAcls {
             consumer.commitSync(Duration.ofSeconds(WAIT_S));
             return "read at least 2";
         } catch (Exception e) {
-            return refusal(e);
+            return Refusals.of(e);
         }
     }
 
@@ -347,7 +347,7 @@ abstract class MigratedAcls {
             seen.retainAll(TOPICS);
             return "sees " + seen;
         } catch (Exception e) {
-            return refusal(e);
+            return Refusals.of(e);
         }
     }
 
@@ -358,25 +358,8 @@ abstract class MigratedAcls {
                 .get(resource).entries();
             return entries.isEmpty() ? "no configs" : "described";
         } catch (Exception e) {
-            return refusal(e);
+            return Refusals.of(e);
         }
-    }
-
-    /**
-     * A refusal in Kafka's own words: the error code of the first Kafka error in the chain, which must be an
-     * authorization failure. Anything else (a timeout, a lost connection) is no answer to compare and fails the test.
-     */
-    private static String refusal(Exception e) {
-        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-            if (cause instanceof org.apache.kafka.common.errors.ApiException) {
-                org.apache.kafka.common.protocol.Errors error = org.apache.kafka.common.protocol.Errors.forException(cause);
-                if (error.name().endsWith("_AUTHORIZATION_FAILED")) {
-                    return "refused: " + error.name() + " (" + error.code() + ")";
-                }
-                break;
-            }
-        }
-        throw new AssertionError("not a refusal, no answer to compare: " + e, e);
     }
 
     // ---------------------------------------------------------------------------------------------
