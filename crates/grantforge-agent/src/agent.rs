@@ -64,6 +64,19 @@ impl AgentError {
     }
 }
 
+/// Actions of one call compared without allocation (nearly every call has one).
+const INLINE: usize = 16;
+
+/// A slot for an action not yet copied in.
+const UNASKED: Action<'static> = Action {
+    operation: None,
+    resource_type: None,
+    literal: false,
+    name: "",
+    log_if_allowed: false,
+    log_if_denied: false,
+};
+
 /// How long `close()` waits for the agent's final audit delivery.
 pub const CLOSE_DEADLINE: Duration = Duration::from_secs(5);
 
@@ -219,7 +232,7 @@ impl Agent {
         actions: &[Action<'_>],
         allowed: &mut [bool],
     ) {
-        self.decide_all(context, actions, allowed);
+        self.decide_all(context, actions, allowed, |_, _, _| ());
     }
 
     /// [`Agent::authorize`], and each answer compared with Kafka's (`kafka[i]`): the shadow
@@ -236,53 +249,68 @@ impl Agent {
         decider: Decider,
         compared: &mut [Compared],
     ) {
-        let mut allowed = vec![false; actions.len()];
+        let n = actions.len();
+        // Nearly every call asks about one action: no allocation up to INLINE of them.
+        let (mut inline_allowed, mut heap_allowed) = ([false; INLINE], Vec::new());
+        let allowed: &mut [bool] = if n <= INLINE {
+            &mut inline_allowed[..n]
+        } else {
+            heap_allowed.resize(n, false);
+            &mut heap_allowed
+        };
+        let count = |lane: &mut Lane, answered: bool, allowed: &[bool]| {
+            if answered {
+                let agreements = allowed.iter().zip(kafka).filter(|(g, k)| g == k).count();
+                lane.count_agreements(agreements as u64);
+            } else {
+                lane.count_not_compared(n);
+            }
+            answered
+        };
         let answered = match decider {
-            Decider::GrantForge => self.decide_all(context, actions, &mut allowed),
+            Decider::GrantForge => self.decide_all(context, actions, allowed, count),
             Decider::Kafka => {
-                let unaudited: Vec<Action<'_>> = actions
-                    .iter()
-                    .map(|a| Action {
+                let (mut inline, mut heap) = ([UNASKED; INLINE], Vec::new());
+                let unaudited: &mut [Action<'_>] = if n <= INLINE {
+                    &mut inline[..n]
+                } else {
+                    heap.resize(n, UNASKED);
+                    &mut heap
+                };
+                for (slot, action) in unaudited.iter_mut().zip(actions) {
+                    *slot = Action {
                         log_if_allowed: false,
                         log_if_denied: false,
-                        ..*a
-                    })
-                    .collect();
-                self.decide_all(context, &unaudited, &mut allowed)
+                        ..*action
+                    };
+                }
+                self.decide_all(context, unaudited, allowed, count)
             }
         };
+        for (out, allowed) in compared.iter_mut().zip(allowed.iter()) {
+            *out = Compared::answer(*allowed);
+        }
         if !answered {
-            self.lanes
-                .with_mine(|lane, _| lane.count_not_compared(actions.len()));
-            for (out, allowed) in compared.iter_mut().zip(&allowed) {
-                *out = Compared::answer(*allowed);
-            }
             return;
         }
         // Read once, on the first disagreement (rare by the operator's aim).
-        let mut applied: Option<Option<Arc<KafkaPolicies>>> = None;
-        let mut agreements = 0;
-        let now = Instant::now();
+        let mut applied: Option<(Option<Arc<KafkaPolicies>>, Instant)> = None;
         for (i, (action, out)) in actions.iter().zip(compared.iter_mut()).enumerate() {
-            *out = Compared::answer(allowed[i]);
             if allowed[i] == kafka[i] {
-                agreements += 1;
                 continue;
             }
+            let (policies, now) = applied.get_or_insert_with(|| (self.policies(), Instant::now()));
             // The policies are asked again for the deciding one.
-            let policies = applied.get_or_insert_with(|| self.policies());
             let (reason, version) = policies
                 .as_ref()
                 .map_or((Reason::NoSnapshot, lane::NO_SNAPSHOT_VERSION), |p| {
-                    (p.decide(context, action, now), p.policy_version)
+                    (p.decide(context, action, *now), p.policy_version)
                 });
             out.disagrees = true;
             out.wants_kafka_basis = self
                 .comparisons
-                .record(decider, kafka[i], context, action, reason, version, now);
+                .record(decider, kafka[i], context, action, reason, version, *now);
         }
-        self.lanes
-            .with_mine(|lane, _| lane.count_agreements(agreements));
     }
 
     /// Keeps the Kafka ACL behind Kafka's answer to a disagreement [`Agent::compare`] asked about.
@@ -303,18 +331,20 @@ impl Agent {
         &self.comparisons
     }
 
-    /// Decides every action into `allowed`; false when nothing may decide (no snapshot, or one
-    /// of another service type), so that every action was refused undecided.
-    fn decide_all(
+    /// Decides every action into `allowed`, then runs `then` with the thread's lane, whether
+    /// anything could decide (false: no snapshot, or one of another service type, so every action
+    /// was refused undecided) and the answers.
+    fn decide_all<R>(
         &self,
         context: &RequestContext,
         actions: &[Action<'_>],
         allowed: &mut [bool],
-    ) -> bool {
+        then: impl FnOnce(&mut Lane, bool, &[bool]) -> R,
+    ) -> R {
         self.with_deciding(&context.principal, |lane, in_force| {
             // One time of access for the whole call, read only if something is audited.
             let mut now = None;
-            match in_force {
+            let answered = match in_force {
                 Ok(applied) => {
                     for (action, allowed) in actions.iter().zip(allowed.iter_mut()) {
                         *allowed = lane.decide(applied, context, action, &self.auditor, &mut now);
@@ -339,7 +369,8 @@ impl Agent {
                     });
                     false
                 }
-            }
+            };
+            then(lane, answered, allowed)
         })
     }
 

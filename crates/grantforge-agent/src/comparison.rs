@@ -373,7 +373,10 @@ mod tests {
             record(&comparisons, "topic-0"),
             "a kept key still wants its ACL"
         );
-        assert!(!record(&comparisons, "one-more"), "no room: nothing to tell");
+        assert!(
+            !record(&comparisons, "one-more"),
+            "no room: nothing to tell"
+        );
     }
 
     #[test]

@@ -32,25 +32,43 @@ pub(crate) fn decider(code: u8) -> Result<Decider, MalformedRequest> {
     }
 }
 
-/// Kafka's answers to the `n` actions, after the request.
-pub(crate) fn kafka_answers(
+/// Kafka's answers to the actions, after the request, into `kafka` (one per action).
+pub(crate) fn read_kafka_answers(
     buffer: &DirectBuffer,
     request_length: usize,
-    n: usize,
-) -> Result<Vec<bool>, BridgeError> {
-    let answers = buffer.tail(request_length, n)?;
-    answers
-        .iter()
-        .map(|byte| match byte {
-            0 => Ok(false),
-            1 => Ok(true),
-            _ => Err(BridgeError::Malformed(MalformedRequest("Kafka's answer"))),
-        })
-        .collect()
+    kafka: &mut [bool],
+) -> Result<(), BridgeError> {
+    let answers = buffer.tail(request_length, kafka.len())?;
+    for (answer, byte) in kafka.iter_mut().zip(answers) {
+        *answer = match byte {
+            0 => false,
+            1 => true,
+            _ => return Err(BridgeError::Malformed(MalformedRequest("Kafka's answer"))),
+        };
+    }
+    Ok(())
+}
+
+/// Writes each action's flags at `at`; returns how many ask for the Kafka ACL.
+pub(crate) fn write_flags(
+    buffer: &mut DirectBuffer,
+    at: usize,
+    compared: &[Compared],
+) -> Result<usize, BridgeError> {
+    let mut flags = [0u8; 64];
+    let mut wanted = 0;
+    for (chunk_at, chunk) in compared.chunks(flags.len()).enumerate() {
+        for (flag, one) in flags.iter_mut().zip(chunk) {
+            *flag = flags_of(one);
+            wanted += usize::from(one.wants_kafka_basis);
+        }
+        buffer.write_at(at + chunk_at * flags.len(), &flags[..chunk.len()])?;
+    }
+    Ok(wanted)
 }
 
 /// One action's flags.
-pub(crate) fn flags(compared: &Compared) -> u8 {
+fn flags_of(compared: &Compared) -> u8 {
     (if compared.grantforge_allowed {
         GRANTFORGE_ALLOWS
     } else {

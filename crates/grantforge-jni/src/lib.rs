@@ -189,30 +189,34 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_c
         with_agent(handle, |agent| {
             let decider = comparison_codec::decider(decider as u8)?;
             let mut buffer = DirectBuffer::new(address, capacity, request_length)?;
-            let flags = MEMO.with(|memo| {
+            let request_length = buffer.request().len();
+            // Up to INLINE actions without allocation, as `authorize` answers them.
+            const INLINE: usize = 63;
+            let (mut kafka_inline, mut kafka_heap) = ([false; INLINE], Vec::new());
+            let (mut compared_inline, mut compared_heap) =
+                ([Compared::default(); INLINE], Vec::new());
+            let n = MEMO.with(|memo| {
                 let mut memo = memo.borrow_mut();
                 let mut slots = ActionSlots::default();
                 let (context, actions) = decode_authorize(buffer.request(), &mut memo, &mut slots)?;
-                let kafka = comparison_codec::kafka_answers(
-                    &buffer,
-                    buffer.request().len(),
-                    actions.len(),
-                )?;
-                let mut compared = vec![Compared::default(); actions.len()];
-                agent.compare(context, actions, &kafka, decider, &mut compared);
-                Ok::<_, BridgeError>(
-                    compared
-                        .iter()
-                        .map(comparison_codec::flags)
-                        .collect::<Vec<u8>>(),
-                )
+                let n = actions.len();
+                let (kafka, compared) = if n <= INLINE {
+                    (&mut kafka_inline[..n], &mut compared_inline[..n])
+                } else {
+                    kafka_heap.resize(n, false);
+                    compared_heap.resize(n, Compared::default());
+                    (&mut kafka_heap[..], &mut compared_heap[..])
+                };
+                comparison_codec::read_kafka_answers(&buffer, request_length, kafka)?;
+                agent.compare(context, actions, kafka, decider, compared);
+                Ok::<_, BridgeError>(n)
             })?;
-            let at = request_length as usize + flags.len();
-            buffer.write_at(at, &flags)?;
-            let wanted = flags
-                .iter()
-                .filter(|f| *f & comparison_codec::WANTS_KAFKA_BASIS != 0)
-                .count();
+            let compared = if n <= INLINE {
+                &compared_inline[..n]
+            } else {
+                &compared_heap[..]
+            };
+            let wanted = comparison_codec::write_flags(&mut buffer, request_length + n, compared)?;
             Ok(1 + wanted as jlong)
         })
     })
@@ -246,11 +250,8 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_d
                 let (context, actions) = decode_authorize(buffer.request(), &mut memo, &mut slots)?;
                 let index = usize::try_from(index).map_err(|_| BridgeError::BadBuffer)?;
                 let action = actions.get(index).ok_or(BridgeError::BadBuffer)?;
-                let kafka = comparison_codec::kafka_answers(
-                    &buffer,
-                    buffer.request().len(),
-                    actions.len(),
-                )?;
+                let mut kafka = vec![false; actions.len()];
+                comparison_codec::read_kafka_answers(&buffer, buffer.request().len(), &mut kafka)?;
                 agent.describe_kafka_basis(context, action, kafka[index], decider, &basis);
                 Ok(())
             })

@@ -29,6 +29,7 @@ import org.apache.kafka.metadata.authorizer.StandardAuthorizer;
 import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
 import org.devlive.grantforge.kafka.agent.GrantForgeKafkaAuthorizer;
+import org.devlive.grantforge.kafka.agent.GrantForgeShadowAuthorizer;
 
 /** What the benchmarks share: request contexts as the broker builds them, authorizer set-up, reports. */
 public final class Bench {
@@ -59,6 +60,23 @@ public final class Bench {
     static StandardAuthorizer standardAuthorizer() {
         StandardAuthorizer authorizer = new StandardAuthorizer();
         authorizer.configure(Collections.<String, Object>emptyMap());
+        authorizer.withPluginMetrics(new PluginMetricsImpl(new Metrics(), new HashMap<String, String>()));
+        return authorizer;
+    }
+
+    /**
+     * Shadow mode: Kafka's StandardAuthorizer (its ACLs still to be added) with the agent asked beside it, in offline
+     * mode on {@code snapshot}.
+     */
+    static GrantForgeShadowAuthorizer shadow(Path snapshot) {
+        Map<String, Object> configs = new HashMap<String, Object>();
+        configs.put("grantforge.policy.file", snapshot.toString());
+        String nativeLibrary = System.getProperty(NATIVE_PROPERTY);
+        if (nativeLibrary != null && !nativeLibrary.isEmpty()) {
+            configs.put("grantforge.native.library.path", nativeLibrary);
+        }
+        GrantForgeShadowAuthorizer authorizer = new GrantForgeShadowAuthorizer();
+        authorizer.configure(configs);
         authorizer.withPluginMetrics(new PluginMetricsImpl(new Metrics(), new HashMap<String, String>()));
         return authorizer;
     }

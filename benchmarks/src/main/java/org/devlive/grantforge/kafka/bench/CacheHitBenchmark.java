@@ -21,6 +21,7 @@ import org.apache.kafka.metadata.authorizer.StandardAuthorizer;
 import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
 import org.devlive.grantforge.kafka.agent.GrantForgeKafkaAuthorizer;
+import org.devlive.grantforge.kafka.agent.GrantForgeShadowAuthorizer;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -103,30 +104,58 @@ public class CacheHitBenchmark {
         @Setup(Level.Trial)
         public void setup() {
             authorizer = Bench.standardAuthorizer();
-            long id = 0;
-            // e2e.json as ACLs: 1 alice read+write orders; 2 Role:analyst read orders*; 3 public (User:*) describe
-            // on *; 4 alice read group alice-*; 5 alice denied write payments; 6 Group:ops alter_configs orders.
-            add(++id, ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", AclOperation.READ, true);
-            add(++id, ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", AclOperation.WRITE, true);
-            add(++id, ResourceType.TOPIC, "orders", PatternType.PREFIXED, "Role:analyst", AclOperation.READ, true);
-            add(++id, ResourceType.TOPIC, "*", PatternType.LITERAL, "User:*", AclOperation.DESCRIBE, true);
-            add(++id, ResourceType.GROUP, "alice-", PatternType.PREFIXED, "User:alice", AclOperation.READ, true);
-            add(++id, ResourceType.TOPIC, "payments", PatternType.LITERAL, "User:alice", AclOperation.WRITE, false);
-            add(++id, ResourceType.TOPIC, "orders", PatternType.LITERAL, "Group:ops", AclOperation.ALTER_CONFIGS, true);
-            authorizer.completeInitialLoad();
+            addE2eAcls(authorizer);
             Bench.check("StandardAuthorizer alice WRITE orders", AuthorizationResult.ALLOWED,
                 authorizer.authorize(ALICE, WRITE_ORDERS).get(0));
-        }
-
-        private void add(long id, ResourceType type, String name, PatternType patternType, String principal,
-                         AclOperation op, boolean allow) {
-            authorizer.addAcl(new Uuid(2L, id), new StandardAcl(type, name, patternType, principal, "*", op,
-                allow ? AclPermissionType.ALLOW : AclPermissionType.DENY));
         }
 
         @TearDown(Level.Trial)
         public void tearDown() throws IOException {
             authorizer.close();
+        }
+    }
+
+    /** e2e.json as ACLs, the initial load completed. */
+    static void addE2eAcls(StandardAuthorizer authorizer) {
+        // 1 alice read+write orders; 2 Role:analyst read orders*; 3 public (User:*) describe on *; 4 alice read group
+        // alice-*; 5 alice denied write payments; 6 Group:ops alter_configs orders.
+        long id = 0;
+        addAcl(authorizer, ++id, ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", AclOperation.READ, true);
+        addAcl(authorizer, ++id, ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", AclOperation.WRITE, true);
+        addAcl(authorizer, ++id, ResourceType.TOPIC, "orders", PatternType.PREFIXED, "Role:analyst", AclOperation.READ, true);
+        addAcl(authorizer, ++id, ResourceType.TOPIC, "*", PatternType.LITERAL, "User:*", AclOperation.DESCRIBE, true);
+        addAcl(authorizer, ++id, ResourceType.GROUP, "alice-", PatternType.PREFIXED, "User:alice", AclOperation.READ, true);
+        addAcl(authorizer, ++id, ResourceType.TOPIC, "payments", PatternType.LITERAL, "User:alice", AclOperation.WRITE, false);
+        addAcl(authorizer, ++id, ResourceType.TOPIC, "orders", PatternType.LITERAL, "Group:ops", AclOperation.ALTER_CONFIGS,
+            true);
+        authorizer.completeInitialLoad();
+    }
+
+    private static void addAcl(StandardAuthorizer authorizer, long id, ResourceType type, String name,
+                               PatternType patternType, String principal, AclOperation op, boolean allow) {
+        authorizer.addAcl(new Uuid(2L, id), new StandardAcl(type, name, patternType, principal, "*", op,
+            allow ? AclPermissionType.ALLOW : AclPermissionType.DENY));
+    }
+
+    /** Shadow mode: StandardE2e's ACLs decide, the agent on e2e.json is asked beside them (they agree). */
+    @State(Scope.Benchmark)
+    public static class ShadowE2e {
+        GrantForgeShadowAuthorizer authorizer;
+        Path file;
+
+        @Setup(Level.Trial)
+        public void setup() {
+            file = Bench.snapshotFile("e2e.json");
+            authorizer = Bench.shadow(file);
+            addE2eAcls(authorizer);
+            Bench.check("shadow alice WRITE orders", AuthorizationResult.ALLOWED,
+                authorizer.authorize(ALICE, WRITE_ORDERS).get(0));
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown() throws IOException {
+            authorizer.close();
+            Files.deleteIfExists(file);
         }
     }
 
@@ -154,6 +183,34 @@ public class CacheHitBenchmark {
     @Threads(2)
     public List<AuthorizationResult> hit_2t_standard(StandardE2e state) {
         return state.authorizer.authorize(ALICE, WRITE_ORDERS);
+    }
+
+    // --- shadow mode: StandardAuthorizer, then the agent beside it ---------------------------------------
+
+    @Benchmark
+    @Threads(1)
+    public List<AuthorizationResult> hit_1t_shadow(ShadowE2e state) {
+        return state.authorizer.authorize(ALICE, WRITE_ORDERS);
+    }
+
+    @Benchmark
+    @Threads(2)
+    public List<AuthorizationResult> hit_2t_shadow(ShadowE2e state) {
+        return state.authorizer.authorize(ALICE, WRITE_ORDERS);
+    }
+
+    /** The anchor of shadow mode: StandardAuthorizer's call and then the agent's, two authorizers asked in turn. */
+    @Benchmark
+    @Threads(1)
+    public List<AuthorizationResult> hit_1t_standard_then_grantforge(StandardE2e standard, GrantForgeE2e agent) {
+        standard.authorizer.authorize(ALICE, WRITE_ORDERS);
+        return agent.authorizer.authorize(ALICE, WRITE_ORDERS_UNAUDITED);
+    }
+
+    @Benchmark
+    @Threads(1)
+    public List<AuthorizationResult> hit_1t_shadow_newContext(ShadowE2e state) {
+        return state.authorizer.authorize(aliceAsABrokerAsks(), WRITE_ORDERS);
     }
 
     // --- diagnostics -----------------------------------------------------------------------------------

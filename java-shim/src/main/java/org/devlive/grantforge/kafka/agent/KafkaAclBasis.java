@@ -21,7 +21,7 @@ import org.apache.kafka.server.authorizer.Authorizer;
  * implying DESCRIBE and ALLOW of ALTER_CONFIGS implying DESCRIBE_CONFIGS; with no ACL on the resource at all,
  * {@code allow.everyone.if.no.acl.found} answers.
  */
-final class KafkaAclBasis {
+public final class KafkaAclBasis {
     private KafkaAclBasis() {
     }
 
@@ -60,7 +60,7 @@ final class KafkaAclBasis {
     }
 
     /** Whether Kafka applies {@code acl} to the request's principal and address (its pattern is the caller's). */
-    static boolean appliesTo(AclBinding acl, AuthorizableRequestContext context) {
+    public static boolean appliesTo(AclBinding acl, AuthorizableRequestContext context) {
         String principal = acl.entry().principal();
         String host = acl.entry().host();
         return (principal.equals("User:*") || principal.equals(String.valueOf(context.principal())))
@@ -85,7 +85,7 @@ final class KafkaAclBasis {
     }
 
     /** An ACL in one line: {@code TOPIC:LITERAL:orders User:alice from * ALLOW READ}. */
-    static String describe(AclBinding acl) {
+    public static String describe(AclBinding acl) {
         return acl.pattern().resourceType() + ":" + acl.pattern().patternType() + ":" + acl.pattern().name() + " "
             + acl.entry().principal() + " from " + acl.entry().host() + " " + acl.entry().permissionType() + " "
             + acl.entry().operation();

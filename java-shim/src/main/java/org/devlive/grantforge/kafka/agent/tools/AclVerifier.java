@@ -29,6 +29,7 @@ import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
 import org.apache.kafka.server.authorizer.Authorizer;
 import org.devlive.grantforge.kafka.agent.GrantForgeKafkaAuthorizer;
+import org.devlive.grantforge.kafka.agent.KafkaAclBasis;
 import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
 
 /**
@@ -195,7 +196,7 @@ final class AclVerifier {
             if (reported != null) {
                 narrower++;
                 out.println("NARROWER  " + question + ", as the report says of "
-                    + describe(acls.get(reported.acl)) + ": " + reported.message);
+                    + KafkaAclBasis.describe(acls.get(reported.acl)) + ": " + reported.message);
                 continue;
             }
             disagreements++;
@@ -224,18 +225,15 @@ final class AclVerifier {
     /** Whether Kafka applies {@code acl} to the question, whatever its operation: its pattern, principal and host. */
     private static boolean matches(AclBinding acl, AuthorizableRequestContext context, Action action) {
         ResourcePattern resource = action.resourcePattern();
-        String principal = acl.entry().principal();
-        String host = acl.entry().host();
         return new ResourcePatternFilter(resource.resourceType(), resource.name(), PatternType.MATCH).matches(acl.pattern())
-            && (principal.equals("User:*") || principal.equals(context.principal().toString()))
-            && (host.equals("*") || host.equals(context.clientAddress().getHostAddress()));
+            && KafkaAclBasis.appliesTo(acl, context);
     }
 
     private String kafkaReason(AuthorizableRequestContext context, Action action, boolean allowed) {
         List<String> matching = new ArrayList<String>();
         for (AclBinding acl : acls) {
             if (matches(acl, context, action)) {
-                matching.add(describe(acl));
+                matching.add(KafkaAclBasis.describe(acl));
             }
         }
         if (matching.isEmpty()) {
@@ -267,11 +265,6 @@ final class AclVerifier {
             + " " + resource.resourceType() + " `" + resource.name() + "`";
     }
 
-    static String describe(AclBinding acl) {
-        return acl.pattern().resourceType() + ":" + acl.pattern().patternType() + ":" + acl.pattern().name() + " "
-            + acl.entry().principal() + " from " + acl.entry().host() + " " + acl.entry().permissionType() + " "
-            + acl.entry().operation();
-    }
 
     // ---------------------------------------------------------------------------------------------
     // the questions
