@@ -67,16 +67,6 @@ impl AgentError {
 /// Actions of one call compared without allocation (nearly every call has one).
 const INLINE: usize = 16;
 
-/// A slot for an action not yet copied in.
-const UNASKED: Action<'static> = Action {
-    operation: None,
-    resource_type: None,
-    literal: false,
-    name: "",
-    log_if_allowed: false,
-    log_if_denied: false,
-};
-
 /// How long `close()` waits for the agent's final audit delivery.
 pub const CLOSE_DEADLINE: Duration = Duration::from_secs(5);
 
@@ -270,11 +260,11 @@ impl Agent {
         let answered = match decider {
             Decider::GrantForge => self.decide_all(context, actions, allowed, count),
             Decider::Kafka => {
-                let (mut inline, mut heap) = ([UNASKED; INLINE], Vec::new());
+                let (mut inline, mut heap) = ([Action::NONE; INLINE], Vec::new());
                 let unaudited: &mut [Action<'_>] = if n <= INLINE {
                     &mut inline[..n]
                 } else {
-                    heap.resize(n, UNASKED);
+                    heap.resize(n, Action::NONE);
                     &mut heap
                 };
                 for (slot, action) in unaudited.iter_mut().zip(actions) {

@@ -5,37 +5,20 @@
 
 mod common;
 
-use common::{agent, counted, eventually, server, temp_dir, FAST_AUDIT, PATIENCE};
+use common::{
+    agent, counted, eventually, on_topic, producer, server, temp_dir, FAST_AUDIT, PATIENCE,
+};
 
 use grantforge_agent::comparison::{Compared, Decider};
 use grantforge_agent::Agent;
-use grantforge_kafka::{Action, KafkaContext, Operation, Principal, RequestContext, ResourceType};
+use grantforge_kafka::{Action, Operation, RequestContext};
 
 fn alice() -> RequestContext {
-    RequestContext {
-        principal: Principal {
-            principal_type: "User".into(),
-            name: "alice".into(),
-        },
-        conditions: KafkaContext {
-            client_address: Some("127.0.0.1".parse().unwrap()),
-            listener: "SASL_PLAINTEXT".into(),
-            client_id: "producer-1".into(),
-        },
-        request_type: 0,
-        request_version: 9,
-    }
+    producer("alice")
 }
 
 fn write(topic: &str) -> Action<'_> {
-    Action {
-        operation: Some(Operation::Write),
-        resource_type: Some(ResourceType::Topic),
-        literal: true,
-        name: topic,
-        log_if_allowed: true,
-        log_if_denied: true,
-    }
+    on_topic(topic, Operation::Write)
 }
 
 fn compare(agent: &Agent, topic: &str, kafka_allowed: bool, decider: Decider) -> Compared {

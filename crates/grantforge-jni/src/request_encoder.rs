@@ -120,15 +120,6 @@ pub struct ContextMemo {
 /// Actions decoded without allocation: nearly every call has one to a few.
 const INLINE_ACTIONS: usize = 4;
 
-const NO_ACTION: Action<'static> = Action {
-    operation: None,
-    resource_type: None,
-    literal: false,
-    name: "",
-    log_if_allowed: false,
-    log_if_denied: false,
-};
-
 /// Where the caller (on its stack) lets a call's actions be decoded: inline up to
 /// [`INLINE_ACTIONS`], on the heap beyond.
 pub struct ActionSlots<'a> {
@@ -139,7 +130,7 @@ pub struct ActionSlots<'a> {
 impl Default for ActionSlots<'_> {
     fn default() -> Self {
         ActionSlots {
-            inline: [NO_ACTION; INLINE_ACTIONS],
+            inline: [Action::NONE; INLINE_ACTIONS],
             heap: Vec::new(),
         }
     }

@@ -53,6 +53,18 @@ pub struct Action<'a> {
     pub log_if_denied: bool,
 }
 
+impl Action<'static> {
+    /// A slot no action was written into: it names no operation or resource, so it asks nothing.
+    pub const NONE: Action<'static> = Action {
+        operation: None,
+        resource_type: None,
+        literal: false,
+        name: "",
+        log_if_allowed: false,
+        log_if_denied: false,
+    };
+}
+
 /// Why an action was answered as it was: the rule that applied, as Kafka's
 /// `StandardAuthorizerData` reports its `MatchingRule`. The rules are asked in this order: super
 /// users, then the snapshot in force (none, or one of another service type, refuses), then the

@@ -138,9 +138,9 @@ pub fn may_read(agent: &Agent, topic: &str) -> bool {
     allowed[0]
 }
 
-/// An audited access of `user` to `topic`.
-pub fn access(agent: &Agent, user: &str, topic: &str, operation: Operation) -> bool {
-    let context = RequestContext {
+/// `user`'s Produce request (version 9) from 127.0.0.1 on listener `SASL_PLAINTEXT`, client id `producer-1`.
+pub fn producer(user: &str) -> RequestContext {
+    RequestContext {
         principal: Principal {
             principal_type: "User".into(),
             name: user.into(),
@@ -152,17 +152,25 @@ pub fn access(agent: &Agent, user: &str, topic: &str, operation: Operation) -> b
         },
         request_type: 0,
         request_version: 9,
-    };
-    let action = Action {
+    }
+}
+
+/// `operation` on the literal topic, audited whichever way it goes.
+pub fn on_topic(topic: &str, operation: Operation) -> Action<'_> {
+    Action {
         operation: Some(operation),
         resource_type: Some(ResourceType::Topic),
         literal: true,
         name: topic,
         log_if_allowed: true,
         log_if_denied: true,
-    };
+    }
+}
+
+/// An audited access of `user` to `topic`.
+pub fn access(agent: &Agent, user: &str, topic: &str, operation: Operation) -> bool {
     let mut allowed = [false];
-    agent.authorize(&context, &[action], &mut allowed);
+    agent.authorize(&producer(user), &[on_topic(topic, operation)], &mut allowed);
     allowed[0]
 }
 

@@ -215,13 +215,6 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
      */
     @Override
     public void close() {
-        long closing = handle;
-        if (metrics != null) {
-            metrics.unregister();
-        }
-        if (closing != 0) {
-            NativeAgent.close(closing);
-            NativeLogDrain.drainNow();
-        }
+        OpenedAgent.release(handle, metrics);
     }
 }

@@ -230,14 +230,7 @@ public class GrantForgeShadowAuthorizer extends StandardAuthorizer {
 
     @Override
     public void close() throws IOException {
-        long closing = handle;
-        if (metrics != null) {
-            metrics.unregister();
-        }
-        if (closing != 0) {
-            NativeAgent.close(closing);
-            NativeLogDrain.drainNow();
-        }
+        OpenedAgent.release(handle, metrics);
         super.close();
     }
 }

@@ -74,8 +74,21 @@ final class OpenedAgent {
 
     /** Gives the agent back: for a configure that fails after opening it. */
     void close() {
-        NativeAgent.close(handle);
-        NativeLogDrain.drainNow();
+        release(handle, null);
+    }
+
+    /**
+     * An authorizer's {@code close}: its MBean unregistered and its handle given back (the last one of the JVM stops
+     * the agent and frees its snapshots and token); the handle then answers nothing.
+     */
+    static void release(long handle, AgentMetrics metrics) {
+        if (metrics != null) {
+            metrics.unregister();
+        }
+        if (handle != 0) {
+            NativeAgent.close(handle);
+            NativeLogDrain.drainNow();
+        }
     }
 
     static ConfigException refuseToStart(String message) {

@@ -122,12 +122,7 @@ abstract class ShadowMode {
         Nodes nodes = start("Shadow", policies);
         nodes.createTopicAndAcls();
 
-        ToolRun migrated = nodes.any().runAgentCommand(List.of(), List.of("migrate-acls", "--bootstrap-server",
-            nodes.any().bootstrapServers(), "--command-config", nodes.any().clientConfigFile("admin").toString(),
-            "--out", work.resolve("migrated").toString(), "--service", "kafka-demo"));
-        assertEquals(0, migrated.exitCode(), migrated.toString());
-        ObjectNode snapshot = (ObjectNode) new ObjectMapper().readTree(
-            work.resolve("migrated").resolve("grantforge-snapshot.json").toFile());
+        ObjectNode snapshot = nodes.migrateAcls(work.resolve("migrated"));
 
         // the policies as migrated, less alice's WRITE on orders
         ObjectNode missingOne = snapshot.deepCopy();
@@ -174,11 +169,7 @@ abstract class ShadowMode {
         Files.copy(ItPaths.snapshot("e2e.json"), policies);
         Nodes nodes = start("Compare", policies);
         nodes.createTopicAndAcls();
-        ToolRun run = nodes.any().runAgentCommand(List.of(), List.of("migrate-acls", "--bootstrap-server",
-            nodes.any().bootstrapServers(), "--command-config", nodes.any().clientConfigFile("admin").toString(),
-            "--out", migrated.toString(), "--service", "kafka-demo"));
-        assertEquals(0, run.exitCode(), run.toString());
-        ObjectNode looser = (ObjectNode) new ObjectMapper().readTree(migrated.resolve("grantforge-snapshot.json").toFile());
+        ObjectNode looser = nodes.migrateAcls(migrated);
         assertEquals(1, changeAccess(looser, "bob", "write", true), "one grant more than the ACLs");
         install(looser, 103, policies);
         nodes.awaitPolicyVersion(103);
@@ -462,6 +453,15 @@ abstract class ShadowMode {
                 }
             }
             return count;
+        }
+
+        /** {@code migrate-acls} against the nodes, as an operator runs it: the snapshot it wrote into {@code out}. */
+        ObjectNode migrateAcls(Path out) throws IOException {
+            ToolRun run = any().runAgentCommand(List.of(), List.of("migrate-acls", "--bootstrap-server",
+                any().bootstrapServers(), "--command-config", any().clientConfigFile(KafkaNode.SUPER_USER).toString(),
+                "--out", out.toString(), "--service", "kafka-demo"));
+            assertEquals(0, run.exitCode(), run.toString());
+            return (ObjectNode) new ObjectMapper().readTree(out.resolve("grantforge-snapshot.json").toFile());
         }
 
         /** {@code explain --disagreements} against the broker that saw the disagreements (a partition's leader). */
