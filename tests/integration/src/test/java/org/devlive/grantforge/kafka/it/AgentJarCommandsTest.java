@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class AgentJarCommandsTest {
     /** One line of the usage per command. */
     private static final List<String> COMMANDS = List.of("  explain ...", "  explain --quota ...", "  explain --principal-of ...",
-            "  migrate-acls ...");
+            "  explain --disagreements ...", "  migrate-acls ...");
 
     private record Run(int exitCode, String stdout, String stderr) {
     }
@@ -48,6 +48,16 @@ class AgentJarCommandsTest {
         Run flag = jar("--help");
         assertEquals(0, flag.exitCode(), flag.toString());
         assertEquals(help.stdout(), flag.stdout());
+    }
+
+    @Test
+    void explainDisagreementsNamesWhatItNeedsAndSaysWhenNoNodeAnswers() throws Exception {
+        Run noJmx = jar("explain", "--disagreements");
+        assertEquals(2, noJmx.exitCode(), noJmx.toString());
+        assertTrue(noJmx.stderr().contains("needs --jmx HOST:PORT"), noJmx.stderr());
+        Run nobody = jar("explain", "--disagreements", "--jmx", "127.0.0.1:" + Ports.free());
+        assertEquals(3, nobody.exitCode(), nobody.toString());
+        assertTrue(nobody.stderr().contains("cannot read the agent's MBean at 127.0.0.1:"), nobody.stderr());
     }
 
     @Test
