@@ -74,6 +74,11 @@ mod tests {
             audit_spooled_bytes: 10,
             audit_sent: 11,
             audit_dropped: 12,
+            shadow_agreements: 13,
+            shadow_grantforge_refuses: 14,
+            shadow_grantforge_allows: 15,
+            shadow_not_compared: 16,
+            shadow_disagreements: "5\tshadow\t…".into(),
             last_error: "the server cannot be reached (é)".into(),
             instance: "broker-1".into(),
             ..Stats::default()

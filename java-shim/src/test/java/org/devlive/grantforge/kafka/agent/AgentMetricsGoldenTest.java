@@ -23,12 +23,14 @@ import org.junit.jupiter.api.Test;
 class AgentMetricsGoldenTest {
     private static final List<String> NAMES = List.of("decisions-allowed", "decisions-denied", "cache-hits", "cache-misses",
         "cache-size", "snapshot-version", "snapshot-age-seconds", "heartbeat-failures", "audit-queued",
-        "audit-spooled-bytes", "audit-sent", "audit-dropped", "last-refresh-error");
+        "audit-spooled-bytes", "audit-sent", "audit-dropped", "shadow-agreements", "shadow-grantforge-refuses",
+        "shadow-grantforge-allows", "shadow-not-compared", "shadow-disagreements", "last-refresh-error");
     private static final List<String> ATTRIBUTES = List.of("DecisionsAllowed", "DecisionsDenied", "CacheHits", "CacheMisses",
         "CacheSize", "SnapshotVersion", "SnapshotAgeSeconds", "HeartbeatFailures", "AuditQueued", "AuditSpooledBytes",
-        "AuditSent", "AuditDropped", "LastRefreshError");
+        "AuditSent", "AuditDropped", "ShadowAgreements", "ShadowGrantforgeRefuses", "ShadowGrantforgeAllows",
+        "ShadowNotCompared", "ShadowDisagreements", "LastRefreshError");
     private static final List<Object> VALUES = List.of(1L, 2L, 3L, 4L, 5L, -1L, 7L, 8L, 9L, 10L, 11L, 12L,
-        "the server cannot be reached (é)");
+        13L, 14L, 15L, 16L, "5\tshadow\t…", "the server cannot be reached (é)");
 
     @Test
     void decodesTheGoldenMetrics() {
@@ -47,7 +49,7 @@ class AgentMetricsGoldenTest {
         assertEquals(ATTRIBUTES, attributes);
         assertEquals(VALUES, values);
         assertEquals("Actions allowed since the broker started", reading.metrics.get(0).description);
-        assertEquals("The last problem keeping the policies current, empty if none", reading.metrics.get(12).description);
+        assertEquals("The last problem keeping the policies current, empty if none", reading.metrics.get(17).description);
     }
 
     @Test
@@ -62,7 +64,8 @@ class AgentMetricsGoldenTest {
             List<String> attributes = new ArrayList<>();
             for (MBeanAttributeInfo info : server.getMBeanInfo(name).getAttributes()) {
                 attributes.add(info.getName());
-                assertEquals(info.getName().equals("LastRefreshError") ? "java.lang.String" : "long", info.getType());
+                assertEquals(info.getName().equals("LastRefreshError") || info.getName().equals("ShadowDisagreements")
+                    ? "java.lang.String" : "long", info.getType());
             }
             assertEquals(ATTRIBUTES, attributes);
             for (int i = 0; i < ATTRIBUTES.size(); i++) {
