@@ -241,8 +241,12 @@ mod tests {
         assert_eq!(logger_name("grantforge.audit"), "grantforge.audit");
     }
 
+    /// The queue is the process's: a test that drains it must not take another's records.
+    static DRAINING: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+
     #[test]
     fn events_and_panics_are_queued_not_printed() {
+        let _alone = DRAINING.lock();
         install();
         tracing::warn!(target: "grantforge.test", "hello {}", 42);
         let _ = std::panic::catch_unwind(|| panic!("boom"));
@@ -274,6 +278,7 @@ mod tests {
 
     #[test]
     fn every_record_is_one_line() {
+        let _alone = DRAINING.lock();
         install();
         tracing::info!(target: "grantforge.test.lines", "a\nb");
         let records = drain();
