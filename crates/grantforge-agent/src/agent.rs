@@ -468,6 +468,25 @@ impl Agent {
             // A round that was under way when the agent closed: a closed agent refuses everything.
             return;
         }
+        let decisions = DecisionCache::new(
+            self.config.decision_cache_max_entries,
+            self.config.decision_cache_ttl,
+            policies.reads,
+        )
+        .ending_at(monotonic_validity_changes(&policies));
+        let policies = Arc::new(policies);
+        let applied = SnapshotInForce {
+            id: lane::unique_id(),
+            policies: Arc::clone(&policies),
+            decisions,
+            at: std::time::Instant::now(),
+        };
+        *self.current.write() = Some(Arc::new(applied));
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.acl_view_serial.fetch_add(1, Ordering::AcqRel);
+        let was_refusing_all = self.refuse_all.swap(false, Ordering::AcqRel);
+        // Said once it is true: a reader of the log (the soak's oracle) takes its time as the moment the
+        // version was in force at the latest.
         tracing::info!(
             "applied policy version {} of service {} from {from}: {} access policies{}",
             policies.policy_version,
@@ -479,26 +498,11 @@ impl Agent {
                 "; the service is disabled, so Kafka is unchecked"
             }
         );
+        if was_refusing_all {
+            tracing::info!("a kafka snapshot is in force: requests are decided again");
+        }
         for warning in policies.warnings() {
             tracing::warn!("policy version {}: {warning}", policies.policy_version);
-        }
-        let decisions = DecisionCache::new(
-            self.config.decision_cache_max_entries,
-            self.config.decision_cache_ttl,
-            policies.reads,
-        )
-        .ending_at(monotonic_validity_changes(&policies));
-        let applied = SnapshotInForce {
-            id: lane::unique_id(),
-            policies: Arc::new(policies),
-            decisions,
-            at: std::time::Instant::now(),
-        };
-        *self.current.write() = Some(Arc::new(applied));
-        self.generation.fetch_add(1, Ordering::AcqRel);
-        self.acl_view_serial.fetch_add(1, Ordering::AcqRel);
-        if self.refuse_all.swap(false, Ordering::AcqRel) {
-            tracing::info!("a kafka snapshot is in force: requests are decided again");
         }
         self.loaded_since_trim.store(true, Ordering::Release);
         let _state = self.state.lock();
