@@ -27,9 +27,15 @@ THREADS = [
 # Stacks that hold one of these frames, on any thread (inclusive time); a stack may count in several.
 FRAMES = [
     ("the agent's `authorize` (shim + native)", r";org/devlive/grantforge/kafka/agent/GrantForgeKafkaAuthorizer\.authorize(;|$)"),
-    ("… of which the native call (Rust)", r";org/devlive/grantforge/kafka/agent/NativeAgent\.authorize(;|$)"),
-    ("… of which the request's encoding (Java)", r";org/devlive/grantforge/kafka/agent/RequestEncoder\."),
-    ("StandardAuthorizer's `authorize`", r";org/apache/kafka/metadata/authorizer/StandardAuthorizer\.authorize(;|$)"),
+    ("… of which the native call (Rust)", r";org/devlive/grantforge/kafka/agent/(jni/)?NativeAgent\.authorize(;|$)"),
+    ("… of which the request's encoding (Java)", r";org/devlive/grantforge/kafka/agent/(jni/)?RequestEncoder\."),
+    ("StandardAuthorizer's `authorize` (in the shadow too)",
+     r";org/apache/kafka/metadata/authorizer/StandardAuthorizer\.authorize(;|$)"),
+    ("the shadow's `authorize` (StandardAuthorizer's, then the comparison)",
+     r";org/devlive/grantforge/kafka/agent/GrantForgeShadowAuthorizer\.authorize(;|$)"),
+    ("… of which the comparison (shim + native)",
+     r";org/devlive/grantforge/kafka/agent/GrantForgeShadowAuthorizer\.compared(;|$)"),
+    ("… … of which the native call (Rust)", r";org/devlive/grantforge/kafka/agent/jni/NativeAgent\.compare(;|$)"),
     ("any frame of the agent (incl. its threads and log drain)",
      r"org/devlive/grantforge/kafka/agent/|libgrantforge_kafka_jni|Java_org_devlive_grantforge|^\[grantforge-(?!it-)"),
     ("Kafka's `AuthHelper` (the call site of every authorizer)", r";kafka/server/AuthHelper\."),

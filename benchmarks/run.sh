@@ -13,6 +13,9 @@
 #   broker-profile  where a broker's CPU goes with each authorizer: the same three nodes at size 0 and 200k,
 #            100 B acks=1, each node's process profiled by async-profiler over the counted rounds, the agent
 #            node on a build of the native library with symbols; tables by benchmarks/broker_profile.py (~25 min)
+#   broker-shadow  the shadow's cost: none, StandardAuthorizer, the agent and GrantForgeShadowAuthorizer at
+#            size 0 and 50k, profiled as in broker-profile, so the shadow's comparison is measured inside its own
+#            node beside StandardAuthorizer's call (~35 min)
 #   profile  JMH's gc and stack profilers on the 1-thread cache hit; perf on the native side when
 #            GF_BENCH_NATIVE names a library built with symbols (see docs/benchmarks.md)
 #   rust     the engine-only and agent criterion benches and the load profile (no JNI)
@@ -67,22 +70,29 @@ case "$stage" in
     ;;
 esac
 case "$stage" in
-  broker-profile)
+  broker-profile|broker-shadow)
+    # Profiles name the agent's Rust frames: a build of the native library with symbols.
     mvn -B -q -pl tests/integration compile
     symbols=/tmp/gfbench/target/release/libgrantforge_kafka_jni.so
     CARGO_TARGET_DIR=/tmp/gfbench/target CARGO_PROFILE_RELEASE_STRIP=none CARGO_PROFILE_RELEASE_DEBUG=line-tables-only \
       cargo build --release --locked -p grantforge-jni
-    machine broker-profile
-    for run in "0 11 150000" "200000 6 40000"; do
+    machine "$stage"
+    if [ "$stage" = broker-profile ]; then
+      subjects=none,standard,agent; runs=("0 11 150000" "200000 6 40000")
+    else
+      subjects=none,standard,agent,shadow; runs=("0 11 100000" "50000 11 30000")
+    fi
+    dirs=()
+    for run in "${runs[@]}"; do
       set -- $run
       java -cp "tests/integration/target/classes:$(cat tests/integration/target/it.classpath)" \
-        -Dgrantforge.it.work="$out/broker-profile/nodes" org.devlive.grantforge.kafka.it.BrokerThroughput \
-        --sizes "$1" --rounds "$2" --records "$3" --workloads w1 --profile itimer --agent-native "$symbols" \
-        --out "$out/broker-profile/size-$1" 2>&1 | tee "$out/broker-profile-$1.log"
-      gzip -f "$out/broker-profile/size-$1"/*.collapsed
+        -Dgrantforge.it.work="$out/$stage/nodes" org.devlive.grantforge.kafka.it.BrokerThroughput \
+        --subjects "$subjects" --sizes "$1" --rounds "$2" --records "$3" --workloads w1 --profile itimer \
+        --agent-native "$symbols" --out "$out/$stage/size-$1" 2>&1 | tee "$out/$stage-$1.log"
+      gzip -f "$out/$stage/size-$1"/*.collapsed
+      dirs+=("$out/$stage/size-$1")
     done
-    python3 benchmarks/broker_profile.py "$out/broker-profile/size-0" "$out/broker-profile/size-200000" \
-      | tee "$out/broker-profile/report.md"
+    python3 benchmarks/broker_profile.py "${dirs[@]}" | tee "$out/$stage/report.md"
     ;;
 esac
 case "$stage" in
