@@ -15,7 +15,7 @@
 #            node on a build of the native library with symbols; tables by benchmarks/broker_profile.py (~25 min)
 #   broker-shadow  the shadow's cost: none, StandardAuthorizer, the agent and GrantForgeShadowAuthorizer at
 #            size 0 and 50k, profiled as in broker-profile, so the shadow's comparison is measured inside its own
-#            node beside StandardAuthorizer's call (~35 min)
+#            node beside StandardAuthorizer's call (~25 min)
 #   profile  JMH's gc and stack profilers on the 1-thread cache hit; perf on the native side when
 #            GF_BENCH_NATIVE names a library built with symbols (see docs/benchmarks.md)
 #   rust     the engine-only and agent criterion benches and the load profile (no JNI)
