@@ -49,3 +49,72 @@ fn a_cached_grant_ends_with_the_validity_period_that_granted_it() {
     );
     registry::release(&agent);
 }
+
+/// Asked without a pause across the end of the period, the cache never answers with the grant
+/// once the end has come: a kept decision expires on the coarse clock of the request path, which
+/// lags the real time by up to a tick, so it must expire that much early, and a decision made in
+/// the last moments before the end (by the engine's precise clock) must not be kept past it.
+#[test]
+fn no_access_is_allowed_from_the_instant_the_period_ends() {
+    let (wrong, asked) = answers_across_a_boundary("until", false);
+    assert_eq!(
+        wrong, 0,
+        "{wrong} of {asked} accesses asked at or after the end of the period were allowed"
+    );
+}
+
+/// The same across the start of a period: no refusal is kept past it.
+#[test]
+fn no_access_is_refused_from_the_instant_the_period_starts() {
+    let (wrong, asked) = answers_across_a_boundary("from", true);
+    assert_eq!(
+        wrong, 0,
+        "{wrong} of {asked} accesses asked at or after the start of the period were refused"
+    );
+}
+
+/// alice's write to orders asked in a loop from before to 30 ms after a boundary of the period of
+/// her policy (`from` or `until`, 1.5 s ahead): how many answers asked at or after it were not
+/// `allowed_after`, of how many.
+fn answers_across_a_boundary(bound: &str, allowed_after: bool) -> (usize, usize) {
+    let fixture = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/snapshots/e2e.json"
+    ))
+    .unwrap();
+    let boundary = Instant::from_unix_millis(Instant::now().unix_millis() + 1500);
+    let policies = fixture.replacen(
+        "\"validity\":[]",
+        &format!("\"validity\":[{{\"{bound}\":\"{boundary}\"}}]"),
+        1,
+    );
+    let file = temp_dir(&format!("decision-validity-{bound}")).join("policies.json");
+    std::fs::write(&file, policies).unwrap();
+    let settings: BTreeMap<String, String> = [
+        ("grantforge.policy.file", file.display().to_string()),
+        ("grantforge.decision.cache.ttl.ms", "60000".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let agent = registry::open(AgentConfig::from_settings(&settings).unwrap()).unwrap();
+    assert_eq!(
+        access(&agent, "alice", "orders", Operation::Write),
+        !allowed_after
+    );
+    let (mut wrong, mut asked_after) = (0, 0);
+    loop {
+        let asked = Instant::now();
+        let allowed = access(&agent, "alice", "orders", Operation::Write);
+        if asked >= boundary {
+            asked_after += 1;
+            wrong += usize::from(allowed != allowed_after);
+        }
+        if asked.unix_millis() > boundary.unix_millis() + 30 {
+            break;
+        }
+    }
+    registry::release(&agent);
+    assert!(asked_after > 0);
+    (wrong, asked_after)
+}

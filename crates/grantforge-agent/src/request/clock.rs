@@ -21,6 +21,12 @@ pub fn wall_now() -> Instant {
     coarse::wall_now()
 }
 
+/// How far [`monotonic_millis`] may lag the real time: its tick, rounded up to a millisecond,
+/// plus the millisecond it truncates.
+pub fn monotonic_lag_millis() -> u64 {
+    coarse::tick_millis() + 1
+}
+
 #[cfg(target_os = "linux")]
 mod coarse {
     use grantforge_engine::Instant;
@@ -40,6 +46,23 @@ mod coarse {
     pub fn monotonic_millis() -> u64 {
         let now = read(libc::CLOCK_MONOTONIC_COARSE);
         (now.tv_sec as u64).saturating_mul(1000) + (now.tv_nsec as u64) / 1_000_000
+    }
+
+    #[allow(clippy::unnecessary_cast)] // time_t is 32 bits on some Linux targets
+    pub fn tick_millis() -> u64 {
+        let mut tick = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `tick` is a valid, writable timespec. A failure leaves it zeroed: the 10 ms
+        // of the slowest kernel tick (HZ=100) are assumed instead.
+        let failed = unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC_COARSE, &mut tick) } != 0;
+        let nanos = (tick.tv_sec as u64).saturating_mul(1_000_000_000) + tick.tv_nsec as u64;
+        if failed || nanos == 0 {
+            10
+        } else {
+            nanos.div_ceil(1_000_000)
+        }
     }
 
     #[inline]
@@ -65,6 +88,11 @@ mod coarse {
 
     pub fn wall_now() -> Instant {
         Instant::now()
+    }
+
+    /// `std::time::Instant` is precise here: only the millisecond it truncates.
+    pub fn tick_millis() -> u64 {
+        0
     }
 }
 

@@ -21,7 +21,7 @@ use std::time::Duration;
 use grantforge_kafka::{Action, ConditionReads, KafkaContext, Reason, RequestContext};
 use parking_lot::RwLock;
 
-use crate::request::clock::monotonic_millis;
+use crate::request::clock::{monotonic_lag_millis, monotonic_millis};
 use crate::request::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 
 /// Shards of the cache: two request threads rarely want the same lock.
@@ -90,13 +90,25 @@ impl DecisionCache {
         }
     }
 
-    /// When a decision kept at `now` expires: after the TTL, or at the next validity change.
+    /// When a decision kept at `now` expires: after the TTL, or before the next validity change.
+    ///
+    /// [`monotonic_millis`] is coarse: `now` here, and the clock of every later hit, lag the real
+    /// time by up to [`monotonic_lag_millis`], and the changes were converted from the wall
+    /// clock's truncated millisecond, so a change is only known to within `margin` of it. A
+    /// decision made within `margin` of a change (on either side: the engine's precise clock
+    /// may not have reached it yet) is not kept; one made before expires `margin` ahead of it, so
+    /// that no hit sees it once the change has come. Such questions are decided afresh.
     fn expiry(&self, now: u64) -> u64 {
         let ttl_over = now.saturating_add(self.ttl_ms);
-        let next = self.validity_changes_ms.partition_point(|&at| at <= now);
+        let margin = 2 * monotonic_lag_millis() + 1;
+        let next = self
+            .validity_changes_ms
+            .partition_point(|&at| at.saturating_add(margin) <= now);
         self.validity_changes_ms
             .get(next)
-            .map_or(ttl_over, |&change| change.min(ttl_over))
+            .map_or(ttl_over, |&change| {
+                change.saturating_sub(margin).min(ttl_over)
+            })
     }
 
     /// Whether decisions are kept at all.
@@ -478,28 +490,38 @@ mod tests {
 
     #[test]
     fn a_decision_is_kept_no_longer_than_the_next_validity_change() {
+        let margin = 2 * monotonic_lag_millis() + 1;
         let now = monotonic_millis();
+        let (passed, ahead, last) = (
+            now.saturating_sub(2 * margin),
+            now + 40 + margin,
+            now + 90 + 2 * margin,
+        );
         let cache = DecisionCache::new(100, Duration::from_secs(60), ConditionReads::default())
-            .ending_at(vec![now.saturating_sub(5), now + 40, now + 90]);
+            .ending_at(vec![passed, ahead, last]);
         assert_eq!(
             cache.expiry(now),
-            now + 40,
-            "the change ahead, not the one passed"
+            ahead - margin,
+            "the change ahead, not the one passed, less the margin"
+        );
+        assert!(
+            cache.expiry(ahead - 1) < ahead - 1 && cache.expiry(ahead) < ahead,
+            "within the margin of a change, on either side, nothing is kept"
         );
         assert_eq!(
-            cache.expiry(now + 40),
-            now + 90,
-            "a change at now has taken effect"
+            cache.expiry(ahead + margin),
+            last - margin,
+            "a change a margin ago has taken effect"
         );
         assert_eq!(
-            cache.expiry(now + 90),
-            now + 90 + 60_000,
+            cache.expiry(last + margin),
+            last + margin + 60_000,
             "none ahead: the TTL"
         );
         let asked = context("10.0.0.1", "c");
         let (first, hit) = cache.get_or_decide(&asked, &read("orders"), || SETTLED);
-        assert!(!hit && first.expires_ms <= now + 40 + 5);
-        std::thread::sleep(Duration::from_millis(60));
+        assert!(!hit && first.expires_ms <= ahead - margin);
+        std::thread::sleep(Duration::from_millis(60 + 2 * margin));
         let (_, hit) = cache.get_or_decide(&asked, &read("orders"), || SETTLED);
         assert!(!hit, "decided again after the validity change");
     }
