@@ -421,6 +421,13 @@ impl Agent {
                 );
             }
         }
+        // The metrics end with the process: the audit's account of this life stays in the log, to be
+        // set beside what the server received (the soak reconciles it).
+        tracing::info!(
+            "closed: {} accesses were handed to the audit since start, {} of them dropped",
+            self.lanes.counts().audited,
+            self.dropped_audit_events()
+        );
     }
 
     /// Refuses everything but super users: the snapshot's service type is not kafka. Only

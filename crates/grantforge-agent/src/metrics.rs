@@ -131,6 +131,8 @@ metrics! {
         |at| at.applied.map_or(-1, |a| a.at.elapsed().as_secs() as i64);
     heartbeat_failures: u64 = "heartbeat-failures", "Heartbeats to the GrantForge server that failed",
         |at| at.agent.metrics().heartbeat_failures.load(Ordering::Relaxed);
+    audit_accesses: u64 = "audit-accesses", "Accesses handed to the audit (those Kafka asks to report) since the broker started",
+        |at| at.counts.audited;
     audit_queued: u64 = "audit-queued", "Folded audit groups waiting to become events", |at| at.agent.queued_audit_groups() as u64;
     audit_spooled_bytes: u64 = "audit-spooled-bytes", "Bytes of audit events in the disk spool",
         |at| at.agent.delivery().spooled_bytes.load(Ordering::Relaxed);

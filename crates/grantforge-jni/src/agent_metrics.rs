@@ -70,6 +70,7 @@ mod tests {
             snapshot_version: -1,
             snapshot_age_seconds: 7,
             heartbeat_failures: 8,
+            audit_accesses: 17,
             audit_queued: 9,
             audit_spooled_bytes: 10,
             audit_sent: 11,

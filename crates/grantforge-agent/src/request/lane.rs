@@ -48,6 +48,9 @@ pub(crate) struct Counts {
     /// compared (no snapshot was in force).
     pub agreements: u64,
     pub not_compared: u64,
+    /// Accesses handed to the audit (those Kafka asked to report): what the server's event counts,
+    /// the spool and the drops add up to.
+    pub audited: u64,
 }
 
 impl Counts {
@@ -58,6 +61,7 @@ impl Counts {
         self.cache_misses += other.cache_misses;
         self.agreements += other.agreements;
         self.not_compared += other.not_compared;
+        self.audited += other.audited;
     }
 }
 
@@ -113,7 +117,7 @@ impl Lane {
             // Not kept (caching off, or a key beyond the byte bound): reason, and audited through
             // the shared tables, which keep names clamped.
             let reason = decide();
-            self.count(&reason, false);
+            self.count(action, &reason, false);
             if is_audited(action, &reason) {
                 auditor.record(
                     context,
@@ -140,13 +144,13 @@ impl Lane {
                         }
                     }
                 }
-                self.count(&reason, true);
+                self.count(action, &reason, true);
                 return reason.allowed();
             }
         }
         let (kept, hit) = applied.decisions.get_or_decide(context, action, decide);
         let reason = kept.reason;
-        self.count(&reason, hit);
+        self.count(action, &reason, hit);
         let accessed_at =
             is_audited(action, &reason).then(|| *now.get_or_insert_with(clock::wall_now));
         if !reason.cacheable() {
@@ -188,6 +192,7 @@ impl Lane {
     ) {
         self.counts.denied += 1;
         if is_audited(action, &reason) {
+            self.counts.audited += 1;
             auditor.record(
                 context,
                 action,
@@ -206,8 +211,9 @@ impl Lane {
         self.counts.not_compared += questions as u64;
     }
 
-    fn count(&mut self, reason: &Reason, hit: bool) {
+    fn count(&mut self, action: &Action<'_>, reason: &Reason, hit: bool) {
         let counts = &mut self.counts;
+        counts.audited += u64::from(is_audited(action, reason));
         *(if reason.allowed() {
             &mut counts.allowed
         } else {
