@@ -22,9 +22,10 @@ pub fn wall_now() -> Instant {
 }
 
 /// How far [`monotonic_millis`] may lag the real time: its tick, rounded up to a millisecond,
-/// plus the millisecond it truncates.
+/// plus the millisecond it truncates. Asked of the kernel once.
 pub fn monotonic_lag_millis() -> u64 {
-    coarse::tick_millis() + 1
+    static LAG: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *LAG.get_or_init(|| coarse::tick_millis() + 1)
 }
 
 #[cfg(target_os = "linux")]
