@@ -108,7 +108,14 @@ public final class KafkaCluster implements AutoCloseable {
 
     /** An admin client for {@code user} bootstrapped to every broker. */
     public Admin admin(String user) {
-        return broker(1).admin(user, everyBroker());
+        return admin(user, new Properties());
+    }
+
+    /** An admin client for {@code user} bootstrapped to every broker, with {@code extra} settings. */
+    public Admin admin(String user, Properties extra) {
+        Properties props = everyBroker();
+        props.putAll(extra);
+        return broker(1).admin(user, props);
     }
 
     /** A producer for {@code user} bootstrapped to every broker; {@code extra} as in {@link KafkaNode#producer(String, Properties)}. */

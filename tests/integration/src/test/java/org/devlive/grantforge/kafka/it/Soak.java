@@ -1,0 +1,480 @@
+package org.devlive.grantforge.kafka.it;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+
+/**
+ * The soak: the 1 + 3 cluster in server mode against the test server, behind a {@link FaultProxy}, driven by
+ * {@link SoakClients} while the policies change every few seconds and faults come one after the other: the network's
+ * (latency, resets, answers cut short, 503s, stalls), the server stopped (and a broker restarted from its disk cache
+ * meanwhile), a snapshot too large to be accepted, a snapshot with a bad signature. Afterwards {@link SoakOracle}
+ * judges every client outcome, and the nodes' resources sampled through the run are compared between the middle and
+ * the end. {@link SoakReport} writes what a person reads.
+ */
+final class Soak {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** The agents' read timeout: a stall of the proxy lasts longer. */
+    static final long READ_TIMEOUT_MS = 3_000;
+    /** The agents' snapshot bound; the too-large snapshot is twice it. */
+    static final long SNAPSHOT_MAX_BYTES = 4L << 20;
+    static final Duration CHURN_EVERY = Duration.ofSeconds(4);
+
+    /** A step of the fault schedule: what is wrong, for how long. */
+    enum Step {
+        NONE("calm"), LATENCY("latency"), RESET("resets"), CUT("answers cut"), STATUS_503("503s"), STALL("stalls"),
+        SERVER_STOPPED_BROKER_RESTARTED("server down, broker-2 restarted"), SNAPSHOT_TOO_LARGE("snapshot too large"),
+        BAD_SIGNATURE("bad signature");
+
+        /** How the plot names it. */
+        final String label;
+
+        Step(String label) {
+            this.label = label;
+        }
+    }
+
+    /** The schedule, repeated until the run's end: faults with calm steps between. */
+    static final List<Step> SCHEDULE = List.of(Step.NONE, Step.LATENCY, Step.RESET, Step.NONE, Step.CUT, Step.STATUS_503,
+        Step.NONE, Step.STALL, Step.NONE, Step.SERVER_STOPPED_BROKER_RESTARTED, Step.NONE, Step.SNAPSHOT_TOO_LARGE, Step.NONE,
+        Step.BAD_SIGNATURE);
+
+    /** A moment of the run's timeline. */
+    record Event(long atMs, String what) {
+    }
+
+    /**
+     * One node's audit at the end: the accesses its agent handed to the audit (over every life of the node: a restart's
+     * log line says what the life before counted), the accesses the server received in its events, the agent's drops,
+     * and what it resent that the server kept once.
+     */
+    record AuditAccount(String node, long accesses, long received, long dropped, long spooledBytes) {
+        boolean reconciled() {
+            return received + dropped == accesses && spooledBytes == 0;
+        }
+    }
+
+    /** A sample of one node's resources. */
+    record Sample(long atMs, String node, long rssBytes, long threads, long fds, long spoolBytes, long cacheEntries,
+                  long snapshotVersion) {
+    }
+
+    final String kafkaVersion;
+    final Duration length;
+    final Duration stepLength;
+    final Path out;
+    final SoakOracle oracle = new SoakOracle();
+    final List<SoakOracle.Outcome> outcomes = new CopyOnWriteArrayList<>();
+    final List<Event> timeline = new CopyOnWriteArrayList<>();
+    final List<Sample> samples = new CopyOnWriteArrayList<>();
+    final Map<String, List<Long>> launches = new ConcurrentHashMap<>();
+    final Map<String, Long> stepsRun = new LinkedHashMap<>();
+    Map<FaultProxy.Fault, Long> proxyFaults = Map.of();
+    Map<String, Long> unavailable = Map.of();
+    final List<AuditAccount> audit = new CopyOnWriteArrayList<>();
+    /** Events the agents sent twice (an answer cut short after the server took them) that the server kept once. */
+    long resentKeptOnce;
+    long startedMs;
+    long endedMs;
+
+    private Path policiesFile;
+    private TestServer server;
+    private FaultProxy proxy;
+    private KafkaCluster cluster;
+    private final Map<String, Jmx> jmx = new ConcurrentHashMap<>();
+    private boolean bobWrites = true;
+    private final List<long[]> timedPeriods = new ArrayList<>();
+    private long lastVersion;
+
+    Soak(String kafkaVersion, Duration length, Path out) {
+        this.kafkaVersion = kafkaVersion;
+        this.length = length;
+        // every step of the schedule at least once, however short the run
+        this.stepLength = Duration.ofMillis(Math.max(8_000, length.toMillis() / (SCHEDULE.size() + 1)));
+        this.out = out;
+    }
+
+    /** Runs the soak; the checks are read from the fields afterwards ({@link SoakReport}). */
+    void run() throws Exception {
+        Files.createDirectories(out);
+        Path work = Files.createDirectories(out.resolve("work"));
+        policiesFile = work.resolve("policies.json");
+        startedMs = System.currentTimeMillis();
+        writePolicies();
+        server = TestServer.start(policiesFile, work.resolve("server"), 1);
+        registerServedVersion(startedMs);
+        proxy = FaultProxy.start(READ_TIMEOUT_MS + 2_000);
+        proxy.target(server.url());
+        try {
+            startCluster(work);
+            createTopics();
+            try (SoakClients clients = new SoakClients(cluster, outcomes::add)) {
+                clients.start();
+                drive();
+                clients.close();
+                unavailable = new LinkedHashMap<>();
+                clients.unavailable().forEach((who, n) -> unavailable.put(who, n.get()));
+            }
+            proxyFaults = proxy.injected();
+            proxy.fault(FaultProxy.Fault.NONE);
+            endedMs = System.currentTimeMillis();
+            reconcileAudit();
+            // the brokers decide the clients' requests (the controller only what brokers forward, none of theirs)
+            for (KafkaNode node : cluster.brokers()) {
+                oracle.nodeLog(name(node), node.logLines(), launches.get(name(node)));
+            }
+        } finally {
+            if (cluster != null) {
+                cluster.close();
+            }
+            proxy.close();
+            server.close();
+        }
+    }
+
+    private void startCluster(Path work) {
+        long launched = System.currentTimeMillis();
+        cluster = KafkaCluster.builder().kafkaVersion(kafkaVersion).name("soak").eachNode((name, node) -> {
+            Jmx port = Jmx.onFreePort();
+            jmx.put(name, port);
+            port.jvmArgs().forEach(node::jvmArg);
+            server.agentOf(node, work.resolve("cache-" + name), name)
+                .property("grantforge.server.url", proxy.url())
+                .property("grantforge.refresh.interval.ms", "5000")
+                .property("grantforge.read.timeout.ms", String.valueOf(READ_TIMEOUT_MS))
+                .property("grantforge.download.jitter.ms", "500")
+                .property("grantforge.snapshot.max.bytes", String.valueOf(SNAPSHOT_MAX_BYTES));
+        }).start();
+        for (KafkaNode node : cluster.nodes()) {
+            launches.computeIfAbsent(name(node), n -> new CopyOnWriteArrayList<>()).add(launched);
+        }
+        event("cluster up");
+    }
+
+    private String name(KafkaNode node) {
+        return node == cluster.controller() ? KafkaCluster.controllerName()
+            : KafkaCluster.brokerName(cluster.brokers().indexOf(node) + 1);
+    }
+
+    private void createTopics() throws Exception {
+        try (Admin admin = cluster.admin(KafkaNode.SUPER_USER)) {
+            admin.createTopics(List.of(new NewTopic(SoakClients.STEADY, 1, (short) 3), new NewTopic(SoakClients.CHURNED, 1, (short) 3),
+                new NewTopic(SoakClients.TIMED, 1, (short) 3))).all().get(2, TimeUnit.MINUTES);
+        }
+    }
+
+    /** The schedule, the churn and the sampling, until the run's length is over. */
+    private void drive() throws Exception {
+        long end = System.currentTimeMillis() + length.toMillis();
+        long nextChurn = 0;
+        long nextSample = 0;
+        int step = 0;
+        while (System.currentTimeMillis() < end) {
+            Step now = SCHEDULE.get(step++ % SCHEDULE.size());
+            stepsRun.merge(now.name(), 1L, Long::sum);
+            long stepEnd = Math.min(end, System.currentTimeMillis() + stepLength.toMillis());
+            begin(now);
+            while (System.currentTimeMillis() < stepEnd) {
+                long t = System.currentTimeMillis();
+                if (t >= nextChurn) {
+                    churn();
+                    nextChurn = t + CHURN_EVERY.toMillis();
+                }
+                if (t >= nextSample) {
+                    sample();
+                    nextSample = t + 2_000;
+                }
+                Thread.sleep(100);
+            }
+            finish(now);
+        }
+    }
+
+    private void begin(Step step) throws Exception {
+        event("begin " + step);
+        switch (step) {
+            case NONE -> proxy.fault(FaultProxy.Fault.NONE);
+            case LATENCY -> proxy.fault(FaultProxy.Fault.LATENCY);
+            case RESET -> proxy.fault(FaultProxy.Fault.RESET);
+            case CUT -> proxy.fault(FaultProxy.Fault.CUT);
+            case STATUS_503 -> proxy.fault(FaultProxy.Fault.STATUS_503);
+            case STALL -> proxy.fault(FaultProxy.Fault.STALL);
+            case SNAPSHOT_TOO_LARGE -> server.fault("{\"mode\":\"huge\",\"endpoints\":[\"policies\"],\"hugeBytes\":"
+                + 2 * SNAPSHOT_MAX_BYTES + "}");
+            case BAD_SIGNATURE -> server.fault("{\"mode\":\"wrong-signature\"}");
+            case SERVER_STOPPED_BROKER_RESTARTED -> stopServerAndRestartABroker();
+        }
+    }
+
+    private void finish(Step step) throws Exception {
+        switch (step) {
+            case SNAPSHOT_TOO_LARGE, BAD_SIGNATURE -> server.fault("{\"mode\":\"none\"}");
+            case SERVER_STOPPED_BROKER_RESTARTED -> startServer();
+            default -> { }
+        }
+        proxy.fault(FaultProxy.Fault.NONE);
+        event("end " + step);
+    }
+
+    private void stopServerAndRestartABroker() {
+        server.close();
+        server = null;
+        proxy.target(null);
+        event("server stopped");
+        KafkaNode broker = cluster.broker(2);
+        broker.stop();
+        long launched = System.currentTimeMillis();
+        launches.get(KafkaCluster.brokerName(2)).add(launched);
+        event("broker-2 restarting");
+        broker.start();
+        event("broker-2 back (from its disk cache)");
+    }
+
+    private void startServer() throws Exception {
+        long at = System.currentTimeMillis();
+        server = TestServer.start(policiesFile, out.resolve("work").resolve("server"), 1);
+        proxy.target(server.url());
+        registerServedVersion(at);
+        event("server started");
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // the policies
+
+    /** Grants or revokes bob's write on the churned topic, and every fourth change adds a period to the timed one. */
+    private void churn() throws Exception {
+        if (server == null) {
+            return;
+        }
+        bobWrites = !bobWrites;
+        long now = System.currentTimeMillis();
+        if (timedPeriods.isEmpty() || timedPeriods.get(timedPeriods.size() - 1)[1] < now) {
+            timedPeriods.add(new long[] {now + 3_000, now + 9_000});
+        }
+        long before = System.currentTimeMillis();
+        writePolicies();
+        long version = awaitNewVersion(lastVersion);
+        if (version > lastVersion) {
+            oracle.published(new SoakOracle.Version(version, before, rules()));
+            lastVersion = version;
+            event("policy version " + version + (bobWrites ? ": bob writes " : ": bob may not write ") + SoakClients.CHURNED);
+        }
+    }
+
+    /** After the server's start: the version it serves (a new number when it read a changed file). */
+    private void registerServedVersion(long at) throws Exception {
+        long version = JSON.readTree(server.state()).get("policyVersion").asLong();
+        if (version != lastVersion) {
+            oracle.published(new SoakOracle.Version(version, at, rules()));
+            lastVersion = version;
+            event("policy version " + version + " (served at start)");
+        }
+    }
+
+    private long awaitNewVersion(long previous) throws Exception {
+        long deadline = System.currentTimeMillis() + 3_000;
+        while (System.currentTimeMillis() < deadline) {
+            long version = JSON.readTree(server.state()).get("policyVersion").asLong();
+            if (version > previous) {
+                return version;
+            }
+            Thread.sleep(50);
+        }
+        throw new IllegalStateException("the test server did not take the changed policies file within 3 s");
+    }
+
+    /** The rights the policies file grants now, as the oracle reads them. */
+    List<SoakOracle.Rule> rules() {
+        List<SoakOracle.Rule> rules = new ArrayList<>(List.of(
+            SoakOracle.Rule.always("alice", "WRITE", SoakClients.STEADY),
+            SoakOracle.Rule.always("carol", "READ", SoakClients.STEADY),
+            SoakOracle.Rule.always("dave", "WRITE", SoakClients.STEADY),
+            SoakOracle.Rule.always("erin", "DESCRIBE", SoakClients.STEADY)));
+        if (bobWrites) {
+            rules.add(SoakOracle.Rule.always("bob", "WRITE", SoakClients.CHURNED));
+        }
+        for (long[] period : timedPeriods) {
+            rules.add(new SoakOracle.Rule("bob", "WRITE", SoakClients.TIMED, period[0], period[1]));
+        }
+        return rules;
+    }
+
+    private void writePolicies() throws IOException {
+        ObjectNode file = JSON.createObjectNode();
+        file.put("service", "kafka-soak").put("serviceEnabled", true);
+        ArrayNode policies = file.putArray("policies");
+        policy(policies, "alice, dave and carol use the steady topic", "topic", SoakClients.STEADY, List.of(
+            List.of("alice", "write"), List.of("dave", "write"), List.of("carol", "read"), List.of("erin", "describe")), null);
+        policy(policies, "carol's group", "group", "carol-soak", List.of(List.of("carol", "read")), null);
+        policy(policies, "dave's transactions", "transactional_id", "dave-soak", List.of(List.of("dave", "write")), null);
+        policy(policies, "bob sees his topics", "topic", "soak-churned", List.of(List.of("bob", "describe")), null);
+        policy(policies, "bob sees the timed topic", "topic", SoakClients.TIMED, List.of(List.of("bob", "describe")), null);
+        if (bobWrites) {
+            policy(policies, "bob writes the churned topic", "topic", SoakClients.CHURNED, List.of(List.of("bob", "write")), null);
+        }
+        if (!timedPeriods.isEmpty()) {
+            policy(policies, "bob writes the timed topic in its periods", "topic", SoakClients.TIMED,
+                List.of(List.of("bob", "write")), timedPeriods);
+        }
+        Path tmp = policiesFile.resolveSibling("policies.json.tmp");
+        Files.writeString(tmp, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(file), StandardCharsets.UTF_8);
+        Files.move(tmp, policiesFile, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    private static void policy(ArrayNode policies, String name, String level, String value, List<List<String>> grants,
+                               List<long[]> periods) {
+        ObjectNode policy = policies.addObject();
+        policy.put("id", String.valueOf(100 + policies.size())).put("name", name).put("type", "ACCESS").put("priority", "NORMAL");
+        ObjectNode document = policy.putObject("document");
+        ObjectNode resource = document.putObject("resources").putObject(level);
+        resource.putArray("values").add(value);
+        resource.put("excludes", false).put("recursive", false);
+        ArrayNode allow = document.putArray("allow");
+        for (List<String> grant : grants) {
+            ObjectNode item = allow.addObject();
+            item.putArray("users").add(grant.get(0));
+            item.putArray("groups");
+            item.putArray("roles");
+            item.putArray("accessTypes").add(grant.get(1));
+            item.putArray("conditions");
+            item.putNull("maskType");
+            item.putNull("maskValue");
+            item.putNull("rowFilter");
+        }
+        for (String empty : List.of("allowExceptions", "deny", "denyExceptions")) {
+            document.putArray(empty);
+        }
+        ArrayNode validity = document.putArray("validity");
+        for (long[] period : periods == null ? Collections.<long[]>emptyList() : periods) {
+            validity.addObject().put("from", Instant.ofEpochMilli(period[0]).toString())
+                .put("until", Instant.ofEpochMilli(period[1]).toString());
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // the audit
+
+    private static final java.util.regex.Pattern CLOSED =
+        java.util.regex.Pattern.compile("closed: (\\d+) accesses were handed to the audit since start, (\\d+) of them dropped");
+
+    /**
+     * Once the clients stopped and the server is reachable: waits until every node's folded accesses and spool reached
+     * the server (a fold window and a flush, with room), then takes each node's account.
+     */
+    private void reconcileAudit() throws Exception {
+        long deadline = System.currentTimeMillis() + 90_000;
+        List<AuditAccount> accounts;
+        do {
+            Thread.sleep(2_000);
+            accounts = auditAccounts();
+        } while (!accounts.stream().allMatch(AuditAccount::reconciled) && System.currentTimeMillis() < deadline);
+        audit.addAll(accounts);
+        resentKeptOnce = server.duplicates();
+        event("audit taken: " + accounts);
+    }
+
+    private List<AuditAccount> auditAccounts() throws Exception {
+        Map<String, Long> received = new LinkedHashMap<>();
+        for (com.fasterxml.jackson.databind.JsonNode event : JSON.readTree(server.events())) {
+            String id = event.get("eventId").asText();
+            for (KafkaNode node : cluster.nodes()) {
+                if (id.startsWith(name(node) + "-")) {
+                    received.merge(name(node), event.path("count").asLong(1), Long::sum);
+                }
+            }
+        }
+        List<AuditAccount> accounts = new ArrayList<>();
+        for (KafkaNode node : cluster.nodes()) {
+            String name = name(node);
+            long accesses = 0;
+            long dropped = 0;
+            for (String line : node.logLines()) {
+                java.util.regex.Matcher closed = CLOSED.matcher(line);
+                if (closed.find()) {
+                    accesses += Long.parseLong(closed.group(1));
+                    dropped += Long.parseLong(closed.group(2));
+                }
+            }
+            Map<String, Object> now = jmx.get(name).read("org.devlive.grantforge.kafka:type=Agent,*", "AuditAccesses",
+                "AuditDropped", "AuditSpooledBytes").values().iterator().next();
+            accesses += ((Number) now.get("AuditAccesses")).longValue();
+            dropped += ((Number) now.get("AuditDropped")).longValue();
+            accounts.add(new AuditAccount(name, accesses, received.getOrDefault(name, 0L), dropped,
+                ((Number) now.get("AuditSpooledBytes")).longValue()));
+        }
+        return accounts;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // resources and the timeline
+
+    private void sample() {
+        for (KafkaNode node : cluster.nodes()) {
+            if (!node.isAlive()) {
+                continue;
+            }
+            String name = name(node);
+            long pid = node.pid();
+            long rss = procStatus(pid, "VmRSS:") * 1024;
+            long threads = procStatus(pid, "Threads:");
+            long fds = countFds(pid);
+            long spool = -1;
+            long cache = -1;
+            long version = -1;
+            try {
+                Map<String, Map<String, Object>> agent = jmx.get(name).read("org.devlive.grantforge.kafka:type=Agent,*",
+                    "AuditSpooledBytes", "CacheSize", "SnapshotVersion");
+                for (Map<String, Object> values : agent.values()) {
+                    spool = ((Number) values.get("AuditSpooledBytes")).longValue();
+                    cache = ((Number) values.get("CacheSize")).longValue();
+                    version = ((Number) values.get("SnapshotVersion")).longValue();
+                }
+            } catch (Exception e) {
+                // a node that is starting has no JMX yet: that sample has no agent figures
+            }
+            samples.add(new Sample(System.currentTimeMillis(), name, rss, threads, fds, spool, cache, version));
+        }
+    }
+
+    private static long procStatus(long pid, String key) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", String.valueOf(pid), "status"))) {
+                if (line.startsWith(key)) {
+                    return Long.parseLong(line.substring(key.length()).trim().split("\\s+")[0]);
+                }
+            }
+        } catch (IOException | RuntimeException gone) {
+            // the process ended between the check and the read
+        }
+        return -1;
+    }
+
+    private static long countFds(long pid) {
+        try (var fds = Files.list(Path.of("/proc", String.valueOf(pid), "fd"))) {
+            return fds.count();
+        } catch (IOException | RuntimeException gone) {
+            return -1;
+        }
+    }
+
+    private void event(String what) {
+        timeline.add(new Event(System.currentTimeMillis(), what));
+        System.out.printf("soak %6.1f s: %s%n", (System.currentTimeMillis() - startedMs) / 1000.0, what);
+    }
+}

@@ -1,0 +1,259 @@
+package org.devlive.grantforge.kafka.it;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
+
+/**
+ * The soak's real Kafka clients, one thread each, every attempt recorded as an {@link SoakOracle.Outcome}: allowed,
+ * refused with Kafka's authorization error, or neither (a timeout while a broker restarts: counted, not judged).
+ *
+ * <ul>
+ *   <li>{@code alice}: an idempotent producer on {@value #STEADY}, always allowed;
+ *   <li>{@code bob}: a producer on {@value #CHURNED}, whose right to write the churn grants and revokes, and on
+ *       {@value #TIMED}, where validity periods begin and end during the run;
+ *   <li>{@code carol}: a consumer in group {@code carol-soak} on {@value #STEADY}, always allowed;
+ *   <li>{@code dave}: a transactional producer on {@value #STEADY}, always allowed;
+ *   <li>{@code erin}: an admin describing the topics, always allowed;
+ *   <li>{@code mallory}: a principal with no rights that probes, always refused.
+ * </ul>
+ */
+final class SoakClients implements AutoCloseable {
+    static final String STEADY = "soak-steady";
+    static final String CHURNED = "soak-churned";
+    static final String TIMED = "soak-timed";
+
+    static {
+        // mallory's refusals are judged, not logged: the producer's metadata logs each one at ERROR (read by
+        // slf4j-simple when the logger is made, so before any producer of this JVM)
+        System.setProperty("org.slf4j.simpleLogger.log.org.apache.kafka.clients.Metadata", "off");
+    }
+
+    private final KafkaCluster cluster;
+    private final Consumer<SoakOracle.Outcome> record;
+    private final List<Thread> threads = new ArrayList<>();
+    private final Map<String, AtomicLong> unavailable = new ConcurrentHashMap<>();
+    /** The first failure of each principal's client as a whole. */
+    private final Map<String, String> failures = new ConcurrentHashMap<>();
+    private volatile boolean running = true;
+
+    SoakClients(KafkaCluster cluster, Consumer<SoakOracle.Outcome> record) {
+        this.cluster = cluster;
+        this.record = record;
+    }
+
+    /** Attempts that ended neither allowed nor refused, per principal (timeouts, a broker away). */
+    Map<String, AtomicLong> unavailable() {
+        return unavailable;
+    }
+
+    void start() {
+        loop("alice", this::alice);
+        loop("bob", this::bob);
+        loop("carol", this::carol);
+        loop("dave", this::dave);
+        loop("erin", this::erin);
+        loop("mallory", this::mallory);
+    }
+
+    private interface Work {
+        void run() throws Exception;
+    }
+
+    private void loop(String principal, Work work) {
+        Thread thread = new Thread(() -> {
+            while (running) {
+                try {
+                    work.run();
+                } catch (InterruptedException e) {
+                    return;
+                } catch (Exception e) {
+                    // a client that failed as a whole is made again: counted, and the loop goes on
+                    unavailable.computeIfAbsent(principal, p -> new AtomicLong()).incrementAndGet();
+                    if (failures.putIfAbsent(principal, e.toString()) == null) {
+                        System.out.println("soak: " + principal + "'s client failed (made again): " + e);
+                    }
+                    pause(500);
+                }
+            }
+        }, "grantforge-it-soak-" + principal);
+        thread.setDaemon(true);
+        threads.add(thread);
+        thread.start();
+    }
+
+    private static Properties timeouts() {
+        Properties p = new Properties();
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "10000");
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
+        return p;
+    }
+
+    /** Sends one record and records the outcome of WRITE on {@code topic}. */
+    private void produce(KafkaProducer<String, String> producer, String principal, String topic) throws InterruptedException {
+        long start = System.currentTimeMillis();
+        try {
+            producer.send(new ProducerRecord<>(topic, principal, "v" + start)).get(15, TimeUnit.SECONDS);
+            record.accept(new SoakOracle.Outcome(principal, "WRITE", topic, start, System.currentTimeMillis(), true));
+        } catch (ExecutionException e) {
+            outcomeOfFailure(principal, "WRITE", topic, start, e.getCause());
+        } catch (java.util.concurrent.TimeoutException | KafkaException e) {
+            outcomeOfFailure(principal, "WRITE", topic, start, e);
+        }
+    }
+
+    private void outcomeOfFailure(String principal, String operation, String resource, long start, Throwable failure) {
+        if (failure instanceof AuthorizationException) {
+            record.accept(new SoakOracle.Outcome(principal, operation, resource, start, System.currentTimeMillis(), false));
+        } else {
+            unavailable.computeIfAbsent(principal, p -> new AtomicLong()).incrementAndGet();
+        }
+    }
+
+    private void alice() throws Exception {
+        Properties p = timeouts();
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        try (KafkaProducer<String, String> producer = cluster.producer("alice", p)) {
+            while (running) {
+                produce(producer, "alice", STEADY);
+                pause(50);
+            }
+        }
+    }
+
+    private void bob() throws Exception {
+        Properties p = timeouts();
+        // bob may not write at times: an idempotent producer would need a right it does not always have to start
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.RETRIES_CONFIG, "3");
+        try (KafkaProducer<String, String> producer = cluster.producer("bob", p)) {
+            while (running) {
+                produce(producer, "bob", CHURNED);
+                produce(producer, "bob", TIMED);
+                pause(50);
+            }
+        }
+    }
+
+    private void carol() throws Exception {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
+        p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "10000");
+        p.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
+        try (KafkaConsumer<String, String> consumer = cluster.consumer("carol", "carol-soak", p)) {
+            consumer.subscribe(List.of(STEADY));
+            while (running) {
+                long start = System.currentTimeMillis();
+                try {
+                    consumer.poll(Duration.ofMillis(500));
+                    consumer.commitSync(Duration.ofSeconds(10));
+                    record.accept(new SoakOracle.Outcome("carol", "READ", STEADY, start, System.currentTimeMillis(), true));
+                } catch (AuthorizationException e) {
+                    record.accept(new SoakOracle.Outcome("carol", "READ", STEADY, start, System.currentTimeMillis(), false));
+                } catch (KafkaException e) {
+                    unavailable.computeIfAbsent("carol", x -> new AtomicLong()).incrementAndGet();
+                }
+            }
+        }
+    }
+
+    private void dave() throws Exception {
+        Properties p = timeouts();
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "dave-soak");
+        p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "20000");
+        try (KafkaProducer<String, String> producer = cluster.producer("dave", p)) {
+            long start = System.currentTimeMillis();
+            try {
+                producer.initTransactions();
+            } catch (TransactionalIdAuthorizationException e) {
+                record.accept(new SoakOracle.Outcome("dave", "WRITE", "transactional_id:dave-soak", start,
+                    System.currentTimeMillis(), false));
+                throw e;
+            }
+            while (running) {
+                start = System.currentTimeMillis();
+                try {
+                    producer.beginTransaction();
+                    for (int i = 0; i < 3; i++) {
+                        producer.send(new ProducerRecord<>(STEADY, "dave", "t" + start + "-" + i));
+                    }
+                    producer.commitTransaction();
+                    record.accept(new SoakOracle.Outcome("dave", "WRITE", STEADY, start, System.currentTimeMillis(), true));
+                } catch (AuthorizationException e) {
+                    record.accept(new SoakOracle.Outcome("dave", "WRITE", STEADY, start, System.currentTimeMillis(), false));
+                    throw e;
+                }
+                pause(200);
+            }
+        }
+    }
+
+    private void erin() throws Exception {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "10000");
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
+        try (Admin admin = cluster.admin("erin", p)) {
+            while (running) {
+                long start = System.currentTimeMillis();
+                try {
+                    admin.describeTopics(List.of(STEADY)).allTopicNames().get(15, TimeUnit.SECONDS);
+                    record.accept(new SoakOracle.Outcome("erin", "DESCRIBE", STEADY, start, System.currentTimeMillis(), true));
+                } catch (ExecutionException e) {
+                    outcomeOfFailure("erin", "DESCRIBE", STEADY, start, e.getCause());
+                } catch (java.util.concurrent.TimeoutException e) {
+                    outcomeOfFailure("erin", "DESCRIBE", STEADY, start, e);
+                }
+                pause(250);
+            }
+        }
+    }
+
+    private void mallory() throws Exception {
+        Properties p = timeouts();
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "3000");
+        try (KafkaProducer<String, String> producer = cluster.producer("mallory", p)) {
+            while (running) {
+                produce(producer, "mallory", STEADY);
+                pause(100);
+            }
+        }
+    }
+
+    private static void pause(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        running = false;
+        for (Thread thread : threads) {
+            thread.join(TimeUnit.SECONDS.toMillis(30));
+        }
+    }
+}

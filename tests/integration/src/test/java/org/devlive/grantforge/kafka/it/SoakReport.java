@@ -1,0 +1,240 @@
+package org.devlive.grantforge.kafka.it;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+
+/**
+ * The soak's checks and what a person reads: {@code report.md} (the table of checks with their counts, the faults, the
+ * resources, the timeline) and {@code timeline.svg} (client outcomes, policy versions in force on each node, and the
+ * fault steps, against the run's time).
+ */
+final class SoakReport {
+    /** Growth over the last half of the run that a node may show (from the middle sample to the last). */
+    static final long MAX_RSS_GROWTH_BYTES = 96L << 20;
+    static final long MAX_THREAD_GROWTH = 10;
+    static final long MAX_FD_GROWTH = 50;
+
+    /** One check: what was counted and whether it holds. */
+    record Check(String name, String counted, boolean holds, String detail) {
+    }
+
+    private final Soak soak;
+    final List<SoakOracle.Violation> violations = new ArrayList<>();
+    final List<Check> checks = new ArrayList<>();
+
+    SoakReport(Soak soak) {
+        this.soak = soak;
+        judge();
+    }
+
+    List<Check> failed() {
+        return checks.stream().filter(c -> !c.holds()).collect(Collectors.toList());
+    }
+
+    private void judge() {
+        Map<String, long[]> byPrincipal = new TreeMap<>();
+        for (SoakOracle.Outcome outcome : soak.outcomes) {
+            long[] counts = byPrincipal.computeIfAbsent(outcome.principal() + " " + outcome.operation() + " " + outcome.resource(),
+                k -> new long[2]);
+            counts[outcome.allowed() ? 0 : 1]++;
+            SoakOracle.Violation violation = soak.oracle.check(outcome);
+            if (violation != null) {
+                violations.add(violation);
+            }
+        }
+        checks.add(new Check("every client outcome is an answer of a policy version in force around its time",
+            soak.outcomes.size() + " outcomes", violations.isEmpty(), violations.isEmpty() ? ""
+            : violations.size() + " wrong; first: " + violations.get(0)));
+        // the oracle judges only what it was shown: each kind of answer must have been met
+        expect(byPrincipal, "alice WRITE soak-steady", true, false);
+        expect(byPrincipal, "bob WRITE soak-churned", true, true);
+        expect(byPrincipal, "bob WRITE soak-timed", true, true);
+        expect(byPrincipal, "carol READ soak-steady", true, false);
+        expect(byPrincipal, "dave WRITE soak-steady", true, false);
+        expect(byPrincipal, "erin DESCRIBE soak-steady", true, false);
+        expect(byPrincipal, "mallory WRITE soak-steady", false, true);
+        TreeSet<Long> published = soak.oracle.versions().stream().map(SoakOracle.Version::number)
+            .collect(Collectors.toCollection(TreeSet::new));
+        TreeSet<Long> applied = new TreeSet<>(soak.oracle.candidates(Long.MIN_VALUE, Long.MAX_VALUE));
+        applied.remove(SoakOracle.NO_SNAPSHOT);
+        TreeSet<Long> unknown = new TreeSet<>(applied);
+        unknown.removeAll(published);
+        checks.add(new Check("every version a node applied is one the soak published", applied.size() + " applied of "
+            + published.size() + " published", unknown.isEmpty(), unknown.isEmpty() ? "" : "unknown versions " + unknown));
+        for (Soak.AuditAccount account : soak.audit) {
+            checks.add(new Check(account.node() + ": the server's event counts plus the drops equal the accesses the agent "
+                + "audited, the spool empty", account.received() + " received + " + account.dropped() + " dropped of "
+                + account.accesses() + " accesses, spool " + account.spooledBytes() + " B", account.reconciled(), ""));
+        }
+        checks.add(new Check("the audit reached the server from every node", soak.audit.size() + " nodes",
+            soak.audit.size() == 4, "events resent after a cut answer, kept once by the server: " + soak.resentKeptOnce));
+        for (FaultProxy.Fault fault : FaultProxy.Fault.values()) {
+            if (fault != FaultProxy.Fault.NONE) {
+                long n = soak.proxyFaults.getOrDefault(fault, 0L);
+                checks.add(new Check("the proxy injected " + fault, n + " connections", n > 0, ""));
+            }
+        }
+        for (Soak.Step step : Soak.Step.values()) {
+            long n = soak.stepsRun.getOrDefault(step.name(), 0L);
+            checks.add(new Check("the schedule ran " + step, n + " times", n > 0, ""));
+        }
+        growth();
+    }
+
+    private void expect(Map<String, long[]> byPrincipal, String key, boolean allowedMet, boolean refusedMet) {
+        long[] counts = byPrincipal.getOrDefault(key, new long[2]);
+        boolean holds = (counts[0] > 0) == allowedMet && (counts[1] > 0) == refusedMet;
+        checks.add(new Check(key + ": " + (allowedMet ? "allowed" : "") + (allowedMet && refusedMet ? " and " : "")
+            + (refusedMet ? "refused" : "") + " seen, nothing else", counts[0] + " allowed, " + counts[1] + " refused", holds, ""));
+    }
+
+    /** Each node's resources: the last sample against the one in the middle of the run. */
+    private void growth() {
+        Map<String, List<Soak.Sample>> byNode = soak.samples.stream().filter(s -> s.rssBytes() > 0)
+            .collect(Collectors.groupingBy(Soak.Sample::node, TreeMap::new, Collectors.toList()));
+        long middle = soak.startedMs + (soak.endedMs - soak.startedMs) / 2;
+        for (Map.Entry<String, List<Soak.Sample>> node : byNode.entrySet()) {
+            List<Soak.Sample> list = node.getValue();
+            Soak.Sample mid = list.stream().min(Comparator.comparingLong(s -> Math.abs(s.atMs() - middle))).orElseThrow();
+            Soak.Sample last = list.get(list.size() - 1);
+            long rss = last.rssBytes() - mid.rssBytes();
+            long threads = last.threads() - mid.threads();
+            long fds = last.fds() - mid.fds();
+            checks.add(new Check(node.getKey() + ": resident memory, threads and descriptors over the last half",
+                String.format(Locale.ROOT, "%+.1f MiB, %+d threads, %+d fds", rss / 1048576.0, threads, fds),
+                rss <= MAX_RSS_GROWTH_BYTES && threads <= MAX_THREAD_GROWTH && fds <= MAX_FD_GROWTH,
+                String.format(Locale.ROOT, "bounds +%d MiB, +%d, +%d", MAX_RSS_GROWTH_BYTES >> 20, MAX_THREAD_GROWTH, MAX_FD_GROWTH)));
+        }
+    }
+
+    /** Writes report.md and timeline.svg into the soak's output directory. */
+    void write() throws IOException {
+        Files.writeString(soak.out.resolve("report.md"), markdown(), StandardCharsets.UTF_8);
+        // the raw history, for a look at what a failed check saw
+        StringBuilder outcomes = new StringBuilder("start_ms\tend_ms\tprincipal\toperation\tresource\tallowed\n");
+        for (SoakOracle.Outcome o : soak.outcomes) {
+            outcomes.append(o.startMs()).append('\t').append(o.endMs()).append('\t').append(o.principal()).append('\t')
+                .append(o.operation()).append('\t').append(o.resource()).append('\t').append(o.allowed()).append('\n');
+        }
+        Files.writeString(soak.out.resolve("outcomes.tsv"), outcomes, StandardCharsets.UTF_8);
+        StringBuilder versions = new StringBuilder();
+        for (SoakOracle.Version v : soak.oracle.versions()) {
+            versions.append(v.number()).append('\t').append(v.publishedMs()).append('\t').append(v.rules()).append('\n');
+        }
+        Files.writeString(soak.out.resolve("versions.tsv"), versions, StandardCharsets.UTF_8);
+        Files.writeString(soak.out.resolve("timelines.txt"), soak.oracle.describeTimelines(), StandardCharsets.UTF_8);
+        Files.writeString(soak.out.resolve("timeline.svg"), svg(), StandardCharsets.UTF_8);
+    }
+
+    String markdown() {
+        StringBuilder md = new StringBuilder();
+        md.append("# Soak: Kafka ").append(soak.kafkaVersion).append(", 1 controller + 3 brokers, ")
+            .append(soak.length.toMinutes() > 0 ? soak.length.toMinutes() + " min" : soak.length.toSeconds() + " s").append("\n\n");
+        md.append("From ").append(Instant.ofEpochMilli(soak.startedMs)).append(" to ").append(Instant.ofEpochMilli(soak.endedMs))
+            .append(", fault steps of ").append(soak.stepLength.toSeconds()).append(" s, a policy change every ")
+            .append(Soak.CHURN_EVERY.toSeconds()).append(" s. ").append("![timeline](timeline.svg)\n\n");
+        md.append("## Checks\n\n| check | counted | holds |\n|---|---|---|\n");
+        for (Check check : checks) {
+            md.append("| ").append(check.name()).append(" | ").append(check.counted())
+                .append(check.detail().isEmpty() ? "" : " (" + check.detail() + ")").append(" | ")
+                .append(check.holds() ? "yes" : "**NO**").append(" |\n");
+        }
+        if (!violations.isEmpty()) {
+            md.append("\n## Outcomes the oracle rejects (the first 30 of ").append(violations.size()).append(")\n\n");
+            violations.stream().limit(30).forEach(v -> md.append("- ").append(v).append('\n'));
+        }
+        md.append("\nAttempts that ended neither allowed nor refused (timeouts while a broker restarted, …), per principal: ")
+            .append(soak.unavailable).append("\n\n## Faults injected\n\n| kind | count |\n|---|---|\n");
+        soak.proxyFaults.forEach((fault, n) -> md.append("| proxy ").append(fault).append(" | ").append(n).append(" connections |\n"));
+        soak.stepsRun.forEach((step, n) -> md.append("| step ").append(step).append(" | ").append(n).append(" |\n"));
+        md.append("\n## Timeline\n\n| s | event |\n|---|---|\n");
+        for (Soak.Event event : soak.timeline) {
+            md.append(String.format(Locale.ROOT, "| %.1f | %s |%n", (event.atMs() - soak.startedMs) / 1000.0, event.what()));
+        }
+        return md.toString();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // the plot
+
+    private static final int WIDTH = 1200;
+    private static final int LEFT = 190;
+    private static final int ROW = 26;
+
+    String svg() {
+        Map<String, Integer> rowOf = new LinkedHashMap<>();
+        for (String key : soak.outcomes.stream().map(o -> o.principal() + " " + o.operation() + " " + o.resource()).sorted()
+            .distinct().collect(Collectors.toList())) {
+            rowOf.put(key, rowOf.size() + 3);
+        }
+        int height = (rowOf.size() + 6) * ROW;
+        long span = Math.max(1, soak.endedMs - soak.startedMs);
+        java.util.function.LongFunction<Double> x = t -> LEFT + (WIDTH - LEFT - 10) * (double) (t - soak.startedMs) / span;
+        StringBuilder svg = new StringBuilder();
+        svg.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+            + "font-family=\"sans-serif\" font-size=\"11\">%n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>%n", WIDTH, height));
+        // fault steps: shaded bands with their names
+        long begun = -1;
+        String name = null;
+        for (Soak.Event event : soak.timeline) {
+            if (event.what().startsWith("begin ")) {
+                begun = event.atMs();
+                name = event.what().substring(6);
+            } else if (event.what().startsWith("end ") && begun >= 0 && !"NONE".equals(name)) {
+                svg.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"#f4d6a0\" "
+                    + "opacity=\"0.5\"/><text x=\"%.1f\" y=\"%d\" font-size=\"9\">%s</text>%n", x.apply(begun), ROW,
+                    x.apply(event.atMs()) - x.apply(begun), height - 2 * ROW, x.apply(begun) + 2, ROW - 4,
+                    Soak.Step.valueOf(name).label));
+                begun = -1;
+            }
+        }
+        svg.append(String.format(Locale.ROOT, "<text x=\"4\" y=\"%d\">policy versions published</text>%n", ROW + 17));
+        for (SoakOracle.Version version : soak.oracle.versions()) {
+            svg.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#555\"/>%n",
+                x.apply(version.publishedMs()), x.apply(version.publishedMs()), ROW + 6, ROW + 22));
+        }
+        for (Map.Entry<String, Integer> row : rowOf.entrySet()) {
+            int y = row.getValue() * ROW;
+            svg.append(String.format(Locale.ROOT, "<text x=\"4\" y=\"%d\">%s</text>%n", y + 4, row.getKey()));
+        }
+        // one mark per row, pixel and answer, however long the run: which answers each pixel's time saw
+        java.util.Set<String> marks = new java.util.LinkedHashSet<>();
+        for (SoakOracle.Outcome o : soak.outcomes) {
+            marks.add(rowOf.get(o.principal() + " " + o.operation() + " " + o.resource()) + " " + Math.round(x.apply(o.startMs()))
+                + " " + o.allowed());
+        }
+        for (String mark : marks) {
+            String[] parts = mark.split(" ");
+            int y = Integer.parseInt(parts[0]) * ROW;
+            boolean allowed = Boolean.parseBoolean(parts[2]);
+            svg.append(String.format(Locale.ROOT, "<rect x=\"%s\" y=\"%d\" width=\"1.5\" height=\"8\" fill=\"%s\"/>%n",
+                parts[1], allowed ? y - 8 : y, allowed ? "#2a9d3a" : "#c0392b"));
+        }
+        for (SoakOracle.Violation v : violations) {
+            int y = rowOf.get(v.outcome().principal() + " " + v.outcome().operation() + " " + v.outcome().resource()) * ROW;
+            svg.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%d\" r=\"5\" fill=\"none\" stroke=\"black\"/>%n",
+                x.apply(v.outcome().startMs()), y));
+        }
+        int axis = height - 2 * ROW + 14;
+        for (long s = 0; s * 1000 <= span; s += Math.max(10, span / 1000 / 12 / 10 * 10)) {
+            svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\">%d s</text>%n", x.apply(soak.startedMs + s * 1000),
+                axis, s));
+        }
+        svg.append(String.format(Locale.ROOT, "<text x=\"4\" y=\"%d\">green above a row: allowed; red below: refused; "
+            + "circled: an outcome the oracle rejects; shaded: a fault step</text>%n", axis + 18));
+        svg.append("</svg>\n");
+        return svg.toString();
+    }
+}

@@ -1,0 +1,32 @@
+package org.devlive.grantforge.kafka.it;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The soak ({@link Soak}) with every check enforced: 3 minutes in the test command, as long as
+ * {@value #MINUTES_PROPERTY} says through {@code scripts/soak --minutes N}. The report and the plot are written to
+ * {@value #OUT_PROPERTY} (default {@code target/soak}).
+ */
+@Timeout(value = 120, unit = TimeUnit.MINUTES)
+class SoakTest {
+    static final String MINUTES_PROPERTY = "grantforge.soak.minutes";
+    static final String OUT_PROPERTY = "grantforge.soak.out";
+
+    @Test
+    void aClusterUnderTrafficChurnAndFaultsAnswersOnlyWhatThePoliciesInForceAllow() throws Exception {
+        Duration length = Duration.ofSeconds(Math.round(Double.parseDouble(System.getProperty(MINUTES_PROPERTY, "3")) * 60));
+        Path out = Path.of(System.getProperty(OUT_PROPERTY, "target/soak")).toAbsolutePath();
+        Soak soak = new Soak(KafkaDist.DEFAULT_VERSION, length, out);
+        soak.run();
+        SoakReport report = new SoakReport(soak);
+        report.write();
+        System.out.println(report.markdown());
+        assertTrue(report.failed().isEmpty(), "soak checks failed (" + out.resolve("report.md") + "): " + report.failed());
+    }
+}
