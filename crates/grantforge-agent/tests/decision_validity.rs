@@ -13,28 +13,8 @@ use grantforge_kafka::Operation;
 
 #[test]
 fn a_cached_grant_ends_with_the_validity_period_that_granted_it() {
-    let fixture = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/snapshots/e2e.json"
-    ))
-    .unwrap();
-    // Policy 1, the fixture's first (alice works with orders), ends 1.5 s from now.
     let ends = Instant::now().plus_millis(1500);
-    let policies = fixture.replacen(
-        "\"validity\":[]",
-        &format!("\"validity\":[{{\"until\":\"{ends}\"}}]"),
-        1,
-    );
-    let file = temp_dir("decision-validity").join("policies.json");
-    std::fs::write(&file, policies).unwrap();
-    let settings: BTreeMap<String, String> = [
-        ("grantforge.policy.file", file.display().to_string()),
-        ("grantforge.decision.cache.ttl.ms", "60000".to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    let agent = registry::open(AgentConfig::from_settings(&settings).unwrap()).unwrap();
+    let agent = alice_with_a_period("until", ends);
     assert!(access(&agent, "alice", "orders", Operation::Write));
     assert!(access(&agent, "alice", "orders", Operation::Write));
     assert!(
@@ -77,27 +57,8 @@ fn no_access_is_refused_from_the_instant_the_period_starts() {
 /// her policy (`from` or `until`, 1.5 s ahead): how many answers asked at or after it were not
 /// `allowed_after`, of how many.
 fn answers_across_a_boundary(bound: &str, allowed_after: bool) -> (usize, usize) {
-    let fixture = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/snapshots/e2e.json"
-    ))
-    .unwrap();
     let boundary = Instant::from_unix_millis(Instant::now().unix_millis() + 1500);
-    let policies = fixture.replacen(
-        "\"validity\":[]",
-        &format!("\"validity\":[{{\"{bound}\":\"{boundary}\"}}]"),
-        1,
-    );
-    let file = temp_dir(&format!("decision-validity-{bound}")).join("policies.json");
-    std::fs::write(&file, policies).unwrap();
-    let settings: BTreeMap<String, String> = [
-        ("grantforge.policy.file", file.display().to_string()),
-        ("grantforge.decision.cache.ttl.ms", "60000".to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    let agent = registry::open(AgentConfig::from_settings(&settings).unwrap()).unwrap();
+    let agent = alice_with_a_period(bound, boundary);
     assert_eq!(
         access(&agent, "alice", "orders", Operation::Write),
         !allowed_after
@@ -117,4 +78,29 @@ fn answers_across_a_boundary(bound: &str, allowed_after: bool) -> (usize, usize)
     registry::release(&agent);
     assert!(asked_after > 0);
     (wrong, asked_after)
+}
+
+/// An offline agent on the e2e fixture whose first policy (alice works with orders) has one
+/// validity period, bounded by `bound` (`from` or `until`) at `at`; decisions kept for a minute.
+fn alice_with_a_period(bound: &str, at: Instant) -> std::sync::Arc<grantforge_agent::Agent> {
+    let fixture = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/snapshots/e2e.json"
+    ))
+    .unwrap();
+    let policies = fixture.replacen(
+        "\"validity\":[]",
+        &format!("\"validity\":[{{\"{bound}\":\"{at}\"}}]"),
+        1,
+    );
+    let file = temp_dir(&format!("decision-validity-{bound}")).join("policies.json");
+    std::fs::write(&file, policies).unwrap();
+    let settings: BTreeMap<String, String> = [
+        ("grantforge.policy.file", file.display().to_string()),
+        ("grantforge.decision.cache.ttl.ms", "60000".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    registry::open(AgentConfig::from_settings(&settings).unwrap()).unwrap()
 }

@@ -129,16 +129,23 @@ final class SoakClients implements AutoCloseable {
         }
     }
 
+    /** One record at a time to each of {@code topics} in turn, with a pause after each round. */
+    private void producing(String principal, Properties settings, long pauseMs, String... topics) throws Exception {
+        try (KafkaProducer<String, String> producer = cluster.producer(principal, settings)) {
+            while (running) {
+                for (String topic : topics) {
+                    produce(producer, principal, topic);
+                }
+                pause(pauseMs);
+            }
+        }
+    }
+
     private void alice() throws Exception {
         Properties p = timeouts();
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         p.put(ProducerConfig.ACKS_CONFIG, "all");
-        try (KafkaProducer<String, String> producer = cluster.producer("alice", p)) {
-            while (running) {
-                produce(producer, "alice", STEADY);
-                pause(50);
-            }
-        }
+        producing("alice", p, 50, STEADY);
     }
 
     private void bob() throws Exception {
@@ -147,13 +154,7 @@ final class SoakClients implements AutoCloseable {
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.RETRIES_CONFIG, "3");
-        try (KafkaProducer<String, String> producer = cluster.producer("bob", p)) {
-            while (running) {
-                produce(producer, "bob", CHURNED);
-                produce(producer, "bob", TIMED);
-                pause(50);
-            }
-        }
+        producing("bob", p, 50, CHURNED, TIMED);
     }
 
     private void carol() throws Exception {
@@ -233,12 +234,7 @@ final class SoakClients implements AutoCloseable {
         Properties p = timeouts();
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
         p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "3000");
-        try (KafkaProducer<String, String> producer = cluster.producer("mallory", p)) {
-            while (running) {
-                produce(producer, "mallory", STEADY);
-                pause(100);
-            }
-        }
+        producing("mallory", p, 100, STEADY);
     }
 
     private static void pause(long ms) {
