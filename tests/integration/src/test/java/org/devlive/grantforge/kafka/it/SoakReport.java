@@ -188,6 +188,7 @@ final class SoakReport {
         // fault steps: shaded bands with their names
         long begun = -1;
         String name = null;
+        int band = 0;
         for (Soak.Event event : soak.timeline) {
             if (event.what().startsWith("begin ")) {
                 begun = event.atMs();
@@ -195,7 +196,7 @@ final class SoakReport {
             } else if (event.what().startsWith("end ") && begun >= 0 && !"NONE".equals(name)) {
                 svg.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"#f4d6a0\" "
                     + "opacity=\"0.5\"/><text x=\"%.1f\" y=\"%d\" font-size=\"9\">%s</text>%n", x.apply(begun), ROW,
-                    x.apply(event.atMs()) - x.apply(begun), height - 2 * ROW, x.apply(begun) + 2, ROW - 4,
+                    x.apply(event.atMs()) - x.apply(begun), height - 2 * ROW, x.apply(begun) + 2, band++ % 2 == 0 ? ROW - 4 : ROW - 14,
                     Soak.Step.valueOf(name).label));
                 begun = -1;
             }
