@@ -34,8 +34,8 @@ import org.apache.kafka.common.config.SaslConfigs;
  * starts split roles), run as a child JVM from a plain
  * classpath (the Kafka server jars of {@link KafkaDist} plus, unless disabled, the agent JAR) in its
  * own directory. Listeners are SASL_PLAINTEXT with PLAIN users {@code admin} (super user, also the
- * inter-node and controller principal), {@code alice}, {@code bob}, {@code carol}, {@code dave}, {@code erin} and
- * {@code mallory}; passwords are {@code <user>-secret}.
+ * inter-node and controller principal), {@code alice}, {@code bob}, {@code carol}, {@code dave}, {@code erin},
+ * {@code mallory} and {@code quinn}; passwords are {@code <user>-secret}.
  *
  * <pre>{@code
  * try (KafkaNode node = KafkaNode.builder().policyFile(snapshot).start();
@@ -89,10 +89,11 @@ public final class KafkaNode implements AutoCloseable {
         users.put("alice", "alice-secret");
         users.put("bob", "bob-secret");
         users.put("carol", "carol-secret");
-        // the soak's further principals: a transactional producer, an admin, one with no rights
+        // the soak's further principals: a transactional producer, an admin, one with no rights, a quota-limited one
         users.put("dave", "dave-secret");
         users.put("erin", "erin-secret");
         users.put("mallory", "mallory-secret");
+        users.put("quinn", "quinn-secret");
         USERS = Collections.unmodifiableMap(users);
     }
 

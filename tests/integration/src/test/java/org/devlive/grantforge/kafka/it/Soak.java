@@ -14,11 +14,16 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
 
 /**
  * The soak: the 1 + 3 cluster in server mode against the test server, behind a {@link FaultProxy}, driven by
@@ -55,6 +60,19 @@ final class Soak {
         Step.NONE, Step.STALL, Step.NONE, Step.SERVER_STOPPED_BROKER_RESTARTED, Step.NONE, Step.SNAPSHOT_TOO_LARGE, Step.NONE,
         Step.BAD_SIGNATURE);
 
+    /** The agent's quota callback, on every node of the cluster. */
+    static final String QUOTA_CALLBACK = "org.devlive.grantforge.kafka.agent.GrantForgeClientQuotaCallback";
+
+    /**
+     * quinn's acknowledged bytes over whole seconds {@code [fromSecond, toSecond)} (epoch seconds) between two broker
+     * restarts, on the cluster and on the anchor.
+     */
+    record QuotaSpan(long fromSecond, long toSecond, long clusterBytes, long anchorBytes) {
+        long seconds() {
+            return toSecond - fromSecond;
+        }
+    }
+
     /** A moment of the run's timeline. */
     record Event(long atMs, String what) {
     }
@@ -87,6 +105,9 @@ final class Soak {
     final Map<String, Long> stepsRun = new LinkedHashMap<>();
     Map<FaultProxy.Fault, Long> proxyFaults = Map.of();
     Map<String, Long> unavailable = Map.of();
+    final List<QuotaSpan> quotaSpans = new CopyOnWriteArrayList<>();
+    /** quinn's acknowledged bytes by second of the run (epoch seconds): on the cluster, on the anchor. */
+    final TreeMap<Long, long[]> quinnBySecond = new TreeMap<>();
     final List<AuditAccount> audit = new CopyOnWriteArrayList<>();
     /** Events the agents sent twice (an answer cut short after the server took them) that the server kept once. */
     long resentKeptOnce;
@@ -97,6 +118,8 @@ final class Soak {
     private TestServer server;
     private FaultProxy proxy;
     private KafkaCluster cluster;
+    private KafkaNode anchor;
+    private SoakClients clients;
     private final Map<String, Jmx> jmx = new ConcurrentHashMap<>();
     private boolean bobWrites = true;
     private final List<long[]> timedPeriods = new ArrayList<>();
@@ -124,12 +147,14 @@ final class Soak {
         try {
             startCluster(work);
             createTopics();
-            try (SoakClients clients = new SoakClients(cluster, outcomes::add)) {
+            try (SoakClients started = new SoakClients(cluster, anchor, outcomes::add)) {
+                clients = started;
                 clients.start();
                 drive();
                 clients.close();
                 unavailable = new LinkedHashMap<>();
                 clients.unavailable().forEach((who, n) -> unavailable.put(who, n.get()));
+                quotaRates();
             }
             proxyFaults = proxy.injected();
             proxy.fault(FaultProxy.Fault.NONE);
@@ -140,6 +165,9 @@ final class Soak {
                 oracle.nodeLog(name(node), node.logLines(), launches.get(name(node)));
             }
         } finally {
+            if (anchor != null) {
+                anchor.close();
+            }
             if (cluster != null) {
                 cluster.close();
             }
@@ -149,6 +177,9 @@ final class Soak {
     }
 
     private void startCluster(Path work) {
+        // The anchor of quinn's rate: a node of the same release with Kafka's own quota callback, no authorizer.
+        CompletableFuture<KafkaNode> anchorStarted = CompletableFuture.supplyAsync(
+            () -> KafkaNode.builder().kafkaVersion(kafkaVersion).name("soak-anchor").noAuthorizer().maxHeap("256m").start());
         long launched = System.currentTimeMillis();
         cluster = KafkaCluster.builder().kafkaVersion(kafkaVersion).name("soak").eachNode((name, node) -> {
             Jmx port = Jmx.onFreePort();
@@ -159,8 +190,10 @@ final class Soak {
                 .property("grantforge.refresh.interval.ms", "5000")
                 .property("grantforge.read.timeout.ms", String.valueOf(READ_TIMEOUT_MS))
                 .property("grantforge.download.jitter.ms", "500")
-                .property("grantforge.snapshot.max.bytes", String.valueOf(SNAPSHOT_MAX_BYTES));
+                .property("grantforge.snapshot.max.bytes", String.valueOf(SNAPSHOT_MAX_BYTES))
+                .property("client.quota.callback.class", QUOTA_CALLBACK);
         }).start();
+        anchor = anchorStarted.join();
         for (KafkaNode node : cluster.nodes()) {
             launches.computeIfAbsent(name(node), n -> new CopyOnWriteArrayList<>()).add(launched);
         }
@@ -173,9 +206,48 @@ final class Soak {
     }
 
     private void createTopics() throws Exception {
-        try (Admin admin = cluster.admin(KafkaNode.SUPER_USER)) {
+        try (Admin admin = cluster.admin(KafkaNode.SUPER_USER); Admin anchorAdmin = anchor.admin(KafkaNode.SUPER_USER)) {
             admin.createTopics(List.of(new NewTopic(SoakClients.STEADY, 1, (short) 3), new NewTopic(SoakClients.CHURNED, 1, (short) 3),
-                new NewTopic(SoakClients.TIMED, 1, (short) 3))).all().get(2, TimeUnit.MINUTES);
+                new NewTopic(SoakClients.TIMED, 1, (short) 3), new NewTopic(SoakClients.QUOTA, 1, (short) 3)))
+                .all().get(2, TimeUnit.MINUTES);
+            anchorAdmin.createTopics(List.of(new NewTopic(SoakClients.QUOTA, 1, (short) 1))).all().get(2, TimeUnit.MINUTES);
+            // quinn's quota, as kafka-configs sets it, on both
+            ClientQuotaAlteration quinn = new ClientQuotaAlteration(new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, "quinn")),
+                List.of(new ClientQuotaAlteration.Op("producer_byte_rate", (double) SoakClients.QUINN_BYTES_PER_S)));
+            admin.alterClientQuotas(List.of(quinn)).all().get(1, TimeUnit.MINUTES);
+            anchorAdmin.alterClientQuotas(List.of(quinn)).all().get(1, TimeUnit.MINUTES);
+        }
+    }
+
+    /**
+     * quinn's bytes in the spans between the restart steps (a partition leader away, and a new leader's fresh quota
+     * window), from the end of the first step (the quota's first window lets a burst through).
+     */
+    private void quotaRates() {
+        clients.quinnOnCluster.forEach((second, bytes) -> quinnBySecond.computeIfAbsent(second, k -> new long[2])[0] = bytes.get());
+        clients.quinnOnAnchor.forEach((second, bytes) -> quinnBySecond.computeIfAbsent(second, k -> new long[2])[1] = bytes.get());
+        long from = -1;
+        for (Event event : timeline) {
+            if (event.what().equals("begin " + Step.SERVER_STOPPED_BROKER_RESTARTED) && from >= 0) {
+                quotaSpan(from, event.atMs() / 1000);
+                from = -1;
+            } else if (event.what().startsWith("end ") && from < 0) {
+                from = event.atMs() / 1000 + 1;
+            }
+        }
+        if (from >= 0) {
+            quotaSpan(from, timeline.get(timeline.size() - 1).atMs() / 1000);
+        }
+    }
+
+    private void quotaSpan(long fromSecond, long toSecond) {
+        long[] bytes = new long[2];
+        quinnBySecond.subMap(fromSecond, toSecond).values().forEach(b -> {
+            bytes[0] += b[0];
+            bytes[1] += b[1];
+        });
+        if (toSecond > fromSecond) {
+            quotaSpans.add(new QuotaSpan(fromSecond, toSecond, bytes[0], bytes[1]));
         }
     }
 
@@ -322,6 +394,8 @@ final class Soak {
         policy(policies, "alice, dave and carol use the steady topic", "topic", SoakClients.STEADY, List.of(
             List.of("alice", "write"), List.of("dave", "write"), List.of("carol", "read"), List.of("erin", "describe")), null);
         policy(policies, "carol's group", "group", "carol-soak", List.of(List.of("carol", "read")), null);
+        policy(policies, "quinn writes as fast as the quota lets it", "topic", SoakClients.QUOTA, List.of(List.of("quinn", "write")),
+            null);
         policy(policies, "dave's transactions", "transactional_id", "dave-soak", List.of(List.of("dave", "write")), null);
         policy(policies, "bob sees his topics", "topic", "soak-churned", List.of(List.of("bob", "describe")), null);
         policy(policies, "bob sees the timed topic", "topic", SoakClients.TIMED, List.of(List.of("bob", "describe")), null);

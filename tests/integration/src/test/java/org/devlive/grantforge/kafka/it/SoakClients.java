@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -39,6 +40,9 @@ final class SoakClients implements AutoCloseable {
     static final String STEADY = "soak-steady";
     static final String CHURNED = "soak-churned";
     static final String TIMED = "soak-timed";
+    static final String QUOTA = "soak-quota";
+    /** quinn's producer_byte_rate, on the cluster (the agent's callback) and on the anchor (Kafka's own). */
+    static final long QUINN_BYTES_PER_S = 64 * 1024;
 
     static {
         // mallory's refusals are judged, not logged: the producer's metadata logs each one at ERROR (read by
@@ -47,6 +51,11 @@ final class SoakClients implements AutoCloseable {
     }
 
     private final KafkaCluster cluster;
+    /** A node with Kafka's built-in quota callback and the same quota for quinn: what quinn's rate is held to. */
+    private final KafkaNode anchor;
+    /** Bytes of quinn's records acknowledged per second of the run (epoch seconds), on the cluster and on the anchor. */
+    final Map<Long, AtomicLong> quinnOnCluster = new ConcurrentHashMap<>();
+    final Map<Long, AtomicLong> quinnOnAnchor = new ConcurrentHashMap<>();
     private final Consumer<SoakOracle.Outcome> record;
     private final List<Thread> threads = new ArrayList<>();
     private final Map<String, AtomicLong> unavailable = new ConcurrentHashMap<>();
@@ -54,8 +63,9 @@ final class SoakClients implements AutoCloseable {
     private final Map<String, String> failures = new ConcurrentHashMap<>();
     private volatile boolean running = true;
 
-    SoakClients(KafkaCluster cluster, Consumer<SoakOracle.Outcome> record) {
+    SoakClients(KafkaCluster cluster, KafkaNode anchor, Consumer<SoakOracle.Outcome> record) {
         this.cluster = cluster;
+        this.anchor = anchor;
         this.record = record;
     }
 
@@ -71,6 +81,8 @@ final class SoakClients implements AutoCloseable {
         loop("dave", this::dave);
         loop("erin", this::erin);
         loop("mallory", this::mallory);
+        loop("quinn", () -> quinn("quinn", cluster.producer("quinn", quinnSettings()), quinnOnCluster));
+        loop("quinn-anchor", () -> quinn("quinn on the anchor", anchor.producer("quinn", quinnSettings()), quinnOnAnchor));
     }
 
     private interface Work {
@@ -235,6 +247,39 @@ final class SoakClients implements AutoCloseable {
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
         p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "3000");
         producing("mallory", p, 100, STEADY);
+    }
+
+    private static Properties quinnSettings() {
+        Properties p = timeouts();
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+        p.put(ProducerConfig.ACKS_CONFIG, "1");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        return p;
+    }
+
+    /**
+     * As fast as the quota lets quinn: 1 KiB records sent without waiting, at most 64 unacknowledged; each acknowledged
+     * record's bytes counted in the second it was acknowledged, each failure as unavailable by its kind.
+     */
+    private void quinn(String who, KafkaProducer<String, String> producer, Map<Long, AtomicLong> acked) throws Exception {
+        String value = "q".repeat(1024);
+        Semaphore inFlight = new Semaphore(64);
+        try (producer) {
+            while (running) {
+                if (!inFlight.tryAcquire(1, TimeUnit.SECONDS)) {
+                    continue;
+                }
+                producer.send(new ProducerRecord<>(QUOTA, "quinn", value), (metadata, failure) -> {
+                    inFlight.release();
+                    if (failure == null) {
+                        acked.computeIfAbsent(System.currentTimeMillis() / 1000, k -> new AtomicLong()).addAndGet(value.length());
+                    } else {
+                        unavailable.computeIfAbsent(who + ": " + failure.getClass().getSimpleName(), k -> new AtomicLong())
+                            .incrementAndGet();
+                    }
+                });
+            }
+        }
     }
 
     private static void pause(long ms) {

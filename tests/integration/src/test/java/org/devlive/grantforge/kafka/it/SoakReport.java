@@ -80,6 +80,7 @@ final class SoakReport {
         }
         checks.add(new Check("the audit reached the server from every node", soak.audit.size() + " nodes",
             soak.audit.size() == 4, "events resent after a cut answer, kept once by the server: " + soak.resentKeptOnce));
+        quotas();
         for (FaultProxy.Fault fault : FaultProxy.Fault.values()) {
             if (fault != FaultProxy.Fault.NONE) {
                 long n = soak.proxyFaults.getOrDefault(fault, 0L);
@@ -91,6 +92,37 @@ final class SoakReport {
             checks.add(new Check("the schedule ran " + step, n + " times", n > 0, ""));
         }
         growth();
+    }
+
+    /**
+     * How far a throttled client's bytes may stray from its limit over a span: Kafka measures a quota over
+     * {@code quota.window.num} × {@code quota.window.size.seconds} (11 × 1 s by default) and throttles so that rate
+     * meets the limit, so a client that pushes harder than its limit sends a burst of up to a window's worth and then
+     * waits. Over {@code n} seconds it sends the limit × (n ± 11 s).
+     */
+    static final int QUOTA_WINDOW_SECONDS = 11;
+
+    /**
+     * quinn's bytes between restarts within the limit × (seconds ± one quota window), on the cluster (the agent's
+     * callback) and on the anchor (Kafka's own callback, which proves the bound is met on this machine).
+     */
+    private void quotas() {
+        long limit = SoakClients.QUINN_BYTES_PER_S;
+        List<String> spans = new ArrayList<>();
+        boolean holds = !soak.quotaSpans.isEmpty();
+        for (Soak.QuotaSpan span : soak.quotaSpans) {
+            long least = limit * (span.seconds() - QUOTA_WINDOW_SECONDS);
+            long most = limit * (span.seconds() + QUOTA_WINDOW_SECONDS);
+            boolean cluster = span.clusterBytes() >= least && span.clusterBytes() <= most;
+            boolean anchor = span.anchorBytes() >= least && span.anchorBytes() <= most;
+            holds &= cluster && anchor;
+            spans.add(String.format(Locale.ROOT, "%d s from %.0f s: %.0f B/s%s, Kafka's own %.0f B/s%s", span.seconds(),
+                (span.fromSecond() * 1000 - soak.startedMs) / 1000.0, (double) span.clusterBytes() / span.seconds(),
+                cluster ? "" : " (off)", (double) span.anchorBytes() / span.seconds(), anchor ? "" : " (off)"));
+        }
+        checks.add(new Check("quinn's rate between restarts: the limit (producer_byte_rate " + limit + ") ± one quota window ("
+            + QUOTA_WINDOW_SECONDS + " s) over the span, with the agent's callback and with Kafka's own",
+            soak.quotaSpans.size() + " spans", holds, String.join("; ", spans)));
     }
 
     private void expect(Map<String, long[]> byPrincipal, String key, boolean allowedMet, boolean refusedMet) {
@@ -134,6 +166,10 @@ final class SoakReport {
             versions.append(v.number()).append('\t').append(v.publishedMs()).append('\t').append(v.rules()).append('\n');
         }
         Files.writeString(soak.out.resolve("versions.tsv"), versions, StandardCharsets.UTF_8);
+        StringBuilder quota = new StringBuilder("second\tcluster_bytes\tanchor_bytes\n");
+        soak.quinnBySecond.forEach((second, bytes) -> quota.append((second * 1000 - soak.startedMs) / 1000).append('\t')
+            .append(bytes[0]).append('\t').append(bytes[1]).append('\n'));
+        Files.writeString(soak.out.resolve("quota.tsv"), quota, StandardCharsets.UTF_8);
         Files.writeString(soak.out.resolve("timelines.txt"), soak.oracle.describeTimelines(), StandardCharsets.UTF_8);
         Files.writeString(soak.out.resolve("timeline.svg"), svg(), StandardCharsets.UTF_8);
     }
