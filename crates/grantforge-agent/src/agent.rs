@@ -67,6 +67,10 @@ impl AgentError {
 /// Actions of one call compared without allocation (nearly every call has one).
 const INLINE: usize = 16;
 
+/// Users the audit's account per user shows (metric `audit-by-user`, the log line at close); the
+/// others are summed in one line.
+pub(crate) const REPORTED_USERS: usize = 100;
+
 /// How long `close()` waits for the agent's final audit delivery.
 pub const CLOSE_DEADLINE: Duration = Duration::from_secs(5);
 
@@ -111,7 +115,12 @@ impl Agent {
         for ignored in &config.ignored_settings {
             tracing::warn!("{ignored}");
         }
-        let delivery = Arc::new(DeliveryStats::default());
+        let auditor =
+            Auditor::new(usize::try_from(config.audit_queue_capacity).unwrap_or(usize::MAX));
+        let delivery = Arc::new(DeliveryStats {
+            ledger: Arc::clone(auditor.ledger()),
+            ..DeliveryStats::default()
+        });
         let (mut source, instance): (Box<dyn Source>, String) = match &config.source {
             PolicySource::File(path, key) => (
                 Box::new(OfflineSource::open(path, key.clone(), &config)?),
@@ -138,9 +147,7 @@ impl Agent {
             changed: Condvar::new(),
             stopping: AtomicBool::new(false),
             refuse_all: AtomicBool::new(false),
-            auditor: Auditor::new(
-                usize::try_from(config.audit_queue_capacity).unwrap_or(usize::MAX),
-            ),
+            auditor,
             comparisons: Comparisons::default(),
             lockout: LockoutHint::new(config.inter_node_listeners.clone()),
             lanes: Lanes::new(),
@@ -424,9 +431,10 @@ impl Agent {
         // The metrics end with the process: the audit's account of this life stays in the log, to be
         // set beside what the server received (the soak reconciles it).
         tracing::info!(
-            "closed: {} accesses were handed to the audit since start, {} of them dropped",
+            "closed: {} accesses were handed to the audit since start, {} of them dropped; per user (accesses, dropped): {}",
             self.lanes.counts().audited,
-            self.dropped_audit_events()
+            self.dropped_audit_events(),
+            self.audit_by_user().replace('\t', " ").replace('\n', "; ")
         );
     }
 
@@ -442,6 +450,11 @@ impl Agent {
 
     pub(crate) fn queued_audit_groups(&self) -> usize {
         self.auditor.queued()
+    }
+
+    /// The audit's account per user, the most accesses first ([`REPORTED_USERS`] of them).
+    pub(crate) fn audit_by_user(&self) -> String {
+        self.auditor.ledger().report(REPORTED_USERS)
     }
 
     pub(crate) fn dropped_audit_events(&self) -> u64 {
@@ -619,6 +632,10 @@ impl Agent {
         if fold_over {
             events.extend(self.comparisons.take_events(&self.event_ids));
         }
+        let users: Vec<(String, u64)> = events.iter().map(|e| (e.user(), e.count)).collect();
+        self.auditor
+            .ledger()
+            .evented(users.iter().map(|(user, n)| (user.as_str(), *n)));
         let dropped = self.auditor.take_dropped();
         if dropped > 0 {
             tracing::warn!(

@@ -139,6 +139,9 @@ metrics! {
     audit_sent: u64 = "audit-sent", "Audit events the GrantForge server accepted", |at| at.agent.delivery().sent.load(Ordering::Relaxed);
     audit_dropped: u64 = "audit-dropped", "Audited accesses dropped (queue or spool full, or refused by the server)",
         |at| at.agent.dropped_audit_events();
+    /// The account per user (`audit::ledger`), what GrantForge received set beside it.
+    audit_by_user: String = "audit-by-user", "The audit per user, most accesses first: user, accesses, of them dropped (tab-separated, one per line)",
+        |at| at.agent.audit_by_user();
     shadow_agreements: u64 = "shadow-agreements", "Shadow and compare modes: questions Kafka's ACLs and GrantForge answered alike",
         |at| at.counts.agreements;
     shadow_grantforge_refuses: u64 = "shadow-grantforge-refuses", "Shadow and compare modes: questions GrantForge refuses and Kafka's ACLs allow",

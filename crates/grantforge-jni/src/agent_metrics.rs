@@ -75,6 +75,7 @@ mod tests {
             audit_spooled_bytes: 10,
             audit_sent: 11,
             audit_dropped: 12,
+            audit_by_user: "alice\t7\t0".into(),
             shadow_agreements: 13,
             shadow_grantforge_refuses: 14,
             shadow_grantforge_allows: 15,

@@ -7,6 +7,8 @@
 //! counted to make room), and the spool is sent oldest first once the server answers again. A 400
 //! means one event the server refuses: the batch is split until that event is found, and only it
 //! is dropped and counted. Event ids are stable, so a resent event is deduplicated by the server.
+//! What is dropped is counted in accesses (an event stands for `count` of them), in all and per
+//! user ([`Ledger`]); a spooled batch found unreadable is counted too, by the events its name says.
 //!
 //! Recovery shares the agent's thread with the policy rounds, so it must never hold them up: the
 //! spool is listed once when opened and then kept as an index in step with every write and
@@ -23,14 +25,36 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+use crate::audit::ledger::{accesses_in, Ledger};
 use crate::source::client::{CallError, ServerClient};
 
 /// Delivery counters, for the heartbeat's health and the metrics.
 #[derive(Default)]
 pub struct DeliveryStats {
+    /// Events the server accepted.
     pub sent: AtomicU64,
+    /// Accesses whose events were lost on the way.
     pub dropped: AtomicU64,
     pub spooled_bytes: AtomicU64,
+    /// The audit's account per user (the auditor's): what is lost here is counted in it too.
+    pub ledger: std::sync::Arc<Ledger>,
+}
+
+impl DeliveryStats {
+    /// Counts `events` as lost.
+    fn lost(&self, events: &[Value]) {
+        self.dropped
+            .fetch_add(accesses_in(events), Ordering::Relaxed);
+        self.ledger.lost(events);
+    }
+
+    /// Counts the events of spooled batches that could not be read back as lost.
+    fn lost_unreadable(&self, events: u64) {
+        if events > 0 {
+            self.dropped.fetch_add(events, Ordering::Relaxed);
+            self.ledger.lost_unreadable(events);
+        }
+    }
 }
 
 /// How long one delivery may resend spooled batches before the agent's thread looks at its other
@@ -134,7 +158,9 @@ impl Shipper {
             if Instant::now() >= deadline {
                 return Resend::OutOfBudget;
             }
-            let Some((files, batch)) = self.spool.oldest(self.batch_size) else {
+            let oldest = self.spool.oldest(self.batch_size);
+            self.stats.lost_unreadable(self.spool.take_unreadable());
+            let Some((files, batch)) = oldest else {
                 return Resend::Drained;
             };
             if self.send(client, &batch).is_err() {
@@ -162,7 +188,7 @@ impl Shipper {
                 status: 400,
                 detail,
             }) if batch.len() == 1 => {
-                self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                self.stats.lost(batch);
                 tracing::warn!(
                     "GrantForge refused access event {} ({detail}); it is dropped, the others are delivered",
                     batch[0]["eventId"].as_str().unwrap_or("?")
@@ -179,19 +205,21 @@ impl Shipper {
     }
 
     fn spool_batch(&mut self, batch: &[Value]) {
-        match self.spool.write(batch) {
-            Ok(dropped) if dropped > 0 => {
-                self.stats.dropped.fetch_add(dropped, Ordering::Relaxed);
+        let written = self.spool.write(batch);
+        let unreadable = self.spool.take_unreadable();
+        self.stats.lost_unreadable(unreadable);
+        match written {
+            Ok(dropped) if !dropped.is_empty() || unreadable > 0 => {
+                self.stats.lost(&dropped);
                 tracing::warn!(
-                    "the audit spool is full ({}): {dropped} of the oldest spooled events were dropped",
-                    crate::settings::AUDIT_SPOOL_LIMIT_BYTES.key
+                    "the audit spool is full ({}): {} of the oldest spooled events were dropped",
+                    crate::settings::AUDIT_SPOOL_LIMIT_BYTES.key,
+                    dropped.len() as u64 + unreadable
                 );
             }
             Ok(_) => {}
             Err(e) => {
-                self.stats
-                    .dropped
-                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                self.stats.lost(batch);
                 tracing::warn!(
                     "cannot spool {} access events in {}: {e}; they are dropped",
                     batch.len(),
@@ -212,6 +240,8 @@ struct Spool {
     /// outage's recovery quadratic).
     index: VecDeque<Spooled>,
     bytes: u64,
+    /// Events of batches deleted because they could not be read back, not yet taken.
+    unreadable: u64,
 }
 
 /// One spooled batch.
@@ -242,6 +272,7 @@ impl Spool {
             seq: 0,
             bytes: index.iter().map(|s| s.bytes).sum(),
             index: index.into(),
+            unreadable: 0,
         }
     }
 
@@ -253,16 +284,30 @@ impl Spool {
         self.index.is_empty()
     }
 
-    /// Writes a batch, first dropping the oldest batches until it fits; returns the events dropped.
-    fn write(&mut self, batch: &[Value]) -> io::Result<u64> {
+    /// Events of unreadable batches deleted since the last call.
+    fn take_unreadable(&mut self) -> u64 {
+        std::mem::take(&mut self.unreadable)
+    }
+
+    /// Writes a batch, first dropping the oldest batches until it fits; returns the events dropped
+    /// (read back from their files, so that their accesses are counted; the events of a file that
+    /// cannot be read are counted as unreadable).
+    fn write(&mut self, batch: &[Value]) -> io::Result<Vec<Value>> {
         let bytes = serde_json::to_vec(batch).map_err(io::Error::other)?;
         if bytes.len() as u64 > self.limit {
-            return Ok(batch.len() as u64);
+            return Ok(batch.to_vec());
         }
         fs::create_dir_all(&self.dir)?;
-        let mut dropped = 0;
+        let mut dropped = Vec::new();
         while self.bytes + bytes.len() as u64 > self.limit && !self.index.is_empty() {
-            dropped += self.index.front().map_or(0, |oldest| oldest.events);
+            match self
+                .index
+                .front()
+                .and_then(|oldest| read_batch(&oldest.path))
+            {
+                Some(events) => dropped.extend(events),
+                None => self.unreadable += self.index.front().map_or(0, |o| o.events),
+            }
             self.remove_oldest(1);
         }
         let millis = SystemTime::now()
@@ -299,10 +344,7 @@ impl Spool {
             if files > 0 && merged.len() as u64 + next.events > max_events as u64 {
                 break;
             }
-            match fs::read(&next.path)
-                .ok()
-                .and_then(|bytes| serde_json::from_slice::<Vec<Value>>(&bytes).ok())
-            {
+            match read_batch(&next.path) {
                 Some(batch) => {
                     merged.extend(batch);
                     files += 1;
@@ -315,6 +357,7 @@ impl Spool {
                     let _ = fs::remove_file(&next.path);
                     if let Some(gone) = self.index.remove(files) {
                         self.bytes -= gone.bytes;
+                        self.unreadable += gone.events;
                     }
                 }
             }
@@ -329,6 +372,11 @@ impl Spool {
             self.bytes -= gone.bytes;
         }
     }
+}
+
+fn read_batch(path: &Path) -> Option<Vec<Value>> {
+    let bytes = fs::read(path).ok()?;
+    serde_json::from_slice(&bytes).ok()
 }
 
 fn events_in_name(path: &Path) -> u64 {
@@ -358,23 +406,72 @@ mod tests {
     }
 
     #[test]
-    fn a_full_spool_drops_the_oldest_batches_and_counts_their_events() {
+    fn a_full_spool_drops_the_oldest_batches_and_gives_back_their_events() {
         let mut spool = Spool::open(dir("full"), 3000);
-        assert_eq!(spool.write(&batch(10, "a")).unwrap(), 0);
-        assert_eq!(spool.write(&batch(10, "b")).unwrap(), 0);
-        assert_eq!(
-            spool.write(&batch(10, "c")).unwrap(),
-            10,
-            "a's 10 events make room for c"
-        );
+        assert!(spool.write(&batch(10, "a")).unwrap().is_empty());
+        assert!(spool.write(&batch(10, "b")).unwrap().is_empty());
+        let dropped = spool.write(&batch(10, "c")).unwrap();
+        assert_eq!(dropped, batch(10, "a"), "a's 10 events make room for c");
         let (_, oldest) = spool.oldest(1).unwrap();
         assert_eq!(oldest[0]["eventId"], "b-0");
         assert_eq!(
-            spool.write(&batch(100, "huge")).unwrap(),
+            spool.write(&batch(100, "huge")).unwrap().len(),
             100,
             "a batch larger than the whole limit is dropped"
         );
         fs::remove_dir_all(&spool.dir).unwrap();
+    }
+
+    /// Events of `user` standing for `count` accesses each.
+    fn folded(n: usize, tag: &str, user: &str, count: u64) -> Vec<Value> {
+        (0..n)
+            .map(|i| json!({"eventId": format!("{tag}-{i}"), "user": user, "count": count, "pad": "x".repeat(100)}))
+            .collect()
+    }
+
+    #[test]
+    fn what_a_full_spool_drops_is_counted_in_accesses_per_user() {
+        let stats = std::sync::Arc::new(DeliveryStats::default());
+        let mut shipper = Shipper::new(
+            "t",
+            100,
+            dir("accesses"),
+            4000,
+            std::sync::Arc::clone(&stats),
+        );
+        shipper.spool_only(&folded(10, "a", "alice", 7));
+        shipper.spool_only(&folded(10, "b", "bob", 3));
+        shipper.spool_only(&folded(10, "c", "bob", 3));
+        assert_eq!(
+            stats.dropped.load(Ordering::Relaxed),
+            70,
+            "alice's 10 events of 7 accesses each made room for c"
+        );
+        let accounts = stats.ledger.accounts();
+        assert_eq!(accounts["alice"].dropped, 70);
+        assert!(!accounts.contains_key("bob"), "nothing of bob's was lost");
+        fs::remove_dir_all(&shipper.spool.dir).unwrap();
+    }
+
+    #[test]
+    fn an_unreadable_spooled_batch_is_counted_as_dropped() {
+        let dir = dir("unreadable-counted");
+        fs::create_dir_all(&dir).unwrap();
+        let not_json = "not json ".repeat(120);
+        fs::write(dir.join("0000000000000000000-000000-4.json"), not_json).unwrap();
+        let stats = std::sync::Arc::new(DeliveryStats::default());
+        let mut shipper = Shipper::new("t", 100, dir.clone(), 2000, std::sync::Arc::clone(&stats));
+        shipper.spool_only(&folded(10, "a", "alice", 1));
+        assert_eq!(
+            stats.dropped.load(Ordering::Relaxed),
+            4,
+            "the unreadable batch made room, its 4 events lost"
+        );
+        assert_eq!(
+            stats.ledger.accounts()[crate::audit::ledger::UNREADABLE].dropped,
+            4
+        );
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

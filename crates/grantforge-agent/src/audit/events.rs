@@ -93,13 +93,9 @@ impl AccessEvent {
         }
     }
 
-    /// The GrantForge user: the principal's name for `User:` principals, `Type:name` otherwise.
-    fn user(&self) -> String {
-        if self.principal_type == "User" {
-            self.principal_name.clone()
-        } else {
-            format!("{}:{}", self.principal_type, self.principal_name)
-        }
+    /// The event's `user`, as [`event_user`] names it.
+    pub(crate) fn user(&self) -> String {
+        event_user(&self.principal_type, &self.principal_name)
     }
 
     /// The request in words: type and version, client id, listener, and the fold.
@@ -156,11 +152,10 @@ impl AccessEvent {
     /// disagreement Kafka decided is enforced `NATIVE`.
     pub fn to_json(&self) -> Value {
         let resource = self.resource_text();
-        let user = self.user();
         let mut event = json!({
             "eventId": clamp(&self.event_id, limits::EVENT_ID),
             "occurredAt": self.first.to_string(),
-            "user": clamp(if user.trim().is_empty() { "(anonymous)" } else { &user }, limits::USER),
+            "user": self.user(),
             "clientIp": self.client.map(|ip| clamp(&ip.to_string(), limits::CLIENT_IP).to_string()),
             "resource": clamp(resource, limits::RESOURCE),
             "resourceType": clamp(self.resource_type.map_or("unknown", ResourceType::level), limits::NAME),
@@ -288,6 +283,20 @@ pub(crate) mod limits {
 
 /// The longest prefix of `text` of at most `limit` UTF-16 code units (the server's `@Size` counts
 /// those), cut at a char boundary. Borrowed, and free for text of at most `limit` bytes.
+/// The GrantForge user of a principal's events: its name for `User:` principals, `Type:name`
+/// otherwise, `(anonymous)` if blank, clamped to the server's limit.
+pub(crate) fn event_user(principal_type: &str, principal_name: &str) -> String {
+    let user = if principal_type == "User" {
+        principal_name.to_string()
+    } else {
+        format!("{principal_type}:{principal_name}")
+    };
+    if user.trim().is_empty() {
+        return "(anonymous)".to_string();
+    }
+    clamp(&user, limits::USER).to_string()
+}
+
 pub(crate) fn clamp(text: &str, limit: usize) -> &str {
     if text.len() <= limit {
         return text; // a UTF-16 unit takes at least one UTF-8 byte

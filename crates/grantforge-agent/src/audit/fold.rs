@@ -19,12 +19,14 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use grantforge_engine::Instant;
 use grantforge_kafka::{Action, Operation, Reason, RequestContext, ResourceType};
 use parking_lot::Mutex;
 
-use crate::audit::events::{clamp, limits, AccessEvent};
+use crate::audit::events::{clamp, event_user, limits, AccessEvent};
+use crate::audit::ledger::Ledger;
 use crate::request::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 
 /// Shards of each table: request threads recording different accesses rarely share a lock.
@@ -346,20 +348,20 @@ impl Half {
         }
     }
 
-    /// Folds `arrival` into its group, or its principal's overflow group; false if both are full
-    /// (the accesses are dropped). The overflow key is packed only when needed.
-    fn fold(&self, arrival: Arrival<'_>) -> bool {
+    /// Folds `arrival` into its group, or its principal's overflow group; gives it back if both
+    /// are full (the accesses are dropped). The overflow key is packed only when needed.
+    fn fold<'r>(&self, arrival: Arrival<'r>) -> Result<(), Arrival<'r>> {
         with_key_buffer(|packed| {
             let principal = pack(packed, &arrival.key_parts());
             {
                 let mut shard = shard_of(&self.groups, packed).lock();
                 if let Some(group) = shard.get_mut(packed.as_slice()) {
                     arrival.add_to(group);
-                    return true;
+                    return Ok(());
                 }
                 if self.take_own_room(&packed[..principal]) {
                     shard.insert(packed.as_slice().into(), arrival.into_group());
-                    return true;
+                    return Ok(());
                 }
             }
             packed.clear();
@@ -367,16 +369,16 @@ impl Half {
             let mut shard = shard_of(&self.groups, packed).lock();
             if let Some(group) = shard.get_mut(packed.as_slice()) {
                 arrival.add_to(group);
-                return true;
+                return Ok(());
             }
             if take(&self.overflow, self.room.overflow) {
                 shard.insert(
                     packed.as_slice().into(),
                     arrival.into_group().into_overflow(),
                 );
-                return true;
+                return Ok(());
             }
-            false
+            Err(arrival)
         })
     }
 
@@ -445,6 +447,7 @@ pub struct Auditor {
     denied: Half,
     dropped: AtomicU64,
     dropped_total: AtomicU64,
+    ledger: Arc<Ledger>,
 }
 
 impl Auditor {
@@ -455,7 +458,14 @@ impl Auditor {
             denied: Half::new(room),
             dropped: AtomicU64::new(0),
             dropped_total: AtomicU64::new(0),
+            ledger: Arc::default(),
         }
+    }
+
+    /// The audit's account per user: the events made here and the accesses dropped here are
+    /// counted in it, and the delivery counts what it loses in it too.
+    pub(crate) fn ledger(&self) -> &Arc<Ledger> {
+        &self.ledger
     }
 
     fn half(&self, allowed: bool) -> &Half {
@@ -495,9 +505,14 @@ impl Auditor {
 
     fn fold(&self, arrival: Arrival<'_>) {
         let accesses = arrival.count();
-        if !self.half(arrival.allowed()).fold(arrival) {
+        if let Err(arrival) = self.half(arrival.allowed()).fold(arrival) {
             self.dropped.fetch_add(accesses, Ordering::Relaxed);
             self.dropped_total.fetch_add(accesses, Ordering::Relaxed);
+            let parts = arrival.key_parts();
+            self.ledger.unfolded(
+                &event_user(parts.principal_type, parts.principal_name),
+                accesses,
+            );
         }
     }
 

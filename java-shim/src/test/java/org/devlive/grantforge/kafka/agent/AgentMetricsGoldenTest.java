@@ -23,13 +23,13 @@ import org.junit.jupiter.api.Test;
 class AgentMetricsGoldenTest {
     private static final List<String> NAMES = List.of("decisions-allowed", "decisions-denied", "cache-hits", "cache-misses",
         "cache-size", "snapshot-version", "snapshot-age-seconds", "heartbeat-failures", "audit-accesses", "audit-queued",
-        "audit-spooled-bytes", "audit-sent", "audit-dropped", "shadow-agreements", "shadow-grantforge-refuses",
+        "audit-spooled-bytes", "audit-sent", "audit-dropped", "audit-by-user", "shadow-agreements", "shadow-grantforge-refuses",
         "shadow-grantforge-allows", "shadow-not-compared", "shadow-disagreements", "last-refresh-error");
     private static final List<String> ATTRIBUTES = List.of("DecisionsAllowed", "DecisionsDenied", "CacheHits", "CacheMisses",
         "CacheSize", "SnapshotVersion", "SnapshotAgeSeconds", "HeartbeatFailures", "AuditAccesses", "AuditQueued", "AuditSpooledBytes",
-        "AuditSent", "AuditDropped", "ShadowAgreements", "ShadowGrantforgeRefuses", "ShadowGrantforgeAllows",
+        "AuditSent", "AuditDropped", "AuditByUser", "ShadowAgreements", "ShadowGrantforgeRefuses", "ShadowGrantforgeAllows",
         "ShadowNotCompared", "ShadowDisagreements", "LastRefreshError");
-    private static final List<Object> VALUES = List.of(1L, 2L, 3L, 4L, 5L, -1L, 7L, 8L, 17L, 9L, 10L, 11L, 12L,
+    private static final List<Object> VALUES = List.of(1L, 2L, 3L, 4L, 5L, -1L, 7L, 8L, 17L, 9L, 10L, 11L, 12L, "alice\t7\t0",
         13L, 14L, 15L, 16L, "5\tshadow\t…", "the server cannot be reached (é)");
 
     @Test
@@ -65,8 +65,8 @@ class AgentMetricsGoldenTest {
             List<String> attributes = new ArrayList<>();
             for (MBeanAttributeInfo info : server.getMBeanInfo(name).getAttributes()) {
                 attributes.add(info.getName());
-                assertEquals(info.getName().equals("LastRefreshError") || info.getName().equals("ShadowDisagreements")
-                    ? "java.lang.String" : "long", info.getType());
+                assertEquals(VALUES.get(attributes.size() - 1) instanceof String ? "java.lang.String" : "long", info.getType(),
+                    info.getName());
             }
             assertEquals(ATTRIBUTES, attributes);
             for (int i = 0; i < ATTRIBUTES.size(); i++) {

@@ -82,9 +82,20 @@ final class Soak {
      * log line says what the life before counted), the accesses the server received in its events, the agent's drops,
      * and what it resent that the server kept once.
      */
-    record AuditAccount(String node, long accesses, long received, long dropped, long spooledBytes) {
+    record AuditAccount(String node, long accesses, long received, long dropped, long spooledBytes, Map<String, UserAccount> users) {
         boolean reconciled() {
-            return received + dropped == accesses && spooledBytes == 0;
+            return received + dropped == accesses && spooledBytes == 0 && users.values().stream().allMatch(UserAccount::reconciled);
+        }
+    }
+
+    /** One user's audit on one node: the agent's account ({@code AuditByUser}) and what the server received. */
+    record UserAccount(long accesses, long dropped, long received) {
+        boolean reconciled() {
+            return received + dropped == accesses;
+        }
+
+        UserAccount plus(UserAccount other) {
+            return new UserAccount(accesses + other.accesses, dropped + other.dropped, received + other.received);
         }
     }
 
@@ -445,7 +456,8 @@ final class Soak {
     // the audit
 
     private static final java.util.regex.Pattern CLOSED =
-        java.util.regex.Pattern.compile("closed: (\\d+) accesses were handed to the audit since start, (\\d+) of them dropped");
+        java.util.regex.Pattern.compile("closed: (\\d+) accesses were handed to the audit since start, (\\d+) of them dropped; "
+            + "per user \\(accesses, dropped\\): (.*)$");
 
     /**
      * Once the clients stopped and the server is reachable: waits until every node's folded accesses and spool reached
@@ -465,17 +477,22 @@ final class Soak {
 
     private List<AuditAccount> auditAccounts() throws Exception {
         Map<String, Long> received = new LinkedHashMap<>();
+        Map<String, Map<String, UserAccount>> users = new LinkedHashMap<>();
         for (com.fasterxml.jackson.databind.JsonNode event : JSON.readTree(server.events())) {
             String id = event.get("eventId").asText();
             for (KafkaNode node : cluster.nodes()) {
                 if (id.startsWith(name(node) + "-")) {
-                    received.merge(name(node), event.path("count").asLong(1), Long::sum);
+                    long count = event.path("count").asLong(1);
+                    received.merge(name(node), count, Long::sum);
+                    users.computeIfAbsent(name(node), n -> new TreeMap<>()).merge(event.path("user").asText(),
+                        new UserAccount(0, 0, count), UserAccount::plus);
                 }
             }
         }
         List<AuditAccount> accounts = new ArrayList<>();
         for (KafkaNode node : cluster.nodes()) {
             String name = name(node);
+            Map<String, UserAccount> byUser = users.computeIfAbsent(name, n -> new TreeMap<>());
             long accesses = 0;
             long dropped = 0;
             for (String line : node.logLines()) {
@@ -483,16 +500,32 @@ final class Soak {
                 if (closed.find()) {
                     accesses += Long.parseLong(closed.group(1));
                     dropped += Long.parseLong(closed.group(2));
+                    addUsers(byUser, closed.group(3), "; ", " ");
                 }
             }
             Map<String, Object> now = jmx.get(name).read("org.devlive.grantforge.kafka:type=Agent,*", "AuditAccesses",
-                "AuditDropped", "AuditSpooledBytes").values().iterator().next();
+                "AuditDropped", "AuditSpooledBytes", "AuditByUser").values().iterator().next();
             accesses += ((Number) now.get("AuditAccesses")).longValue();
             dropped += ((Number) now.get("AuditDropped")).longValue();
+            addUsers(byUser, (String) now.get("AuditByUser"), "\n", "\t");
             accounts.add(new AuditAccount(name, accesses, received.getOrDefault(name, 0L), dropped,
-                ((Number) now.get("AuditSpooledBytes")).longValue()));
+                ((Number) now.get("AuditSpooledBytes")).longValue(), byUser));
         }
         return accounts;
+    }
+
+    /** Adds an agent's account per user ({@code AuditByUser}: user, accesses, dropped) to {@code byUser}. */
+    private static void addUsers(Map<String, UserAccount> byUser, String table, String lines, String fields) {
+        for (String line : table.split(lines)) {
+            if (line.isBlank()) {
+                continue;
+            }
+            String[] parts = line.split(fields);
+            int n = parts.length;
+            // a user's name may hold the separator: the two counts are the last fields
+            String user = String.join(fields, java.util.Arrays.copyOf(parts, n - 2));
+            byUser.merge(user, new UserAccount(Long.parseLong(parts[n - 2]), Long.parseLong(parts[n - 1]), 0), UserAccount::plus);
+        }
     }
 
     // ------------------------------------------------------------------------------------------

@@ -74,9 +74,13 @@ final class SoakReport {
         checks.add(new Check("every version a node applied is one the soak published", applied.size() + " applied of "
             + published.size() + " published", unknown.isEmpty(), unknown.isEmpty() ? "" : "unknown versions " + unknown));
         for (Soak.AuditAccount account : soak.audit) {
+            List<String> users = new ArrayList<>();
+            account.users().forEach((user, a) -> users.add(String.format(Locale.ROOT, "%s %d + %d of %d%s", user, a.received(),
+                a.dropped(), a.accesses(), a.reconciled() ? "" : " (off)")));
             checks.add(new Check(account.node() + ": the server's event counts plus the drops equal the accesses the agent "
-                + "audited, the spool empty", account.received() + " received + " + account.dropped() + " dropped of "
-                + account.accesses() + " accesses, spool " + account.spooledBytes() + " B", account.reconciled(), ""));
+                + "audited, in all and for every user, the spool empty", account.received() + " received + " + account.dropped()
+                + " dropped of " + account.accesses() + " accesses (" + account.users().size() + " users), spool "
+                + account.spooledBytes() + " B", account.reconciled(), String.join("; ", users)));
         }
         checks.add(new Check("the audit reached the server from every node", soak.audit.size() + " nodes",
             soak.audit.size() == 4, "events resent after a cut answer, kept once by the server: " + soak.resentKeptOnce));
