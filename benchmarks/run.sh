@@ -16,6 +16,9 @@
 #   broker-shadow  the shadow's cost: none, StandardAuthorizer, the agent and GrantForgeShadowAuthorizer at
 #            size 0 and 50k, profiled as in broker-profile, so the shadow's comparison is measured inside its own
 #            node beside StandardAuthorizer's call (~25 min)
+#   load-stages  where one snapshot load's time and memory go, stage by stage (read, verify, parse, compile and
+#            index, ACL view, free), on SnapshotScaleBenchmark's signed file at 10k, 50k, 200k and 1M resources,
+#            each size in a process of its own, three runs each (~5 min; the 1M file is 423 MB)
 #   profile  JMH's gc and stack profilers on the 1-thread cache hit; perf on the native side when
 #            GF_BENCH_NATIVE names a library built with symbols (see docs/benchmarks.md)
 #   rust     the engine-only and agent criterion benches and the load profile (no JNI)
@@ -47,7 +50,7 @@ jmh() {
 }
 
 case "$stage" in
-  kafka|micro|layers|scale|profile|all) build ;;
+  kafka|micro|layers|scale|load-stages|profile|all) build ;;
 esac
 case "$stage" in kafka|all) jmh kafka-set KafkaAuthorizerBenchmark ;; esac
 case "$stage" in micro|all) jmh cache-hit CacheHitBenchmark ;; esac
@@ -125,6 +128,22 @@ case "$stage" in
     cargo bench -p grantforge-agent --bench hot_path 2>&1 | tee "$out/criterion-agent.log"
     cargo run --release -p grantforge-engine --example load_profile 2>&1 | tee "$out/load-profile.log"
     cargo run --release -p grantforge-engine --example load_profile -- 200000 50 2>&1 | tee -a "$out/load-profile.log"
+    ;;
+esac
+case "$stage" in
+  load-stages|all)
+    machine load-stages
+    cargo build -q --release -p grantforge-agent --example load_stages
+    scratch=$(mktemp -d)
+    : > "$out/load-stages.tsv"
+    for resources in 10000 50000 200000 1000000; do
+      java -cp "$jar" org.devlive.grantforge.kafka.bench.ScaleSnapshotFile "$scratch/scale.json" "$resources"
+      for run in 1 2 3; do
+        target/release/examples/load_stages "$scratch/scale.json" "$scratch/scale.json.pub" \
+          | sed "s/^/$resources\t$run\t/" | tee -a "$out/load-stages.tsv"
+      done
+    done
+    rm -rf "$scratch"
     ;;
 esac
 case "$stage" in report|all) python3 benchmarks/report.py "$out" ;; esac
