@@ -112,6 +112,8 @@ final class Soak {
     final List<SoakOracle.Outcome> outcomes = new CopyOnWriteArrayList<>();
     final List<Event> timeline = new CopyOnWriteArrayList<>();
     final List<Sample> samples = new CopyOnWriteArrayList<>();
+    /** The machine's load (the kernel's 1-minute average) at each sampling. */
+    final List<Double> machineLoad = new CopyOnWriteArrayList<>();
     final Map<String, List<Long>> launches = new ConcurrentHashMap<>();
     final Map<String, Long> stepsRun = new LinkedHashMap<>();
     Map<FaultProxy.Fault, Long> proxyFaults = Map.of();
@@ -532,6 +534,11 @@ final class Soak {
     // resources and the timeline
 
     private void sample() {
+        try {
+            machineLoad.add(Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).split(" ")[0]));
+        } catch (IOException | RuntimeException e) {
+            // no /proc: the report says the load is unknown
+        }
         for (KafkaNode node : cluster.nodes()) {
             if (!node.isAlive()) {
                 continue;

@@ -174,8 +174,25 @@ final class SoakReport {
         soak.quinnBySecond.forEach((second, bytes) -> quota.append((second * 1000 - soak.startedMs) / 1000).append('\t')
             .append(bytes[0]).append('\t').append(bytes[1]).append('\n'));
         Files.writeString(soak.out.resolve("quota.tsv"), quota, StandardCharsets.UTF_8);
+        StringBuilder samples = new StringBuilder("at_ms\tnode\trss_bytes\tthreads\tfds\tspool_bytes\tcache_entries\tversion\n");
+        for (Soak.Sample x : soak.samples) {
+            samples.append(x.atMs()).append('\t').append(x.node()).append('\t').append(x.rssBytes()).append('\t')
+                .append(x.threads()).append('\t').append(x.fds()).append('\t').append(x.spoolBytes()).append('\t')
+                .append(x.cacheEntries()).append('\t').append(x.snapshotVersion()).append('\n');
+        }
+        Files.writeString(soak.out.resolve("samples.tsv"), samples, StandardCharsets.UTF_8);
         Files.writeString(soak.out.resolve("timelines.txt"), soak.oracle.describeTimelines(), StandardCharsets.UTF_8);
         Files.writeString(soak.out.resolve("timeline.svg"), svg(), StandardCharsets.UTF_8);
+    }
+
+    /** The machine's load over the run: median and range of the 1-minute averages sampled. */
+    private String machineLoad() {
+        List<Double> loads = soak.machineLoad.stream().sorted().collect(Collectors.toList());
+        if (loads.isEmpty()) {
+            return "The machine's load was not sampled.";
+        }
+        return String.format(Locale.ROOT, "The machine's load (1-minute average, %d samples): median %.2f, %.2f to %.2f.",
+            loads.size(), loads.get(loads.size() / 2), loads.get(0), loads.get(loads.size() - 1));
     }
 
     String markdown() {
@@ -184,7 +201,7 @@ final class SoakReport {
             .append(soak.length.toMinutes() > 0 ? soak.length.toMinutes() + " min" : soak.length.toSeconds() + " s").append("\n\n");
         md.append("From ").append(Instant.ofEpochMilli(soak.startedMs)).append(" to ").append(Instant.ofEpochMilli(soak.endedMs))
             .append(", fault steps of ").append(soak.stepLength.toSeconds()).append(" s, a policy change every ")
-            .append(Soak.CHURN_EVERY.toSeconds()).append(" s. ").append("![timeline](timeline.svg)\n\n");
+            .append(Soak.CHURN_EVERY.toSeconds()).append(" s. ").append(machineLoad()).append(" ![timeline](timeline.svg)\n\n");
         md.append("## Checks\n\n| check | counted | holds |\n|---|---|---|\n");
         for (Check check : checks) {
             md.append("| ").append(check.name()).append(" | ").append(check.counted())
@@ -212,6 +229,55 @@ final class SoakReport {
     private static final int WIDTH = 1200;
     private static final int LEFT = 190;
     private static final int ROW = 26;
+    /** The height of one panel of the agents' samples. */
+    private static final int PANEL = 70;
+    private static final String[] NODE_COLORS = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b"};
+
+    /** The samples plotted under the outcomes, a panel each, a line per node. */
+    private static final Map<String, java.util.function.ToDoubleFunction<Soak.Sample>> PANELS = new LinkedHashMap<>();
+
+    static {
+        PANELS.put("policy version in force", Soak.Sample::snapshotVersion);
+        PANELS.put("resident memory (MiB)", x -> x.rssBytes() / 1048576.0);
+        PANELS.put("decision cache entries", Soak.Sample::cacheEntries);
+        PANELS.put("audit spool (KiB)", x -> x.spoolBytes() / 1024.0);
+        PANELS.put("threads", Soak.Sample::threads);
+    }
+
+    /** One panel per sampled metric: a line per node, the panel's range written at its left. */
+    private void panels(StringBuilder svg, java.util.function.LongFunction<Double> x, int top) {
+        List<String> nodes = soak.samples.stream().map(Soak.Sample::node).distinct().sorted().collect(Collectors.toList());
+        int panel = 0;
+        for (Map.Entry<String, java.util.function.ToDoubleFunction<Soak.Sample>> metric : PANELS.entrySet()) {
+            int y0 = top + panel++ * PANEL;
+            double max = soak.samples.stream().mapToDouble(metric.getValue()).max().orElse(1);
+            double min = Math.min(0, soak.samples.stream().mapToDouble(metric.getValue()).min().orElse(0));
+            double range = Math.max(1e-9, max - min);
+            svg.append(String.format(Locale.ROOT, "<text x=\"4\" y=\"%d\">%s</text><text x=\"4\" y=\"%d\" font-size=\"9\">"
+                + "%.0f to %.0f</text><line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#ccc\"/>%n", y0 + 20, metric.getKey(),
+                y0 + 34, min, max, LEFT, WIDTH - 10, y0 + PANEL - 10, y0 + PANEL - 10));
+            for (int n = 0; n < nodes.size(); n++) {
+                String node = nodes.get(n);
+                // a point per pixel at most: an hour's samples stay a small file
+                StringBuilder points = new StringBuilder();
+                long lastPixel = Long.MIN_VALUE;
+                for (Soak.Sample sample : soak.samples) {
+                    long pixel = Math.round(x.apply(sample.atMs()));
+                    if (sample.node().equals(node) && pixel != lastPixel) {
+                        double value = metric.getValue().applyAsDouble(sample);
+                        points.append(String.format(Locale.ROOT, "%d,%.0f ", pixel, y0 + PANEL - 10 - (PANEL - 20) * (value - min) / range));
+                        lastPixel = pixel;
+                    }
+                }
+                svg.append(String.format(Locale.ROOT, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1\" points=\"%s\"/>%n",
+                    NODE_COLORS[n % NODE_COLORS.length], points.toString().trim()));
+                if (panel == 1) {
+                    svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"9\" fill=\"%s\">%s</text>%n",
+                        LEFT + n * 110, top - 4, NODE_COLORS[n % NODE_COLORS.length], node));
+                }
+            }
+        }
+    }
 
     String svg() {
         Map<String, Integer> rowOf = new LinkedHashMap<>();
@@ -219,7 +285,8 @@ final class SoakReport {
             .distinct().collect(Collectors.toList())) {
             rowOf.put(key, rowOf.size() + 3);
         }
-        int height = (rowOf.size() + 6) * ROW;
+        int panelsTop = (rowOf.size() + 4) * ROW;
+        int height = panelsTop + PANELS.size() * PANEL + 2 * ROW;
         long span = Math.max(1, soak.endedMs - soak.startedMs);
         java.util.function.LongFunction<Double> x = t -> LEFT + (WIDTH - LEFT - 10) * (double) (t - soak.startedMs) / span;
         StringBuilder svg = new StringBuilder();
@@ -268,13 +335,14 @@ final class SoakReport {
             svg.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%d\" r=\"5\" fill=\"none\" stroke=\"black\"/>%n",
                 x.apply(v.outcome().startMs()), y));
         }
+        panels(svg, x, panelsTop);
         int axis = height - 2 * ROW + 14;
         for (long s = 0; s * 1000 <= span; s += Math.max(10, span / 1000 / 12 / 10 * 10)) {
             svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\">%d s</text>%n", x.apply(soak.startedMs + s * 1000),
                 axis, s));
         }
         svg.append(String.format(Locale.ROOT, "<text x=\"4\" y=\"%d\">green above a row: allowed; red below: refused; "
-            + "circled: an outcome the oracle rejects; shaded: a fault step</text>%n", axis + 18));
+            + "circled: an outcome the oracle rejects; shaded: a fault step; under the rows: the nodes' samples, a line per node</text>%n", axis + 18));
         svg.append("</svg>\n");
         return svg.toString();
     }
