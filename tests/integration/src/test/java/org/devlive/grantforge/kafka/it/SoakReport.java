@@ -25,6 +25,12 @@ final class SoakReport {
     static final long MAX_RSS_GROWTH_BYTES = 96L << 20;
     static final long MAX_THREAD_GROWTH = 10;
     static final long MAX_FD_GROWTH = 50;
+    /**
+     * The agent's spool and decision cache at any time of the run: the clients ask a few dozen distinct questions, and
+     * a fault step spools a few KiB; a cache or a spool that kept what it should let go passes these within the hour.
+     */
+    static final long MAX_SPOOL_BYTES = 1L << 20;
+    static final long MAX_CACHE_ENTRIES = 1_000;
 
     /** One check: what was counted and whether it holds. */
     record Check(String name, String counted, boolean holds, String detail) {
@@ -152,6 +158,13 @@ final class SoakReport {
                 String.format(Locale.ROOT, "%+.1f MiB, %+d threads, %+d fds", rss / 1048576.0, threads, fds),
                 rss <= MAX_RSS_GROWTH_BYTES && threads <= MAX_THREAD_GROWTH && fds <= MAX_FD_GROWTH,
                 String.format(Locale.ROOT, "bounds +%d MiB, +%d, +%d", MAX_RSS_GROWTH_BYTES >> 20, MAX_THREAD_GROWTH, MAX_FD_GROWTH)));
+            long spoolPeak = list.stream().mapToLong(Soak.Sample::spoolBytes).max().orElse(0);
+            long cachePeak = list.stream().mapToLong(Soak.Sample::cacheEntries).max().orElse(0);
+            checks.add(new Check(node.getKey() + ": the audit spool and the decision cache over the last half, and their peaks",
+                String.format(Locale.ROOT, "spool %+d B (peak %d B), cache %+d entries (peak %d)", last.spoolBytes() - mid.spoolBytes(),
+                    spoolPeak, last.cacheEntries() - mid.cacheEntries(), cachePeak),
+                spoolPeak <= MAX_SPOOL_BYTES && cachePeak <= MAX_CACHE_ENTRIES,
+                String.format(Locale.ROOT, "bounds %d KiB, %d entries", MAX_SPOOL_BYTES >> 10, MAX_CACHE_ENTRIES)));
         }
     }
 
