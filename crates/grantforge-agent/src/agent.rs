@@ -67,8 +67,8 @@ impl AgentError {
 /// Actions of one call compared without allocation (nearly every call has one).
 const INLINE: usize = 16;
 
-/// Users the audit's account per user shows (metric `audit-by-user`, the log line at close); the
-/// others are summed in one line.
+/// Users the audit's account per user shows (metric `audit-by-user`, the lines logged at close);
+/// the others are summed in one line.
 pub(crate) const REPORTED_USERS: usize = 100;
 
 /// How long `close()` waits for the agent's final audit delivery.
@@ -431,11 +431,17 @@ impl Agent {
         // The metrics end with the process: the audit's account of this life stays in the log, to be
         // set beside what the server received (the soak reconciles it).
         tracing::info!(
-            "closed: {} accesses were handed to the audit since start, {} of them dropped; per user (accesses, dropped): {}",
+            "closed: {} accesses were handed to the audit since start, {} of them dropped",
             self.lanes.counts().audited,
-            self.dropped_audit_events(),
-            self.audit_by_user().replace('\t', " ").replace('\n', "; ")
+            self.dropped_audit_events()
         );
+        for (user, account) in self.auditor.ledger().top(REPORTED_USERS) {
+            tracing::info!(
+                "closed: the audit of user {user:?}: {} accesses, {} of them dropped",
+                account.accesses,
+                account.dropped
+            );
+        }
     }
 
     /// Refuses everything but super users: the snapshot's service type is not kafka. Only
@@ -632,6 +638,7 @@ impl Agent {
         if fold_over {
             events.extend(self.comparisons.take_events(&self.event_ids));
         }
+        self.auditor.count_dropped_per_user();
         let users: Vec<(String, u64)> = events.iter().map(|e| (e.user(), e.count)).collect();
         self.auditor
             .ledger()

@@ -71,8 +71,12 @@ pub struct Shipper {
     backlog: bool,
 }
 
-/// Why a batch was not delivered now.
-struct Later;
+/// What the server did not take now: the events from the first it could not take to the end of
+/// the batch (those before were delivered, or refused and counted lost), to be spooled.
+struct Later(Vec<Value>);
+
+/// Posts one body of events to the server: the client's `send_events`, or a script in tests.
+type Post<'a> = &'a dyn Fn(&Value) -> Result<Value, CallError>;
 
 /// How a resend of the spool ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,19 +117,33 @@ impl Shipper {
         server_answers: bool,
         budget: Duration,
     ) {
+        let post = |body: &Value| client.send_events(body);
+        self.ship_with(&post, events, server_answers, budget);
+    }
+
+    fn ship_with(
+        &mut self,
+        post: Post<'_>,
+        events: &[Value],
+        server_answers: bool,
+        budget: Duration,
+    ) {
         let resent = if server_answers {
-            self.resend_spool(client, Instant::now() + budget)
+            self.resend_spool(post, Instant::now() + budget)
         } else {
             Resend::Failed
         };
         self.backlog = resent == Resend::OutOfBudget;
         let mut deliverable = resent == Resend::Drained;
         for batch in events.chunks(self.batch_size) {
-            if deliverable && self.send(client, batch).is_ok() {
+            if !deliverable {
+                self.spool_batch(batch);
                 continue;
             }
-            deliverable = false;
-            self.spool_batch(batch);
+            if let Err(Later(rest)) = self.send(post, batch) {
+                deliverable = false;
+                self.spool_batch(&rest);
+            }
         }
         self.stats
             .spooled_bytes
@@ -149,8 +167,10 @@ impl Shipper {
         self.backlog
     }
 
-    /// Sends spooled batches oldest first, merged up to the batch size, until `deadline`.
-    fn resend_spool(&mut self, client: &ServerClient, deadline: Instant) -> Resend {
+    /// Sends spooled batches oldest first, merged up to the batch size, until `deadline`. Of a
+    /// batch taken in part, only the rest stays spooled, still first: a refused event is counted
+    /// lost once, never resent.
+    fn resend_spool(&mut self, post: Post<'_>, deadline: Instant) -> Resend {
         loop {
             if self.spool.is_empty() {
                 return Resend::Drained;
@@ -159,11 +179,19 @@ impl Shipper {
                 return Resend::OutOfBudget;
             }
             let oldest = self.spool.oldest(self.batch_size);
-            self.stats.lost_unreadable(self.spool.take_unreadable());
+            self.count_spool_losses();
             let Some((files, batch)) = oldest else {
                 return Resend::Drained;
             };
-            if self.send(client, &batch).is_err() {
+            if let Err(Later(rest)) = self.send(post, &batch) {
+                if rest.len() < batch.len() {
+                    if let Err(e) = self.spool.replace_oldest(files, &rest) {
+                        tracing::warn!(
+                            "cannot rewrite the audit spool's oldest batch in {}: {e}; it is resent whole (the server drops what it already has)",
+                            self.spool.dir.display()
+                        );
+                    }
+                }
                 return Resend::Failed;
             }
             self.spool.remove_oldest(files);
@@ -173,11 +201,11 @@ impl Shipper {
         }
     }
 
-    fn send(&self, client: &ServerClient, batch: &[Value]) -> Result<(), Later> {
+    fn send(&self, post: Post<'_>, batch: &[Value]) -> Result<(), Later> {
         if batch.is_empty() {
             return Ok(());
         }
-        match client.send_events(&json!({"instance": self.instance, "events": batch})) {
+        match post(&json!({"instance": self.instance, "events": batch})) {
             Ok(_) => {
                 self.stats
                     .sent
@@ -197,36 +225,42 @@ impl Shipper {
             }
             Err(CallError::Status { status: 400, .. }) => {
                 let (left, right) = batch.split_at(batch.len() / 2);
-                self.send(client, left)?;
-                self.send(client, right)
+                if let Err(Later(mut rest)) = self.send(post, left) {
+                    rest.extend_from_slice(right);
+                    return Err(Later(rest));
+                }
+                self.send(post, right)
             }
-            Err(_) => Err(Later),
+            Err(_) => Err(Later(batch.to_vec())),
         }
     }
 
     fn spool_batch(&mut self, batch: &[Value]) {
         let written = self.spool.write(batch);
-        let unreadable = self.spool.take_unreadable();
-        self.stats.lost_unreadable(unreadable);
-        match written {
-            Ok(dropped) if !dropped.is_empty() || unreadable > 0 => {
-                self.stats.lost(&dropped);
-                tracing::warn!(
-                    "the audit spool is full ({}): {} of the oldest spooled events were dropped",
-                    crate::settings::AUDIT_SPOOL_LIMIT_BYTES.key,
-                    dropped.len() as u64 + unreadable
-                );
-            }
-            Ok(_) => {}
-            Err(e) => {
-                self.stats.lost(batch);
-                tracing::warn!(
-                    "cannot spool {} access events in {}: {e}; they are dropped",
-                    batch.len(),
-                    self.spool.dir.display()
-                );
-            }
+        let lost = self.count_spool_losses();
+        if lost > 0 {
+            tracing::warn!(
+                "the audit spool is full ({}): {lost} of the oldest spooled events were dropped",
+                crate::settings::AUDIT_SPOOL_LIMIT_BYTES.key
+            );
         }
+        if let Err(e) = written {
+            self.stats.lost(batch);
+            tracing::warn!(
+                "cannot spool {} access events in {}: {e}; they are dropped",
+                batch.len(),
+                self.spool.dir.display()
+            );
+        }
+    }
+
+    /// Counts what the spool lost since the last call (batches evicted to make room, batches
+    /// found unreadable), whether or not the write that caused it succeeded; returns the events.
+    fn count_spool_losses(&mut self) -> u64 {
+        let (evicted, unreadable) = self.spool.take_losses();
+        self.stats.lost(&evicted);
+        self.stats.lost_unreadable(unreadable);
+        evicted.len() as u64 + unreadable
     }
 }
 
@@ -240,6 +274,8 @@ struct Spool {
     /// outage's recovery quadratic).
     index: VecDeque<Spooled>,
     bytes: u64,
+    /// Events of batches dropped to make room, not yet taken (counted by the shipper).
+    evicted: Vec<Value>,
     /// Events of batches deleted because they could not be read back, not yet taken.
     unreadable: u64,
 }
@@ -272,6 +308,7 @@ impl Spool {
             seq: 0,
             bytes: index.iter().map(|s| s.bytes).sum(),
             index: index.into(),
+            evicted: Vec::new(),
             unreadable: 0,
         }
     }
@@ -284,28 +321,32 @@ impl Spool {
         self.index.is_empty()
     }
 
-    /// Events of unreadable batches deleted since the last call.
-    fn take_unreadable(&mut self) -> u64 {
-        std::mem::take(&mut self.unreadable)
+    /// The events lost since the last call: those of batches dropped to make room (read back from
+    /// their files, so that their accesses can be counted), and the number of events of batches
+    /// that could not be read.
+    fn take_losses(&mut self) -> (Vec<Value>, u64) {
+        (
+            std::mem::take(&mut self.evicted),
+            std::mem::take(&mut self.unreadable),
+        )
     }
 
-    /// Writes a batch, first dropping the oldest batches until it fits; returns the events dropped
-    /// (read back from their files, so that their accesses are counted; the events of a file that
-    /// cannot be read are counted as unreadable).
-    fn write(&mut self, batch: &[Value]) -> io::Result<Vec<Value>> {
+    /// Writes a batch, first dropping the oldest batches until it fits (see [`Spool::take_losses`]);
+    /// a batch larger than the whole limit is dropped itself.
+    fn write(&mut self, batch: &[Value]) -> io::Result<()> {
         let bytes = serde_json::to_vec(batch).map_err(io::Error::other)?;
         if bytes.len() as u64 > self.limit {
-            return Ok(batch.to_vec());
+            self.evicted.extend_from_slice(batch);
+            return Ok(());
         }
         fs::create_dir_all(&self.dir)?;
-        let mut dropped = Vec::new();
         while self.bytes + bytes.len() as u64 > self.limit && !self.index.is_empty() {
             match self
                 .index
                 .front()
                 .and_then(|oldest| read_batch(&oldest.path))
             {
-                Some(events) => dropped.extend(events),
+                Some(events) => self.evicted.extend(events),
                 None => self.unreadable += self.index.front().map_or(0, |o| o.events),
             }
             self.remove_oldest(1);
@@ -330,7 +371,34 @@ impl Spool {
             bytes: bytes.len() as u64,
             events: batch.len() as u64,
         });
-        Ok(dropped)
+        Ok(())
+    }
+
+    /// Puts `rest` in place of the `n` oldest batches, first in order: what remains of them after
+    /// a resend the server took in part. Written aside first, so a failure leaves them as they were.
+    fn replace_oldest(&mut self, n: usize, rest: &[Value]) -> io::Result<()> {
+        let Some(oldest) = self.index.front().map(|s| s.path.clone()) else {
+            return Ok(());
+        };
+        let stem = oldest
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("0-0-0");
+        let prefix = stem.rsplit_once('-').map_or(stem, |(prefix, _)| prefix);
+        let name = format!("{prefix}-{}.json", rest.len());
+        let bytes = serde_json::to_vec(rest).map_err(io::Error::other)?;
+        let tmp = self.dir.join(format!("{name}.tmp"));
+        fs::write(&tmp, &bytes)?;
+        self.remove_oldest(n);
+        let path = self.dir.join(name);
+        fs::rename(tmp, &path)?;
+        self.bytes += bytes.len() as u64;
+        self.index.push_front(Spooled {
+            path,
+            bytes: bytes.len() as u64,
+            events: rest.len() as u64,
+        });
+        Ok(())
     }
 
     /// The oldest readable batches, merged while they fit in `max_events` (the first always
@@ -408,18 +476,117 @@ mod tests {
     #[test]
     fn a_full_spool_drops_the_oldest_batches_and_gives_back_their_events() {
         let mut spool = Spool::open(dir("full"), 3000);
-        assert!(spool.write(&batch(10, "a")).unwrap().is_empty());
-        assert!(spool.write(&batch(10, "b")).unwrap().is_empty());
-        let dropped = spool.write(&batch(10, "c")).unwrap();
-        assert_eq!(dropped, batch(10, "a"), "a's 10 events make room for c");
+        spool.write(&batch(10, "a")).unwrap();
+        spool.write(&batch(10, "b")).unwrap();
+        assert!(spool.take_losses().0.is_empty());
+        spool.write(&batch(10, "c")).unwrap();
+        assert_eq!(
+            spool.take_losses().0,
+            batch(10, "a"),
+            "a's 10 events make room for c"
+        );
         let (_, oldest) = spool.oldest(1).unwrap();
         assert_eq!(oldest[0]["eventId"], "b-0");
+        spool.write(&batch(100, "huge")).unwrap();
         assert_eq!(
-            spool.write(&batch(100, "huge")).unwrap().len(),
+            spool.take_losses().0.len(),
             100,
             "a batch larger than the whole limit is dropped"
         );
         fs::remove_dir_all(&spool.dir).unwrap();
+    }
+
+    /// A server that refuses (400) any batch holding an event whose id starts with `bad`, and
+    /// cannot be reached for any other batch holding one that starts with `late`.
+    fn picky(body: &Value) -> Result<Value, CallError> {
+        let has = |tag: &str| {
+            body["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["eventId"].as_str().unwrap().starts_with(tag))
+        };
+        if has("bad") {
+            Err(CallError::Status {
+                status: 400,
+                detail: "refused".into(),
+            })
+        } else if has("late") {
+            Err(CallError::Unreachable("away".into()))
+        } else {
+            Ok(json!({}))
+        }
+    }
+
+    fn event(id: &str) -> Value {
+        json!({"eventId": id, "user": "alice", "count": 3})
+    }
+
+    #[test]
+    fn a_batch_taken_in_part_spools_only_its_rest_and_a_refusal_is_counted_once() {
+        let stats = std::sync::Arc::new(DeliveryStats::default());
+        let mut shipper = Shipper::new(
+            "t",
+            100,
+            dir("in-part"),
+            1 << 20,
+            std::sync::Arc::clone(&stats),
+        );
+        let events = [event("e0"), event("bad-1"), event("e2"), event("late-3")];
+        shipper.ship_with(&picky, &events, true, RESEND_BUDGET);
+        assert_eq!(
+            stats.dropped.load(Ordering::Relaxed),
+            3,
+            "bad-1's 3 accesses"
+        );
+        let (_, spooled) = shipper.spool.oldest(100).unwrap();
+        assert_eq!(
+            spooled,
+            [event("e2"), event("late-3")],
+            "e0 was delivered, bad-1 refused"
+        );
+        let all = |_: &Value| Ok(json!({}));
+        shipper.ship_with(&all, &[], true, RESEND_BUDGET);
+        assert!(shipper.spool.is_empty());
+        assert_eq!(
+            stats.dropped.load(Ordering::Relaxed),
+            3,
+            "nothing counted twice"
+        );
+        fs::remove_dir_all(&shipper.spool.dir).unwrap();
+    }
+
+    #[test]
+    fn a_spooled_batch_resent_in_part_keeps_only_its_rest_first() {
+        let stats = std::sync::Arc::new(DeliveryStats::default());
+        let mut shipper = Shipper::new(
+            "t",
+            100,
+            dir("resent-in-part"),
+            1 << 20,
+            std::sync::Arc::clone(&stats),
+        );
+        shipper.spool_only(&[event("a0"), event("bad-a1"), event("late-a2")]);
+        shipper.spool_only(&[event("b0")]);
+        shipper.ship_with(&picky, &[], true, RESEND_BUDGET);
+        assert_eq!(
+            stats.dropped.load(Ordering::Relaxed),
+            3,
+            "bad-a1's 3 accesses"
+        );
+        // the two files were resent merged: what remains of them is one file, first
+        assert_eq!(shipper.spool.index.len(), 1);
+        let (_, rest) = shipper.spool.oldest(100).unwrap();
+        assert_eq!(rest, [event("late-a2"), event("b0")]);
+        let all = |_: &Value| Ok(json!({}));
+        shipper.ship_with(&all, &[], true, RESEND_BUDGET);
+        assert!(shipper.spool.is_empty());
+        assert_eq!(
+            stats.dropped.load(Ordering::Relaxed),
+            3,
+            "nothing counted twice"
+        );
+        fs::remove_dir_all(&shipper.spool.dir).unwrap();
     }
 
     /// Events of `user` standing for `count` accesses each.

@@ -283,20 +283,6 @@ pub(crate) mod limits {
 
 /// The longest prefix of `text` of at most `limit` UTF-16 code units (the server's `@Size` counts
 /// those), cut at a char boundary. Borrowed, and free for text of at most `limit` bytes.
-/// The GrantForge user of a principal's events: its name for `User:` principals, `Type:name`
-/// otherwise, `(anonymous)` if blank, clamped to the server's limit.
-pub(crate) fn event_user(principal_type: &str, principal_name: &str) -> String {
-    let user = if principal_type == "User" {
-        principal_name.to_string()
-    } else {
-        format!("{principal_type}:{principal_name}")
-    };
-    if user.trim().is_empty() {
-        return "(anonymous)".to_string();
-    }
-    clamp(&user, limits::USER).to_string()
-}
-
 pub(crate) fn clamp(text: &str, limit: usize) -> &str {
     if text.len() <= limit {
         return text; // a UTF-16 unit takes at least one UTF-8 byte
@@ -311,6 +297,35 @@ pub(crate) fn clamp(text: &str, limit: usize) -> &str {
         end += c.len_utf8();
     }
     &text[..end]
+}
+
+/// The GrantForge user of a principal's events: its name for `User:` principals, `Type:name`
+/// otherwise, `(anonymous)` if blank, clamped to the server's limit.
+pub(crate) fn event_user(principal_type: &str, principal_name: &str) -> String {
+    let mut user = Vec::new();
+    write_event_user(&mut user, principal_type, principal_name);
+    String::from_utf8(user).unwrap_or_default()
+}
+
+/// Appends [`event_user`]'s UTF-8 to `out`, allocating nothing when `out` has room.
+pub(crate) fn write_event_user(out: &mut Vec<u8>, principal_type: &str, principal_name: &str) {
+    let start = out.len();
+    if principal_type != "User" {
+        out.extend_from_slice(principal_type.as_bytes());
+        out.push(b':');
+    }
+    out.extend_from_slice(principal_name.as_bytes());
+    let kept = std::str::from_utf8(&out[start..])
+        .ok()
+        .filter(|user| !user.trim().is_empty())
+        .map(|user| clamp(user, limits::USER).len());
+    match kept {
+        Some(kept) => out.truncate(start + kept),
+        None => {
+            out.truncate(start);
+            out.extend_from_slice(b"(anonymous)");
+        }
+    }
 }
 
 /// Kafka's name of a request type (`ApiKeys`), for audit; newer keys by number.

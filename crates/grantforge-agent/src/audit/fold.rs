@@ -25,7 +25,7 @@ use grantforge_engine::Instant;
 use grantforge_kafka::{Action, Operation, Reason, RequestContext, ResourceType};
 use parking_lot::Mutex;
 
-use crate::audit::events::{clamp, event_user, limits, AccessEvent};
+use crate::audit::events::{clamp, limits, write_event_user, AccessEvent};
 use crate::audit::ledger::Ledger;
 use crate::request::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 
@@ -447,6 +447,9 @@ pub struct Auditor {
     denied: Half,
     dropped: AtomicU64,
     dropped_total: AtomicU64,
+    /// Accesses dropped, by the user of their events, until the agent's thread counts them in the
+    /// ledger ([`Auditor::count_dropped_per_user`]): a request thread takes a shard, never the ledger.
+    dropped_per_user: Shards<u64>,
     ledger: Arc<Ledger>,
 }
 
@@ -458,6 +461,7 @@ impl Auditor {
             denied: Half::new(room),
             dropped: AtomicU64::new(0),
             dropped_total: AtomicU64::new(0),
+            dropped_per_user: shards(),
             ledger: Arc::default(),
         }
     }
@@ -509,10 +513,26 @@ impl Auditor {
             self.dropped.fetch_add(accesses, Ordering::Relaxed);
             self.dropped_total.fetch_add(accesses, Ordering::Relaxed);
             let parts = arrival.key_parts();
-            self.ledger.unfolded(
-                &event_user(parts.principal_type, parts.principal_name),
-                accesses,
-            );
+            with_key_buffer(|user| {
+                write_event_user(user, parts.principal_type, parts.principal_name);
+                let mut shard = shard_of(&self.dropped_per_user, user).lock();
+                match shard.get_mut(user.as_slice()) {
+                    Some(n) => *n += accesses,
+                    None => {
+                        shard.insert(user.as_slice().into(), accesses);
+                    }
+                }
+            });
+        }
+    }
+
+    /// Counts the accesses dropped since the last call in the ledger, each under its user.
+    pub(crate) fn count_dropped_per_user(&self) {
+        for shard in &self.dropped_per_user {
+            let dropped = std::mem::take(&mut *shard.lock());
+            for (user, n) in dropped {
+                self.ledger.unfolded(&String::from_utf8_lossy(&user), n);
+            }
         }
     }
 

@@ -93,25 +93,35 @@ impl Ledger {
         users.iter().map(|(u, a)| (u.to_string(), *a)).collect()
     }
 
-    /// The `rows` users with the most accesses, one per line (`user`, accesses, dropped,
-    /// tab-separated), the rest summed in one [`OTHERS`] line; empty when nothing was audited.
-    pub fn report(&self, rows: usize) -> String {
+    /// The `rows` users with the most accesses, then one [`OTHERS`] row summing the rest (when
+    /// there is any).
+    pub fn top(&self, rows: usize) -> Vec<(String, Account)> {
         let mut accounts: Vec<(String, Account)> = self.accounts().into_iter().collect();
         accounts.sort_by(|a, b| b.1.accesses.cmp(&a.1.accesses).then(a.0.cmp(&b.0)));
         let mut others = Account::default();
-        let mut lines = Vec::new();
-        for (i, (user, account)) in accounts.iter().enumerate() {
+        let mut top = Vec::new();
+        for (i, (user, account)) in accounts.into_iter().enumerate() {
             if i < rows && user != OTHERS {
-                lines.push(format!("{user}\t{}\t{}", account.accesses, account.dropped));
+                top.push((user, account));
             } else {
                 others.accesses += account.accesses;
                 others.dropped += account.dropped;
             }
         }
         if others != Account::default() {
-            lines.push(format!("{OTHERS}\t{}\t{}", others.accesses, others.dropped));
+            top.push((OTHERS.to_string(), others));
         }
-        lines.join("\n")
+        top
+    }
+
+    /// [`Ledger::top`] one per line: user, accesses, dropped, tab-separated; empty when nothing
+    /// was audited.
+    pub fn report(&self, rows: usize) -> String {
+        self.top(rows)
+            .iter()
+            .map(|(user, a)| format!("{user}\t{}\t{}", a.accesses, a.dropped))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 

@@ -64,10 +64,10 @@ final class Soak {
     static final String QUOTA_CALLBACK = "org.devlive.grantforge.kafka.agent.GrantForgeClientQuotaCallback";
 
     /**
-     * quinn's acknowledged bytes over whole seconds {@code [fromSecond, toSecond)} (epoch seconds) between two broker
-     * restarts, on the cluster and on the anchor.
+     * One of quinn's producers: its acknowledged bytes over whole seconds {@code [fromSecond, toSecond)} (epoch seconds)
+     * between two broker restarts, on the cluster and on the anchor.
      */
-    record QuotaSpan(long fromSecond, long toSecond, long clusterBytes, long anchorBytes) {
+    record QuotaSpan(SoakClients.Limited client, long fromSecond, long toSecond, long clusterBytes, long anchorBytes) {
         long seconds() {
             return toSecond - fromSecond;
         }
@@ -119,8 +119,8 @@ final class Soak {
     Map<FaultProxy.Fault, Long> proxyFaults = Map.of();
     Map<String, Long> unavailable = Map.of();
     final List<QuotaSpan> quotaSpans = new CopyOnWriteArrayList<>();
-    /** quinn's acknowledged bytes by second of the run (epoch seconds): on the cluster, on the anchor. */
-    final TreeMap<Long, long[]> quinnBySecond = new TreeMap<>();
+    /** quinn's acknowledged bytes by client id, then by second of the run (epoch seconds): on the cluster, on the anchor. */
+    final Map<String, TreeMap<Long, long[]>> limitedBySecond = new TreeMap<>();
     final List<AuditAccount> audit = new CopyOnWriteArrayList<>();
     /** Events the agents sent twice (an answer cut short after the server took them) that the server kept once. */
     long resentKeptOnce;
@@ -224,12 +224,20 @@ final class Soak {
                 new NewTopic(SoakClients.TIMED, 1, (short) 3), new NewTopic(SoakClients.QUOTA, 1, (short) 3)))
                 .all().get(2, TimeUnit.MINUTES);
             anchorAdmin.createTopics(List.of(new NewTopic(SoakClients.QUOTA, 1, (short) 1))).all().get(2, TimeUnit.MINUTES);
-            // quinn's quota, as kafka-configs sets it, on both
-            ClientQuotaAlteration quinn = new ClientQuotaAlteration(new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, "quinn")),
-                List.of(new ClientQuotaAlteration.Op("producer_byte_rate", (double) SoakClients.QUINN_BYTES_PER_S)));
-            admin.alterClientQuotas(List.of(quinn)).all().get(1, TimeUnit.MINUTES);
-            anchorAdmin.alterClientQuotas(List.of(quinn)).all().get(1, TimeUnit.MINUTES);
+            // quinn's quotas, as kafka-configs sets them: on the cluster, the user's and the sub-quota reserved out of it;
+            // on the anchor, the same two limits in Kafka's own terms (SoakClients.LIMITED)
+            ClientQuotaAlteration reserved = produceQuota(Map.of(ClientQuotaEntity.USER, "quinn", ClientQuotaEntity.CLIENT_ID,
+                "quinn-reserved"), SoakClients.RESERVED_BYTES_PER_S);
+            admin.alterClientQuotas(List.of(produceQuota(Map.of(ClientQuotaEntity.USER, "quinn"), SoakClients.QUINN_BYTES_PER_S),
+                reserved)).all().get(1, TimeUnit.MINUTES);
+            anchorAdmin.alterClientQuotas(List.of(produceQuota(Map.of(ClientQuotaEntity.USER, "quinn"),
+                SoakClients.QUINN_BYTES_PER_S - SoakClients.RESERVED_BYTES_PER_S), reserved)).all().get(1, TimeUnit.MINUTES);
         }
+    }
+
+    private static ClientQuotaAlteration produceQuota(Map<String, String> entity, long bytesPerS) {
+        return new ClientQuotaAlteration(new ClientQuotaEntity(entity),
+            List.of(new ClientQuotaAlteration.Op("producer_byte_rate", (double) bytesPerS)));
     }
 
     /**
@@ -237,8 +245,13 @@ final class Soak {
      * window), from the end of the first step (the quota's first window lets a burst through).
      */
     private void quotaRates() {
-        clients.quinnOnCluster.forEach((second, bytes) -> quinnBySecond.computeIfAbsent(second, k -> new long[2])[0] = bytes.get());
-        clients.quinnOnAnchor.forEach((second, bytes) -> quinnBySecond.computeIfAbsent(second, k -> new long[2])[1] = bytes.get());
+        for (SoakClients.Limited limited : SoakClients.LIMITED) {
+            TreeMap<Long, long[]> bySecond = limitedBySecond.computeIfAbsent(limited.clientId(), k -> new TreeMap<>());
+            clients.limitedOnCluster.get(limited.clientId())
+                .forEach((second, bytes) -> bySecond.computeIfAbsent(second, k -> new long[2])[0] = bytes.get());
+            clients.limitedOnAnchor.get(limited.clientId())
+                .forEach((second, bytes) -> bySecond.computeIfAbsent(second, k -> new long[2])[1] = bytes.get());
+        }
         long from = -1;
         for (Event event : timeline) {
             if (event.what().equals("begin " + Step.SERVER_STOPPED_BROKER_RESTARTED) && from >= 0) {
@@ -254,13 +267,16 @@ final class Soak {
     }
 
     private void quotaSpan(long fromSecond, long toSecond) {
-        long[] bytes = new long[2];
-        quinnBySecond.subMap(fromSecond, toSecond).values().forEach(b -> {
-            bytes[0] += b[0];
-            bytes[1] += b[1];
-        });
-        if (toSecond > fromSecond) {
-            quotaSpans.add(new QuotaSpan(fromSecond, toSecond, bytes[0], bytes[1]));
+        if (toSecond <= fromSecond) {
+            return;
+        }
+        for (SoakClients.Limited limited : SoakClients.LIMITED) {
+            long[] bytes = new long[2];
+            limitedBySecond.get(limited.clientId()).subMap(fromSecond, toSecond).values().forEach(b -> {
+                bytes[0] += b[0];
+                bytes[1] += b[1];
+            });
+            quotaSpans.add(new QuotaSpan(limited, fromSecond, toSecond, bytes[0], bytes[1]));
         }
     }
 
@@ -458,8 +474,10 @@ final class Soak {
     // the audit
 
     private static final java.util.regex.Pattern CLOSED =
-        java.util.regex.Pattern.compile("closed: (\\d+) accesses were handed to the audit since start, (\\d+) of them dropped; "
-            + "per user \\(accesses, dropped\\): (.*)$");
+        java.util.regex.Pattern.compile("closed: (\\d+) accesses were handed to the audit since start, (\\d+) of them dropped$");
+    /** The line per user that follows it; the name is quoted as Rust's Debug writes it. */
+    private static final java.util.regex.Pattern CLOSED_USER =
+        java.util.regex.Pattern.compile("closed: the audit of user \"((?:[^\"\\\\]|\\\\.)*)\": (\\d+) accesses, (\\d+) of them dropped$");
 
     /**
      * Once the clients stopped and the server is reachable: waits until every node's folded accesses and spool reached
@@ -502,30 +520,35 @@ final class Soak {
                 if (closed.find()) {
                     accesses += Long.parseLong(closed.group(1));
                     dropped += Long.parseLong(closed.group(2));
-                    addUsers(byUser, closed.group(3), "; ", " ");
+                }
+                java.util.regex.Matcher user = CLOSED_USER.matcher(line);
+                if (user.find()) {
+                    String unquoted = user.group(1).replace("\\\"", "\"").replace("\\\\", "\\");
+                    byUser.merge(unquoted, new UserAccount(Long.parseLong(user.group(2)), Long.parseLong(user.group(3)), 0),
+                        UserAccount::plus);
                 }
             }
             Map<String, Object> now = jmx.get(name).read("org.devlive.grantforge.kafka:type=Agent,*", "AuditAccesses",
                 "AuditDropped", "AuditSpooledBytes", "AuditByUser").values().iterator().next();
             accesses += ((Number) now.get("AuditAccesses")).longValue();
             dropped += ((Number) now.get("AuditDropped")).longValue();
-            addUsers(byUser, (String) now.get("AuditByUser"), "\n", "\t");
+            addUsers(byUser, (String) now.get("AuditByUser"));
             accounts.add(new AuditAccount(name, accesses, received.getOrDefault(name, 0L), dropped,
                 ((Number) now.get("AuditSpooledBytes")).longValue(), byUser));
         }
         return accounts;
     }
 
-    /** Adds an agent's account per user ({@code AuditByUser}: user, accesses, dropped) to {@code byUser}. */
-    private static void addUsers(Map<String, UserAccount> byUser, String table, String lines, String fields) {
-        for (String line : table.split(lines)) {
-            if (line.isBlank()) {
+    /** Adds an agent's account per user ({@code AuditByUser}: user, accesses, dropped; a line each) to {@code byUser}. */
+    private static void addUsers(Map<String, UserAccount> byUser, String table) {
+        for (String line : table.split("\n")) {
+            String[] parts = line.split("\t");
+            if (parts.length < 3) {
                 continue;
             }
-            String[] parts = line.split(fields);
             int n = parts.length;
-            // a user's name may hold the separator: the two counts are the last fields
-            String user = String.join(fields, java.util.Arrays.copyOf(parts, n - 2));
+            // a user's name may hold a tab: the two counts are the last fields
+            String user = String.join("\t", java.util.Arrays.copyOf(parts, n - 2));
             byUser.merge(user, new UserAccount(Long.parseLong(parts[n - 2]), Long.parseLong(parts[n - 1]), 0), UserAccount::plus);
         }
     }

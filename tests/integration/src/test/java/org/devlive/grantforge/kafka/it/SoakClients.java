@@ -41,8 +41,22 @@ final class SoakClients implements AutoCloseable {
     static final String CHURNED = "soak-churned";
     static final String TIMED = "soak-timed";
     static final String QUOTA = "soak-quota";
-    /** quinn's producer_byte_rate, on the cluster (the agent's callback) and on the anchor (Kafka's own). */
+    /** quinn's producer_byte_rate (entity {@code <quinn>}). */
     static final long QUINN_BYTES_PER_S = 64 * 1024;
+    /** The sub-quota reserved out of it for quinn's client {@code quinn-reserved} (entity {@code <quinn, quinn-reserved>}). */
+    static final long RESERVED_BYTES_PER_S = 16 * 1024;
+
+    /** A quota-limited producer: its client id and the limit its group is held to. */
+    record Limited(String clientId, long limit) {
+    }
+
+    /**
+     * quinn's two producers. With the agent's callback (KIP-55) the reserved one is held to its sub-quota and the other
+     * shares what remains of quinn's quota; the anchor gives Kafka's own callback these same two limits as its own rules
+     * read them ({@code <quinn, quinn-reserved>} and {@code <quinn>}).
+     */
+    static final List<Limited> LIMITED = List.of(new Limited("quinn-reserved", RESERVED_BYTES_PER_S),
+        new Limited("quinn-shared", QUINN_BYTES_PER_S - RESERVED_BYTES_PER_S));
 
     static {
         // mallory's refusals are judged, not logged: the producer's metadata logs each one at ERROR (read by
@@ -51,11 +65,11 @@ final class SoakClients implements AutoCloseable {
     }
 
     private final KafkaCluster cluster;
-    /** A node with Kafka's built-in quota callback and the same quota for quinn: what quinn's rate is held to. */
+    /** A node with Kafka's built-in quota callback and the same limits for quinn: what quinn's rates are held to. */
     private final KafkaNode anchor;
-    /** Bytes of quinn's records acknowledged per second of the run (epoch seconds), on the cluster and on the anchor. */
-    final Map<Long, AtomicLong> quinnOnCluster = new ConcurrentHashMap<>();
-    final Map<Long, AtomicLong> quinnOnAnchor = new ConcurrentHashMap<>();
+    /** Bytes of quinn's records acknowledged per second of the run (epoch seconds), by client id, on the cluster and on the anchor. */
+    final Map<String, Map<Long, AtomicLong>> limitedOnCluster = new ConcurrentHashMap<>();
+    final Map<String, Map<Long, AtomicLong>> limitedOnAnchor = new ConcurrentHashMap<>();
     private final Consumer<SoakOracle.Outcome> record;
     private final List<Thread> threads = new ArrayList<>();
     private final Map<String, AtomicLong> unavailable = new ConcurrentHashMap<>();
@@ -81,8 +95,13 @@ final class SoakClients implements AutoCloseable {
         loop("dave", this::dave);
         loop("erin", this::erin);
         loop("mallory", this::mallory);
-        loop("quinn", () -> quinn("quinn", cluster.producer("quinn", quinnSettings()), quinnOnCluster));
-        loop("quinn-anchor", () -> quinn("quinn on the anchor", anchor.producer("quinn", quinnSettings()), quinnOnAnchor));
+        for (Limited limited : LIMITED) {
+            String id = limited.clientId();
+            Map<Long, AtomicLong> onCluster = limitedOnCluster.computeIfAbsent(id, k -> new ConcurrentHashMap<>());
+            Map<Long, AtomicLong> onAnchor = limitedOnAnchor.computeIfAbsent(id, k -> new ConcurrentHashMap<>());
+            loop(id, () -> quinn(id, cluster.producer("quinn", quinnSettings(id)), onCluster));
+            loop(id + "-anchor", () -> quinn(id + " on the anchor", anchor.producer("quinn", quinnSettings(id)), onAnchor));
+        }
     }
 
     private interface Work {
@@ -249,8 +268,9 @@ final class SoakClients implements AutoCloseable {
         producing("mallory", p, 100, STEADY);
     }
 
-    private static Properties quinnSettings() {
+    private static Properties quinnSettings(String clientId) {
         Properties p = timeouts();
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
         p.put(ProducerConfig.ACKS_CONFIG, "1");
         p.put(ProducerConfig.LINGER_MS_CONFIG, "5");

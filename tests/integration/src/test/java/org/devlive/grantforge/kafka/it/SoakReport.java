@@ -113,26 +113,29 @@ final class SoakReport {
     static final int QUOTA_WINDOW_SECONDS = 11;
 
     /**
-     * quinn's bytes between restarts within the limit × (seconds ± one quota window), on the cluster (the agent's
-     * callback) and on the anchor (Kafka's own callback, which proves the bound is met on this machine).
+     * Each of quinn's producers, between restarts, within its limit × (seconds ± one quota window), on the cluster (the
+     * agent's callback) and on the anchor (Kafka's own callback, which proves the bound is met on this machine).
      */
     private void quotas() {
-        long limit = SoakClients.QUINN_BYTES_PER_S;
         List<String> spans = new ArrayList<>();
         boolean holds = !soak.quotaSpans.isEmpty();
         for (Soak.QuotaSpan span : soak.quotaSpans) {
+            long limit = span.client().limit();
             long least = limit * (span.seconds() - QUOTA_WINDOW_SECONDS);
             long most = limit * (span.seconds() + QUOTA_WINDOW_SECONDS);
             boolean cluster = span.clusterBytes() >= least && span.clusterBytes() <= most;
             boolean anchor = span.anchorBytes() >= least && span.anchorBytes() <= most;
             holds &= cluster && anchor;
-            spans.add(String.format(Locale.ROOT, "%d s from %.0f s: %.0f B/s%s, Kafka's own %.0f B/s%s", span.seconds(),
-                (span.fromSecond() * 1000 - soak.startedMs) / 1000.0, (double) span.clusterBytes() / span.seconds(),
-                cluster ? "" : " (off)", (double) span.anchorBytes() / span.seconds(), anchor ? "" : " (off)"));
+            spans.add(String.format(Locale.ROOT, "%s (limit %d B/s), %d s from %.0f s: %.0f B/s%s, Kafka's own %.0f B/s%s",
+                span.client().clientId(), limit, span.seconds(), (span.fromSecond() * 1000 - soak.startedMs) / 1000.0,
+                (double) span.clusterBytes() / span.seconds(), cluster ? "" : " (off)", (double) span.anchorBytes() / span.seconds(),
+                anchor ? "" : " (off)"));
         }
-        checks.add(new Check("quinn's rate between restarts: the limit (producer_byte_rate " + limit + ") ± one quota window ("
-            + QUOTA_WINDOW_SECONDS + " s) over the span, with the agent's callback and with Kafka's own",
-            soak.quotaSpans.size() + " spans", holds, String.join("; ", spans)));
+        checks.add(new Check("quinn's two producers between restarts, each within its limit ± one quota window ("
+            + QUOTA_WINDOW_SECONDS + " s) over the span, with the agent's callback (a sub-quota of " + SoakClients.RESERVED_BYTES_PER_S
+            + " B/s reserved out of quinn's " + SoakClients.QUINN_BYTES_PER_S + ") and with Kafka's own (the same two limits)",
+            soak.quotaSpans.size() / SoakClients.LIMITED.size() + " spans × " + SoakClients.LIMITED.size() + " producers", holds,
+            String.join("; ", spans)));
     }
 
     private void expect(Map<String, long[]> byPrincipal, String key, boolean allowedMet, boolean refusedMet) {
@@ -158,11 +161,16 @@ final class SoakReport {
                 String.format(Locale.ROOT, "%+.1f MiB, %+d threads, %+d fds", rss / 1048576.0, threads, fds),
                 rss <= MAX_RSS_GROWTH_BYTES && threads <= MAX_THREAD_GROWTH && fds <= MAX_FD_GROWTH,
                 String.format(Locale.ROOT, "bounds +%d MiB, +%d, +%d", MAX_RSS_GROWTH_BYTES >> 20, MAX_THREAD_GROWTH, MAX_FD_GROWTH)));
-            long spoolPeak = list.stream().mapToLong(Soak.Sample::spoolBytes).max().orElse(0);
-            long cachePeak = list.stream().mapToLong(Soak.Sample::cacheEntries).max().orElse(0);
+            // samples with the agent's figures (-1 when its JMX could not be read)
+            List<Soak.Sample> agent = list.stream().filter(s -> s.spoolBytes() >= 0 && s.cacheEntries() >= 0).collect(Collectors.toList());
+            Soak.Sample agentMid = agent.stream().min(Comparator.comparingLong(s -> Math.abs(s.atMs() - middle))).orElse(mid);
+            Soak.Sample agentLast = agent.isEmpty() ? last : agent.get(agent.size() - 1);
+            long spoolPeak = agent.stream().mapToLong(Soak.Sample::spoolBytes).max().orElse(0);
+            long cachePeak = agent.stream().mapToLong(Soak.Sample::cacheEntries).max().orElse(0);
             checks.add(new Check(node.getKey() + ": the audit spool and the decision cache over the last half, and their peaks",
-                String.format(Locale.ROOT, "spool %+d B (peak %d B), cache %+d entries (peak %d)", last.spoolBytes() - mid.spoolBytes(),
-                    spoolPeak, last.cacheEntries() - mid.cacheEntries(), cachePeak),
+                String.format(Locale.ROOT, "spool %+d B (peak %d B), cache %+d entries (peak %d)",
+                    agentLast.spoolBytes() - agentMid.spoolBytes(), spoolPeak, agentLast.cacheEntries() - agentMid.cacheEntries(),
+                    cachePeak),
                 spoolPeak <= MAX_SPOOL_BYTES && cachePeak <= MAX_CACHE_ENTRIES,
                 String.format(Locale.ROOT, "bounds %d KiB, %d entries", MAX_SPOOL_BYTES >> 10, MAX_CACHE_ENTRIES)));
         }
@@ -183,9 +191,9 @@ final class SoakReport {
             versions.append(v.number()).append('\t').append(v.publishedMs()).append('\t').append(v.rules()).append('\n');
         }
         Files.writeString(soak.out.resolve("versions.tsv"), versions, StandardCharsets.UTF_8);
-        StringBuilder quota = new StringBuilder("second\tcluster_bytes\tanchor_bytes\n");
-        soak.quinnBySecond.forEach((second, bytes) -> quota.append((second * 1000 - soak.startedMs) / 1000).append('\t')
-            .append(bytes[0]).append('\t').append(bytes[1]).append('\n'));
+        StringBuilder quota = new StringBuilder("client_id\tsecond\tcluster_bytes\tanchor_bytes\n");
+        soak.limitedBySecond.forEach((client, bySecond) -> bySecond.forEach((second, bytes) -> quota.append(client).append('\t')
+            .append((second * 1000 - soak.startedMs) / 1000).append('\t').append(bytes[0]).append('\t').append(bytes[1]).append('\n')));
         Files.writeString(soak.out.resolve("quota.tsv"), quota, StandardCharsets.UTF_8);
         StringBuilder samples = new StringBuilder("at_ms\tnode\trss_bytes\tthreads\tfds\tspool_bytes\tcache_entries\tversion\n");
         for (Soak.Sample x : soak.samples) {
@@ -263,8 +271,9 @@ final class SoakReport {
         int panel = 0;
         for (Map.Entry<String, java.util.function.ToDoubleFunction<Soak.Sample>> metric : PANELS.entrySet()) {
             int y0 = top + panel++ * PANEL;
-            double max = soak.samples.stream().mapToDouble(metric.getValue()).max().orElse(1);
-            double min = Math.min(0, soak.samples.stream().mapToDouble(metric.getValue()).min().orElse(0));
+            // -1: a sample without that figure (a node starting, its JMX not up yet), not plotted
+            double max = soak.samples.stream().mapToDouble(metric.getValue()).filter(v -> v >= 0).max().orElse(1);
+            double min = 0;
             double range = Math.max(1e-9, max - min);
             svg.append(String.format(Locale.ROOT, "<text x=\"4\" y=\"%d\">%s</text><text x=\"4\" y=\"%d\" font-size=\"9\">"
                 + "%.0f to %.0f</text><line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"#ccc\"/>%n", y0 + 20, metric.getKey(),
@@ -276,8 +285,8 @@ final class SoakReport {
                 long lastPixel = Long.MIN_VALUE;
                 for (Soak.Sample sample : soak.samples) {
                     long pixel = Math.round(x.apply(sample.atMs()));
-                    if (sample.node().equals(node) && pixel != lastPixel) {
-                        double value = metric.getValue().applyAsDouble(sample);
+                    double value = metric.getValue().applyAsDouble(sample);
+                    if (sample.node().equals(node) && pixel != lastPixel && value >= 0) {
                         points.append(String.format(Locale.ROOT, "%d,%.0f ", pixel, y0 + PANEL - 10 - (PANEL - 20) * (value - min) / range));
                         lastPixel = pixel;
                     }
