@@ -41,7 +41,7 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    /// `events` became events now.
+    /// Accesses (user, count) that became events now.
     pub(crate) fn evented<'e>(&self, events: impl IntoIterator<Item = (&'e str, u64)>) {
         self.add(events, |account, n| account.accesses += n);
     }
