@@ -221,9 +221,9 @@ final class Soak {
     private void createTopics() throws Exception {
         try (Admin admin = cluster.admin(KafkaNode.SUPER_USER); Admin anchorAdmin = anchor.admin(KafkaNode.SUPER_USER)) {
             admin.createTopics(List.of(new NewTopic(SoakClients.STEADY, 1, (short) 3), new NewTopic(SoakClients.CHURNED, 1, (short) 3),
-                new NewTopic(SoakClients.TIMED, 1, (short) 3), new NewTopic(SoakClients.QUOTA, 1, (short) 3)))
+                new NewTopic(SoakClients.TIMED, 1, (short) 3), quotaTopic((short) 3)))
                 .all().get(2, TimeUnit.MINUTES);
-            anchorAdmin.createTopics(List.of(new NewTopic(SoakClients.QUOTA, 1, (short) 1))).all().get(2, TimeUnit.MINUTES);
+            anchorAdmin.createTopics(List.of(quotaTopic((short) 1))).all().get(2, TimeUnit.MINUTES);
             // quinn's quotas, as kafka-configs sets them: on the cluster, the user's and the sub-quota reserved out of it;
             // on the anchor, the same two limits in Kafka's own terms (SoakClients.LIMITED)
             ClientQuotaAlteration reserved = produceQuota(Map.of(ClientQuotaEntity.USER, "quinn", ClientQuotaEntity.CLIENT_ID,
@@ -233,6 +233,15 @@ final class Soak {
             anchorAdmin.alterClientQuotas(List.of(produceQuota(Map.of(ClientQuotaEntity.USER, "quinn"),
                 SoakClients.QUINN_BYTES_PER_S - SoakClients.RESERVED_BYTES_PER_S), reserved)).all().get(1, TimeUnit.MINUTES);
         }
+    }
+
+    /**
+     * quinn's topic, in segments of 256 MiB: the harness's nodes roll every 1 MiB (small test disks), and quinn writes
+     * 64 KiB/s, so each broker would open a segment file every 16 s for the hour, which the descriptor bound is there
+     * to catch in the agent.
+     */
+    private static NewTopic quotaTopic(short replicas) {
+        return new NewTopic(SoakClients.QUOTA, 1, replicas).configs(Map.of("segment.bytes", String.valueOf(256 << 20)));
     }
 
     private static ClientQuotaAlteration produceQuota(Map<String, String> entity, long bytesPerS) {

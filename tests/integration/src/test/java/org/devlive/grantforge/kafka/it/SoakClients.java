@@ -99,8 +99,8 @@ final class SoakClients implements AutoCloseable {
             String id = limited.clientId();
             Map<Long, AtomicLong> onCluster = limitedOnCluster.computeIfAbsent(id, k -> new ConcurrentHashMap<>());
             Map<Long, AtomicLong> onAnchor = limitedOnAnchor.computeIfAbsent(id, k -> new ConcurrentHashMap<>());
-            loop(id, () -> quinn(id, cluster.producer("quinn", quinnSettings(id)), onCluster));
-            loop(id + "-anchor", () -> quinn(id + " on the anchor", anchor.producer("quinn", quinnSettings(id)), onAnchor));
+            loop(id, () -> quinn(limited, id, cluster.producer("quinn", quinnSettings(id)), onCluster));
+            loop(id + "-anchor", () -> quinn(limited, id + " on the anchor", anchor.producer("quinn", quinnSettings(id)), onAnchor));
         }
     }
 
@@ -278,12 +278,14 @@ final class SoakClients implements AutoCloseable {
     }
 
     /**
-     * As fast as the quota lets quinn: 1 KiB records sent without waiting, at most 64 unacknowledged; each acknowledged
-     * record's bytes counted in the second it was acknowledged, each failure as unavailable by its kind.
+     * As fast as the quota lets quinn: 1 KiB records sent without waiting, at most a second of the limit's worth
+     * unacknowledged (so none waits out its delivery timeout behind a throttle); each acknowledged record's bytes
+     * counted in the second it was acknowledged, each failure as unavailable by its kind.
      */
-    private void quinn(String who, KafkaProducer<String, String> producer, Map<Long, AtomicLong> acked) throws Exception {
+    private void quinn(Limited limited, String who, KafkaProducer<String, String> producer, Map<Long, AtomicLong> acked)
+        throws Exception {
         String value = "q".repeat(1024);
-        Semaphore inFlight = new Semaphore(64);
+        Semaphore inFlight = new Semaphore((int) Math.max(8, limited.limit() / value.length()));
         try (producer) {
             while (running) {
                 if (!inFlight.tryAcquire(1, TimeUnit.SECONDS)) {

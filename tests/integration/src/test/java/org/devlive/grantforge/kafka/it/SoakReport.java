@@ -105,34 +105,38 @@ final class SoakReport {
     }
 
     /**
-     * How far a throttled client's bytes may stray from its limit over a span: Kafka measures a quota over
-     * {@code quota.window.num} × {@code quota.window.size.seconds} (11 × 1 s by default) and throttles so that rate
-     * meets the limit, so a client that pushes harder than its limit sends a burst of up to a window's worth and then
-     * waits. Over {@code n} seconds it sends the limit × (n ± 11 s).
+     * A throttled client's bytes over a span: Kafka measures a quota over {@code quota.window.num} ×
+     * {@code quota.window.size.seconds} (11 × 1 s by default) and throttles so that rate meets the limit, so a client
+     * that pushes harder than its limit sends a burst of up to a window's worth and then waits. Over {@code n} seconds
+     * it sends at most the limit × (n + 11 s). It sends a little less than the limit over long spans (each wait ends
+     * a round trip late): Kafka's own callback let 98 % of it through over half an hour.
      */
     static final int QUOTA_WINDOW_SECONDS = 11;
+    /** How much less than Kafka's own callback (or than the limit × (n − 11 s), if less) a client may get. */
+    static final double QUOTA_SHORTFALL = 0.95;
 
     /**
-     * Each of quinn's producers, between restarts, within its limit × (seconds ± one quota window), on the cluster (the
-     * agent's callback) and on the anchor (Kafka's own callback, which proves the bound is met on this machine).
+     * Each of quinn's producers, between restarts: at most its limit × (seconds + one quota window), and at least 95 %
+     * of what Kafka's own callback let the same producer through on the anchor (or of the limit × (seconds − one
+     * window), if that is less), with the anchor held to the same upper bound (which proves it on this machine).
      */
     private void quotas() {
         List<String> spans = new ArrayList<>();
         boolean holds = !soak.quotaSpans.isEmpty();
         for (Soak.QuotaSpan span : soak.quotaSpans) {
             long limit = span.client().limit();
-            long least = limit * (span.seconds() - QUOTA_WINDOW_SECONDS);
             long most = limit * (span.seconds() + QUOTA_WINDOW_SECONDS);
+            double least = QUOTA_SHORTFALL * Math.min(span.anchorBytes(), limit * (span.seconds() - QUOTA_WINDOW_SECONDS));
             boolean cluster = span.clusterBytes() >= least && span.clusterBytes() <= most;
-            boolean anchor = span.anchorBytes() >= least && span.anchorBytes() <= most;
+            boolean anchor = span.anchorBytes() <= most;
             holds &= cluster && anchor;
             spans.add(String.format(Locale.ROOT, "%s (limit %d B/s), %d s from %.0f s: %.0f B/s%s, Kafka's own %.0f B/s%s",
                 span.client().clientId(), limit, span.seconds(), (span.fromSecond() * 1000 - soak.startedMs) / 1000.0,
                 (double) span.clusterBytes() / span.seconds(), cluster ? "" : " (off)", (double) span.anchorBytes() / span.seconds(),
                 anchor ? "" : " (off)"));
         }
-        checks.add(new Check("quinn's two producers between restarts, each within its limit ± one quota window ("
-            + QUOTA_WINDOW_SECONDS + " s) over the span, with the agent's callback (a sub-quota of " + SoakClients.RESERVED_BYTES_PER_S
+        checks.add(new Check("quinn's two producers between restarts, each at most its limit + one quota window ("
+            + QUOTA_WINDOW_SECONDS + " s) over the span and at least 95 % of Kafka's own, with the agent's callback (a sub-quota of " + SoakClients.RESERVED_BYTES_PER_S
             + " B/s reserved out of quinn's " + SoakClients.QUINN_BYTES_PER_S + ") and with Kafka's own (the same two limits)",
             soak.quotaSpans.size() / SoakClients.LIMITED.size() + " spans × " + SoakClients.LIMITED.size() + " producers", holds,
             String.join("; ", spans)));
