@@ -280,6 +280,12 @@ struct Spool {
     unreadable: u64,
 }
 
+/// Where a batch goes in the spool's order.
+enum Place {
+    First,
+    Last,
+}
+
 /// One spooled batch.
 struct Spooled {
     path: PathBuf,
@@ -361,17 +367,8 @@ impl Spool {
             self.seq % 1_000_000,
             batch.len()
         );
-        let tmp = self.dir.join(format!("{name}.tmp"));
-        fs::write(&tmp, &bytes)?;
-        let path = self.dir.join(name);
-        fs::rename(tmp, &path)?;
-        self.bytes += bytes.len() as u64;
-        self.index.push_back(Spooled {
-            path,
-            bytes: bytes.len() as u64,
-            events: batch.len() as u64,
-        });
-        Ok(())
+        let aside = self.write_aside(&name, &bytes)?;
+        self.put(aside, &name, &bytes, batch, Place::Last)
     }
 
     /// Puts `rest` in place of the `n` oldest batches, first in order: what remains of them after
@@ -387,17 +384,39 @@ impl Spool {
         let prefix = stem.rsplit_once('-').map_or(stem, |(prefix, _)| prefix);
         let name = format!("{prefix}-{}.json", rest.len());
         let bytes = serde_json::to_vec(rest).map_err(io::Error::other)?;
-        let tmp = self.dir.join(format!("{name}.tmp"));
-        fs::write(&tmp, &bytes)?;
+        let aside = self.write_aside(&name, &bytes)?;
         self.remove_oldest(n);
+        self.put(aside, &name, &bytes, rest, Place::First)
+    }
+
+    /// Writes a batch's bytes under a temporary name (which the spool never lists).
+    fn write_aside(&self, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+        let aside = self.dir.join(format!("{name}.tmp"));
+        fs::write(&aside, bytes)?;
+        Ok(aside)
+    }
+
+    /// Puts `batch`, written aside as `bytes`, in place as `name`, and indexes it first or last.
+    fn put(
+        &mut self,
+        aside: PathBuf,
+        name: &str,
+        bytes: &[u8],
+        batch: &[Value],
+        place: Place,
+    ) -> io::Result<()> {
         let path = self.dir.join(name);
-        fs::rename(tmp, &path)?;
+        fs::rename(aside, &path)?;
         self.bytes += bytes.len() as u64;
-        self.index.push_front(Spooled {
+        let spooled = Spooled {
             path,
             bytes: bytes.len() as u64,
-            events: rest.len() as u64,
-        });
+            events: batch.len() as u64,
+        };
+        match place {
+            Place::First => self.index.push_front(spooled),
+            Place::Last => self.index.push_back(spooled),
+        }
         Ok(())
     }
 
@@ -518,20 +537,33 @@ mod tests {
         }
     }
 
+    /// A shipper of batches of 100 spooling in `dir` up to `limit` bytes, and its counters.
+    fn shipper(dir: PathBuf, limit: u64) -> (Shipper, std::sync::Arc<DeliveryStats>) {
+        let stats = std::sync::Arc::new(DeliveryStats::default());
+        let shipper = Shipper::new("t", 100, dir, limit, std::sync::Arc::clone(&stats));
+        (shipper, stats)
+    }
+
+    /// Once the server takes everything, the spool empties and `dropped` stays as it was.
+    fn drains_counting_nothing_twice(mut shipper: Shipper, stats: &DeliveryStats, dropped: u64) {
+        let all = |_: &Value| Ok(json!({}));
+        shipper.ship_with(&all, &[], true, RESEND_BUDGET);
+        assert!(shipper.spool.is_empty());
+        assert_eq!(
+            stats.dropped.load(Ordering::Relaxed),
+            dropped,
+            "nothing counted twice"
+        );
+        fs::remove_dir_all(&shipper.spool.dir).unwrap();
+    }
+
     fn event(id: &str) -> Value {
         json!({"eventId": id, "user": "alice", "count": 3})
     }
 
     #[test]
     fn a_batch_taken_in_part_spools_only_its_rest_and_a_refusal_is_counted_once() {
-        let stats = std::sync::Arc::new(DeliveryStats::default());
-        let mut shipper = Shipper::new(
-            "t",
-            100,
-            dir("in-part"),
-            1 << 20,
-            std::sync::Arc::clone(&stats),
-        );
+        let (mut shipper, stats) = shipper(dir("in-part"), 1 << 20);
         let events = [event("e0"), event("bad-1"), event("e2"), event("late-3")];
         shipper.ship_with(&picky, &events, true, RESEND_BUDGET);
         assert_eq!(
@@ -545,27 +577,12 @@ mod tests {
             [event("e2"), event("late-3")],
             "e0 was delivered, bad-1 refused"
         );
-        let all = |_: &Value| Ok(json!({}));
-        shipper.ship_with(&all, &[], true, RESEND_BUDGET);
-        assert!(shipper.spool.is_empty());
-        assert_eq!(
-            stats.dropped.load(Ordering::Relaxed),
-            3,
-            "nothing counted twice"
-        );
-        fs::remove_dir_all(&shipper.spool.dir).unwrap();
+        drains_counting_nothing_twice(shipper, &stats, 3);
     }
 
     #[test]
     fn a_spooled_batch_resent_in_part_keeps_only_its_rest_first() {
-        let stats = std::sync::Arc::new(DeliveryStats::default());
-        let mut shipper = Shipper::new(
-            "t",
-            100,
-            dir("resent-in-part"),
-            1 << 20,
-            std::sync::Arc::clone(&stats),
-        );
+        let (mut shipper, stats) = shipper(dir("resent-in-part"), 1 << 20);
         shipper.spool_only(&[event("a0"), event("bad-a1"), event("late-a2")]);
         shipper.spool_only(&[event("b0")]);
         shipper.ship_with(&picky, &[], true, RESEND_BUDGET);
@@ -578,15 +595,7 @@ mod tests {
         assert_eq!(shipper.spool.index.len(), 1);
         let (_, rest) = shipper.spool.oldest(100).unwrap();
         assert_eq!(rest, [event("late-a2"), event("b0")]);
-        let all = |_: &Value| Ok(json!({}));
-        shipper.ship_with(&all, &[], true, RESEND_BUDGET);
-        assert!(shipper.spool.is_empty());
-        assert_eq!(
-            stats.dropped.load(Ordering::Relaxed),
-            3,
-            "nothing counted twice"
-        );
-        fs::remove_dir_all(&shipper.spool.dir).unwrap();
+        drains_counting_nothing_twice(shipper, &stats, 3);
     }
 
     /// Events of `user` standing for `count` accesses each.
@@ -598,14 +607,7 @@ mod tests {
 
     #[test]
     fn what_a_full_spool_drops_is_counted_in_accesses_per_user() {
-        let stats = std::sync::Arc::new(DeliveryStats::default());
-        let mut shipper = Shipper::new(
-            "t",
-            100,
-            dir("accesses"),
-            4000,
-            std::sync::Arc::clone(&stats),
-        );
+        let (mut shipper, stats) = shipper(dir("accesses"), 4000);
         shipper.spool_only(&folded(10, "a", "alice", 7));
         shipper.spool_only(&folded(10, "b", "bob", 3));
         shipper.spool_only(&folded(10, "c", "bob", 3));
@@ -626,8 +628,7 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let not_json = "not json ".repeat(120);
         fs::write(dir.join("0000000000000000000-000000-4.json"), not_json).unwrap();
-        let stats = std::sync::Arc::new(DeliveryStats::default());
-        let mut shipper = Shipper::new("t", 100, dir.clone(), 2000, std::sync::Arc::clone(&stats));
+        let (mut shipper, stats) = shipper(dir.clone(), 2000);
         shipper.spool_only(&folded(10, "a", "alice", 1));
         assert_eq!(
             stats.dropped.load(Ordering::Relaxed),
