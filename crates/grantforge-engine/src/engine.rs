@@ -2,6 +2,7 @@
 //! roles and groups).
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::condition::Evaluators;
@@ -12,7 +13,7 @@ use crate::is_blank;
 use crate::matcher::normalize;
 use crate::model::ServiceModel;
 use crate::policy::{CompiledPolicy, Compiler, Levels, List, Subject};
-use crate::snapshot::{Priority, Snapshot};
+use crate::snapshot::{Definition, PolicyRecord, PolicyStream, Priority, Snapshot, SnapshotHead};
 use crate::stack::StackVec;
 use crate::time::Instant;
 
@@ -223,6 +224,98 @@ impl Tally {
     }
 }
 
+/// Sees each ACCESS policy of a snapshot [`PolicyEngine::read`] compiles, to derive something else
+/// from it on the way (a listing, say) without a second pass over a parsed model.
+pub trait PolicyVisitor {
+    /// One policy, compiled and so checked, in file order.
+    fn visit(&mut self, policy: &PolicyRecord);
+    /// Forget every policy visited so far: they are visited again from the first (a snapshot with
+    /// a field repeated after its policies is read twice).
+    fn restart(&mut self);
+}
+
+/// A [`PolicyEngine`] being built, one policy after the other.
+struct Building<'e, C: ?Sized> {
+    compiler: Compiler<'e, C>,
+    policies: Vec<CompiledPolicy<C>>,
+}
+
+impl<'e, C: ?Sized> Building<'e, C> {
+    fn new(definition: &Definition, evaluators: &'e Evaluators<C>) -> Result<Self, SnapshotError> {
+        Ok(Building {
+            compiler: Compiler::new(definition.model()?, definition, evaluators),
+            policies: Vec::new(),
+        })
+    }
+
+    /// Checks and compiles one policy; `index` is its place in `policies`, for errors.
+    fn add(&mut self, record: &PolicyRecord, index: usize) -> Result<(), SnapshotError> {
+        self.policies.push(self.compiler.compile(record, index)?);
+        Ok(())
+    }
+
+    /// Indexes the policies and resolves the snapshot's memberships.
+    fn finish(self, roles: &Members, groups: &Members) -> PolicyEngine<C> {
+        let Compiler {
+            model,
+            mut users,
+            groups: mut group_codes,
+            roles: mut role_codes,
+            warnings,
+            in_use,
+            mut names,
+            ..
+        } = self.compiler;
+        let mut policies = self.policies;
+        policies.shrink_to_fit();
+        names.shrink_to_fit();
+        let memberships = memberships(
+            [
+                (true, groups, &mut group_codes),
+                (false, roles, &mut role_codes),
+            ],
+            &mut users,
+        );
+        users.shrink();
+        group_codes.shrink();
+        role_codes.shrink();
+        let indexes = Indexes::build(model.levels().len(), &policies);
+        PolicyEngine {
+            model,
+            policies,
+            indexes,
+            users,
+            groups: group_codes,
+            roles: role_codes,
+            memberships,
+            warnings,
+            evaluators_in_use: in_use.into_iter().collect(),
+            names,
+        }
+    }
+}
+
+/// The parser's side of [`PolicyEngine::read`]: compiles each policy as it is read.
+struct Streaming<'e, 'v, C: ?Sized> {
+    evaluators: &'e Evaluators<C>,
+    building: Option<Building<'e, C>>,
+    visitor: &'v mut dyn PolicyVisitor,
+}
+
+impl<C: ?Sized> PolicyStream for Streaming<'_, '_, C> {
+    fn open(&mut self, definition: &Definition) -> Result<(), SnapshotError> {
+        self.building = Some(Building::new(definition, self.evaluators)?);
+        Ok(())
+    }
+
+    fn take(&mut self, policy: PolicyRecord, index: usize) -> Result<(), SnapshotError> {
+        let building = self.building.as_mut().expect("opened before any policy");
+        building.add(&policy, index)?;
+        self.visitor.visit(&policy);
+        Ok(())
+    }
+}
+
 /// An immutable, indexed engine over one snapshot's ACCESS policies. Build a new one for every
 /// snapshot; share it between threads freely.
 pub struct PolicyEngine<C: ?Sized> {
@@ -258,39 +351,47 @@ impl<C: ?Sized> PolicyEngine<C> {
     /// A condition whose evaluator is missing or whose values do not compile is no error: it is
     /// taken in the safe direction, and listed in [`PolicyEngine::warnings`].
     pub fn build(snapshot: &Snapshot, evaluators: &Evaluators<C>) -> Result<Self, SnapshotError> {
-        let model = snapshot.definition.model()?;
-        let mut compiler = Compiler::new(&model, &snapshot.definition, evaluators);
-        let mut policies = Vec::with_capacity(snapshot.policies.len());
+        let mut building = Building::new(&snapshot.definition, evaluators)?;
+        building.policies.reserve_exact(snapshot.policies.len());
         for (index, record) in snapshot.policies.iter().enumerate() {
-            policies.push(compiler.compile(record, index)?);
+            building.add(record, index)?;
         }
-        let Compiler {
-            mut users,
-            mut groups,
-            mut roles,
-            warnings,
-            in_use,
-            mut names,
-            ..
-        } = compiler;
-        names.shrink_to_fit();
-        let memberships = memberships(snapshot, &mut users, &mut groups, &mut roles);
-        users.shrink();
-        groups.shrink();
-        roles.shrink();
-        let indexes = Indexes::build(model.levels().len(), &policies);
-        Ok(PolicyEngine {
-            model,
-            policies,
-            indexes,
-            users,
-            groups,
-            roles,
-            memberships,
-            warnings,
-            evaluators_in_use: in_use.into_iter().collect(),
-            names,
-        })
+        Ok(building.finish(&snapshot.roles, &snapshot.groups))
+    }
+
+    /// Reads a snapshot from the exact bytes the server signed and compiles it in one pass, policy
+    /// by policy, so that the parsed policies are never all held at once: the same engine as
+    /// [`Snapshot::parse`] then [`PolicyEngine::build`], refusing the same snapshots with the same
+    /// errors. `visitor` sees each ACCESS policy once it is compiled, in file order, to build what
+    /// else the caller derives from them. Returns the rest of the snapshot.
+    pub fn read(
+        bytes: &[u8],
+        evaluators: &Evaluators<C>,
+        visitor: &mut dyn PolicyVisitor,
+    ) -> Result<(SnapshotHead, Self), SnapshotError> {
+        let mut streaming = Streaming {
+            evaluators,
+            building: None,
+            visitor: &mut *visitor,
+        };
+        let (snapshot, streamed) = crate::snapshot::stream(bytes, &mut streaming)?;
+        let building = match (streamed, streaming.building) {
+            (Some(_), Some(building)) => building,
+            // Not streamed: the policies came whole (and checked) with the snapshot.
+            _ => {
+                visitor.restart();
+                let mut building = Building::new(&snapshot.definition, evaluators)?;
+                for (index, record) in snapshot.policies.iter().enumerate() {
+                    building.add(record, index)?;
+                    visitor.visit(record);
+                }
+                building
+            }
+        };
+        let engine = building.finish(&snapshot.roles, &snapshot.groups);
+        let (mut head, _) = snapshot.into_head();
+        head.access_policies = engine.policy_count();
+        Ok((head, engine))
     }
 
     /// The service model the engine decides with.
@@ -656,19 +757,17 @@ fn check_names(
     Ok(())
 }
 
-/// Inverts the snapshot's `roles` and `groups` (code → users) into user → codes, codes in map
-/// order and without repeats (Java's `LinkedHashSet`).
+/// A snapshot's `roles` or `groups`: code → its members' user names.
+type Members = BTreeMap<String, Vec<String>>;
+
+/// Inverts the snapshot's `roles` and `groups` (code → users) into user → codes, by user id, codes
+/// in map order and without repeats (Java's `LinkedHashSet`). `sources` are (whether they are
+/// groups, code → members, the codes' interner).
 fn memberships(
-    snapshot: &Snapshot,
+    sources: [(bool, &Members, &mut Interner); 2],
     users: &mut Interner,
-    groups: &mut Interner,
-    roles: &mut Interner,
 ) -> Vec<Option<Box<Membership>>> {
     let mut of_user: Vec<Option<Box<Membership>>> = Vec::new();
-    let sources = [
-        (true, &snapshot.groups, groups),
-        (false, &snapshot.roles, roles),
-    ];
     for (is_group, by_code, codes) in sources {
         for (code, members) in by_code {
             let code_id = codes.intern(code);

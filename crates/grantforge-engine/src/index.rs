@@ -395,7 +395,7 @@ mod tests {
         let model = hdfs();
         let definition = Definition::default();
         let evaluators = Evaluators::<()>::new();
-        let mut compiler = Compiler::new(&model, &definition, &evaluators);
+        let mut compiler = Compiler::new(model.clone(), &definition, &evaluators);
         let specs = [
             ("/data/sales", false),
             ("/data/*", false),

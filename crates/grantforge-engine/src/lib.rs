@@ -3,8 +3,9 @@
 //!
 //! The crate is pure: no I/O, no logging, nothing Kafka-specific. It reads a snapshot of format 1
 //! from the exact bytes the server signed ([`Snapshot::parse`]), compiles and indexes its access
-//! policies once ([`PolicyEngine::build`]) and then answers [`AccessRequest`]s with GrantForge's own
-//! semantics:
+//! policies once ([`PolicyEngine::build`]), or does both in one pass, policy by policy, without
+//! holding the parsed policies ([`PolicyEngine::read`]), and then answers [`AccessRequest`]s with
+//! GrantForge's own semantics:
 //!
 //! * OVERRIDE policies decide before NORMAL ones; within one priority any matching, non-excepted deny
 //!   wins over every allow, across policies;
@@ -55,6 +56,7 @@ mod time;
 pub use condition::{CompiledCondition, ConditionEvaluator, Evaluators};
 pub use engine::{
     AccessRequest, Branch, Decision, Explanation, Outcome, PolicyEngine, PolicyExplanation,
+    PolicyVisitor,
 };
 pub use error::{RequestError, SnapshotError};
 pub use matcher::wildcard_matches;
@@ -63,7 +65,7 @@ pub use model::{
 };
 pub use snapshot::{
     next_validity_change, ConditionDefinition, ConditionRef, Definition, Item, LevelIter, LevelMap,
-    PolicyRecord, Priority, ResourceValues, Snapshot, Validity, FORMAT,
+    PolicyRecord, Priority, ResourceValues, Snapshot, SnapshotHead, Validity, FORMAT,
 };
 pub use time::Instant;
 

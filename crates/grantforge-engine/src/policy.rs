@@ -435,12 +435,12 @@ impl<C: ?Sized> CompiledPolicy<C> {
 
 /// Compiles the policies of one snapshot, sharing name tables and compiled conditions.
 pub(crate) struct Compiler<'a, C: ?Sized> {
-    model: &'a ServiceModel,
+    pub(crate) model: ServiceModel,
     pub(crate) users: Interner,
     pub(crate) groups: Interner,
     pub(crate) roles: Interner,
     /// Condition name → its evaluator's name and the evaluator registered under it.
-    evaluators: FxMap<&'a str, (&'a str, &'a Arc<dyn ConditionEvaluator<C>>)>,
+    evaluators: FxMap<String, (String, &'a Arc<dyn ConditionEvaluator<C>>)>,
     /// The evaluators some item's condition was given to (compiled or not): what a decision may read.
     pub(crate) in_use: BTreeSet<String>,
     compiled: HashMap<ConditionRef, Condition<C>>,
@@ -453,8 +453,8 @@ pub(crate) struct Compiler<'a, C: ?Sized> {
 
 impl<'a, C: ?Sized> Compiler<'a, C> {
     pub(crate) fn new(
-        model: &'a ServiceModel,
-        definition: &'a Definition,
+        model: ServiceModel,
+        definition: &Definition,
         evaluators: &'a Evaluators<C>,
     ) -> Self {
         let mut by_condition = FxMap::default();
@@ -462,8 +462,8 @@ impl<'a, C: ?Sized> Compiler<'a, C> {
             // As the Java agent: only conditions whose evaluator the agent has are mapped.
             if let Some(evaluator) = evaluators.get(&condition.evaluator) {
                 by_condition.insert(
-                    condition.name.as_str(),
-                    (condition.evaluator.as_str(), evaluator),
+                    condition.name.clone(),
+                    (condition.evaluator.clone(), evaluator),
                 );
             }
         }
@@ -488,8 +488,8 @@ impl<'a, C: ?Sized> Compiler<'a, C> {
         index: usize,
     ) -> Result<CompiledPolicy<C>, SnapshotError> {
         check_record(policy, index)?;
-        let levels = compile_levels(self.model, policy, index, &mut self.regexes)?;
-        check_access_types(self.model, policy, index)?;
+        let levels = compile_levels(&self.model, policy, index, &mut self.regexes)?;
+        check_access_types(&self.model, policy, index)?;
         let mut items = Vec::with_capacity(lists(policy).iter().map(|l| l.len()).sum());
         let mut ends = [0u32; 4];
         for (at, list) in lists(policy).into_iter().enumerate() {
@@ -618,7 +618,7 @@ mod tests {
             .with_resource("column", ResourceValues::new(&["secret"], true, false));
         let definition = Definition::default();
         let evaluators = Evaluators::<()>::new();
-        let mut compiler = Compiler::new(&model, &definition, &evaluators);
+        let mut compiler = Compiler::new(model.clone(), &definition, &evaluators);
         let compiled = compiler.compile(&policy, 0).unwrap();
         assert_eq!(compiled.root(), model.level_id("database").unwrap());
         assert!(!compiled.levels()[0].excludes);
@@ -648,7 +648,7 @@ mod tests {
         let model = hive();
         let definition = Definition::default();
         let evaluators = Evaluators::<()>::new();
-        let mut compiler = Compiler::new(&model, &definition, &evaluators);
+        let mut compiler = Compiler::new(model.clone(), &definition, &evaluators);
         let stars = PolicyRecord::new(1)
             .with_resource("database", ResourceValues::of(&["hr"]))
             .with_resource("table", ResourceValues::of(&["*"]))
@@ -718,7 +718,7 @@ mod tests {
         let model = hive();
         let definition = Definition::default();
         let evaluators = Evaluators::<()>::new();
-        let mut compiler = Compiler::new(&model, &definition, &evaluators);
+        let mut compiler = Compiler::new(model.clone(), &definition, &evaluators);
         let item = Item::new()
             .with_users(&["b", "a", "b"])
             .with_groups(&["g"])

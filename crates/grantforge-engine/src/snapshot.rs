@@ -133,6 +133,74 @@ impl Snapshot {
     }
 }
 
+/// A snapshot without its ACCESS policies: what is left once they have been handed over one by one
+/// as they were read ([`PolicyEngine::read`](crate::PolicyEngine::read)).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SnapshotHead {
+    /// The service's name.
+    pub service: String,
+    /// The service type's name: an agent must check it is its own.
+    pub service_type: String,
+    /// The definition's own version, `None` unless a whole number.
+    pub type_version: Option<i64>,
+    /// Whether the service is in use.
+    pub service_enabled: bool,
+    /// The version of the service's policies.
+    pub policy_version: i64,
+    /// The service type as the server defines it.
+    pub definition: Definition,
+    /// How many ACCESS policies the snapshot holds.
+    pub access_policies: usize,
+    /// How many other policies it holds (counted, not evaluated).
+    pub other_policies: usize,
+    /// Role code → the user names holding it.
+    pub roles: BTreeMap<String, Vec<String>>,
+    /// Group code → its members' user names.
+    pub groups: BTreeMap<String, Vec<String>>,
+}
+
+impl Snapshot {
+    /// Everything but the ACCESS policies, which are handed back.
+    pub fn into_head(self) -> (SnapshotHead, Vec<PolicyRecord>) {
+        let head = SnapshotHead {
+            service: self.service,
+            service_type: self.service_type,
+            type_version: self.type_version,
+            service_enabled: self.service_enabled,
+            policy_version: self.policy_version,
+            definition: self.definition,
+            access_policies: self.policies.len(),
+            other_policies: self.other_policies,
+            roles: self.roles,
+            groups: self.groups,
+        };
+        (head, self.policies)
+    }
+}
+
+/// Takes a snapshot's ACCESS policies one by one as they are read, so that no whole model of them
+/// is ever held: the reader opens it with the definition when the `policies` array begins after
+/// it (the server's order), and hands over each policy unchecked, with its place in the array;
+/// checking is the taker's (compiling checks).
+pub(crate) trait PolicyStream {
+    /// The definition the policies that follow are read under.
+    fn open(&mut self, definition: &Definition) -> Result<(), SnapshotError>;
+    /// One ACCESS policy and its index in `policies`.
+    fn take(&mut self, policy: PolicyRecord, index: usize) -> Result<(), SnapshotError>;
+}
+
+/// Reads a snapshot, handing its ACCESS policies to `stream` as they are read when the definition
+/// comes before them. Returns the snapshot and, when they were streamed, how many there were (the
+/// snapshot's own `policies` are then empty). A snapshot laid out otherwise (policies before the
+/// definition, a field repeated after the policies) is read whole, checked, and returned with its
+/// policies: the caller takes them from there, and forgets what `stream` was given.
+pub(crate) fn stream(
+    bytes: &[u8],
+    stream: &mut dyn PolicyStream,
+) -> Result<(Snapshot, Option<usize>), SnapshotError> {
+    parse::stream(bytes, stream)
+}
+
 /// The service type as the snapshot carries it (`definition`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Definition {

@@ -6,8 +6,8 @@ mod common;
 
 use common::*;
 use grantforge_engine::{
-    Decision, Evaluators, Instant, MatcherKind, Outcome, PolicyEngine, Priority, Snapshot,
-    SnapshotError,
+    Decision, Evaluators, Instant, MatcherKind, Outcome, PolicyEngine, PolicyRecord, PolicyVisitor,
+    Priority, Snapshot, SnapshotError,
 };
 
 /// The fixture exactly as the Java test writes it (a text block, so one leading space on most lines).
@@ -127,12 +127,48 @@ fn first_octet() -> Evaluators<Context> {
     evaluators
 }
 
-fn parse(json: &str) -> Result<Snapshot, SnapshotError> {
-    Snapshot::parse(json.as_bytes())
+/// The policies a visitor saw, in order, and how often it was told to forget them.
+#[derive(Default)]
+struct Seen {
+    policies: Vec<PolicyRecord>,
+    restarts: usize,
 }
 
+impl PolicyVisitor for Seen {
+    fn visit(&mut self, policy: &PolicyRecord) {
+        self.policies.push(policy.clone());
+    }
+    fn restart(&mut self) {
+        self.policies.clear();
+        self.restarts += 1;
+    }
+}
+
+/// `Snapshot::parse`, with `PolicyEngine::read` held to it on every input of these tests: the same
+/// snapshot (its policies as the visitor saw them) or the same refusal.
+fn parse(json: &str) -> Result<Snapshot, SnapshotError> {
+    let parsed = Snapshot::parse(json.as_bytes());
+    let mut seen = Seen::default();
+    let read = PolicyEngine::<Context>::read(json.as_bytes(), &first_octet(), &mut seen);
+    match (&parsed, read) {
+        (Ok(snapshot), Ok((head, engine))) => {
+            let (expected, policies) = snapshot.clone().into_head();
+            assert_eq!(head, expected, "the head read in one pass");
+            assert_eq!(seen.policies, policies, "the policies visited");
+            assert_eq!(engine.policy_count(), policies.len());
+        }
+        (Err(refusal), Err(read)) => assert_eq!(read.to_string(), refusal.to_string()),
+        (parsed, read) => panic!("parse gave {parsed:?}, read gave {:?}", read.map(|r| r.0)),
+    }
+    parsed
+}
+
+/// The engine of a snapshot read in one pass.
 fn load(json: &str, evaluators: &Evaluators<Context>) -> PolicyEngine<Context> {
-    PolicyEngine::build(&parse(json).unwrap(), evaluators).unwrap()
+    parse(json).unwrap();
+    PolicyEngine::read(json.as_bytes(), evaluators, &mut Seen::default())
+        .unwrap()
+        .1
 }
 
 /// A request for a column, as `Snapshots.request`.
@@ -671,4 +707,35 @@ fn a_large_snapshot_parses_and_builds() {
         ask("u3", "describe").on("topic", "t1234x").decide(&engine),
         Decision::not_determined()
     );
+}
+
+#[test]
+fn a_snapshot_laid_out_otherwise_is_read_whole_and_visited_once() {
+    let server_order = around(GOOD);
+    let at_definition = server_order.find(r#""definition""#).unwrap();
+    let at_policies = server_order.find(r#""policies""#).unwrap();
+    let head = &server_order[..at_definition];
+    let definition = server_order[at_definition..at_policies]
+        .trim_end()
+        .trim_end_matches(',');
+    let policies = server_order[at_policies..].trim_end().trim_end_matches('}');
+    // The policies before the definition: kept until it comes, then compiled.
+    let policies_first = format!("{head}{policies}, {definition}}}");
+    // A definition repeated after the policies: the last one counts, so they are read again.
+    let definition_again = format!("{head}{definition}, {policies}, {definition}}}");
+    // The policies repeated: the last array counts.
+    let policies_again = format!(r#"{head}{definition}, {policies}, "policies":[{GOOD}]}}"#);
+    for (layout, restarts) in [
+        (&server_order, 0),
+        (&policies_first, 1),
+        (&definition_again, 1),
+        (&policies_again, 1),
+    ] {
+        let snapshot = parse(layout).unwrap();
+        assert_eq!(snapshot.policies.len(), 1, "{layout}");
+        let mut seen = Seen::default();
+        PolicyEngine::<Context>::read(layout.as_bytes(), &Evaluators::new(), &mut seen).unwrap();
+        assert_eq!(seen.policies, snapshot.policies, "{layout}");
+        assert_eq!(seen.restarts, restarts, "{layout}");
+    }
 }

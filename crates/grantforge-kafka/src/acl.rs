@@ -3,8 +3,9 @@
 //! A projection of the policies that apply now: what ACLs can express is shown, the rest is left out
 //! (see `docs/kafka-service-type.md`). Priorities cannot be expressed in ACLs, so both are listed;
 //! the `explain` command gives the true answer for one request. A disabled service (Kafka is
-//! unchecked) shows nothing. The view is computed when a snapshot is applied and again each time a
-//! validity period of its policies starts or ends ([`TimedAclView`]).
+//! unchecked) shows nothing. What the view is built from is gathered policy by policy while the
+//! snapshot is read ([`AclBlocks`]); the view is computed when the snapshot is applied and again
+//! each time a validity period of its policies starts or ends ([`TimedAclView`]).
 //!
 //! Each allow or deny item of a policy asks for a cross product (its resource values × its
 //! principals × its operations), so a snapshot of a few kilobytes can ask for a hundred million
@@ -20,7 +21,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use grantforge_engine::{next_validity_change, Instant, Item, PolicyRecord, Snapshot};
+use grantforge_engine::{Instant, Item, PolicyRecord, PolicyVisitor, Snapshot, Validity};
 use parking_lot::{Mutex, RwLock};
 
 use crate::vocabulary::{Operation, PatternType, Permission, ResourceType};
@@ -92,13 +93,98 @@ impl AclView {
 /// size plus `max_rows` rows, whatever the cross products ask for. Empty for a disabled service:
 /// no policy applies to a Kafka that is unchecked.
 pub fn acl_view(snapshot: &Snapshot, now: Instant, max_rows: usize) -> AclView {
-    if !snapshot.service_enabled {
-        return AclView {
-            max_rows,
-            ..AclView::default()
-        };
+    let mut blocks = AclBlocks::default();
+    if snapshot.service_enabled {
+        snapshot.policies.iter().for_each(|p| blocks.visit(p));
     }
-    view_of(&snapshot.policies, now, max_rows)
+    blocks.view_at(now, max_rows)
+}
+
+/// What the ACL view is built from, gathered policy by policy while a snapshot is read (a
+/// [`PolicyVisitor`] of `PolicyEngine::read`): each policy's blocks of rows, counted but not built,
+/// and the validity periods that say when each block applies.
+#[derive(Default)]
+pub(crate) struct AclBlocks {
+    blocks: Vec<Block>,
+    /// The validity periods of the policies that have any; a block names its policy's by index.
+    validities: Vec<Box<[Validity]>>,
+    /// One shared copy of each distinct principal, while policies are added.
+    principals: Interner,
+}
+
+/// The `validity` of a block whose policy always applies.
+const ALWAYS: u32 = u32::MAX;
+
+impl PolicyVisitor for AclBlocks {
+    fn visit(&mut self, policy: &PolicyRecord) {
+        let validity = if policy.validity.is_empty() {
+            ALWAYS
+        } else {
+            self.validities
+                .push(policy.validity.clone().into_boxed_slice());
+            (self.validities.len() - 1) as u32
+        };
+        add_blocks(policy, validity, &mut self.principals, &mut self.blocks);
+    }
+
+    fn restart(&mut self) {
+        *self = AclBlocks::default();
+    }
+}
+
+impl AclBlocks {
+    fn applies(&self, block: &Block, now: Instant) -> bool {
+        block.validity == ALWAYS
+            || self.validities[block.validity as usize]
+                .iter()
+                .any(|period| period.contains(now))
+    }
+
+    /// Every validity boundary strictly after `now` (one at `now` has already taken effect).
+    fn boundaries_after(&self, now: Instant) -> impl Iterator<Item = Instant> + '_ {
+        self.validities
+            .iter()
+            .flat_map(|periods| periods.iter())
+            .flat_map(|period| [period.from, period.until])
+            .flatten()
+            .filter(move |&at| at > now)
+    }
+
+    /// The rows of the blocks that apply at `now`, at most `max_rows` of them (those of the first
+    /// policies, in snapshot order), sorted and without duplicates.
+    fn view_at(&self, now: Instant, max_rows: usize) -> AclView {
+        let applying = || self.blocks.iter().filter(|block| self.applies(block, now));
+        let asked = applying().fold(0u64, |total, block| total.saturating_add(block.rows()));
+        let keep = usize::try_from(asked).map_or(max_rows, |asked| asked.min(max_rows));
+        let mut rows = Vec::with_capacity(keep);
+        'blocks: for block in applying() {
+            for principal in &block.principals {
+                for &operation in &block.operations {
+                    for (pattern_type, name) in block.patterns.iter() {
+                        if rows.len() == keep {
+                            break 'blocks;
+                        }
+                        rows.push(AclRow {
+                            resource_type: block.resource_type,
+                            pattern_type: *pattern_type,
+                            name: Arc::clone(name),
+                            principal: Arc::clone(principal),
+                            operation,
+                            permission: block.permission,
+                        });
+                    }
+                }
+            }
+        }
+        rows.sort_unstable();
+        rows.dedup();
+        rows.shrink_to_fit();
+        AclView {
+            rows,
+            asked,
+            max_rows,
+        }
+    }
 }
 
 /// The ACL view of a snapshot as time passes: the view for now, swapped for a new one each time
@@ -108,34 +194,32 @@ pub fn acl_view(snapshot: &Snapshot, now: Instant, max_rows: usize) -> AclView {
 /// view shown, under a read lock held for that clone; the new view is built outside the lock, by
 /// whoever calls [`TimedAclView::advance`] (the agent's own thread), and swapped in whole.
 ///
-/// The policies are kept for recomputing only while a boundary lies ahead: a snapshot without
-/// validity periods (or whose periods have all passed) keeps no second copy of its policies.
+/// The blocks are kept for recomputing only while a boundary lies ahead: a snapshot without
+/// validity periods (or whose periods have all passed) keeps nothing but the rows shown.
 pub(crate) struct TimedAclView {
     shown: RwLock<Arc<AclView>>,
     ahead: Mutex<Option<Ahead>>,
 }
 
-/// What recomputing needs: the policies, and when the view next changes.
+/// What recomputing needs: the blocks, and when the view next changes.
 struct Ahead {
-    policies: Box<[PolicyRecord]>,
+    blocks: AclBlocks,
     at: Instant,
     max_rows: usize,
 }
 
 impl TimedAclView {
-    /// The view of `snapshot` at `now`.
-    pub(crate) fn new(snapshot: &Snapshot, now: Instant, max_rows: usize) -> TimedAclView {
-        let ahead = if snapshot.service_enabled {
-            next_validity_change(&snapshot.policies, now).map(|at| Ahead {
-                policies: snapshot.policies.clone().into_boxed_slice(),
-                at,
-                max_rows,
-            })
-        } else {
-            None
-        };
+    /// The view at `now` of the blocks of a snapshot's policies (none for a disabled service).
+    pub(crate) fn new(mut blocks: AclBlocks, now: Instant, max_rows: usize) -> TimedAclView {
+        let shown = Arc::new(blocks.view_at(now, max_rows));
+        blocks.principals = Interner::default();
+        let ahead = blocks.boundaries_after(now).min().map(|at| Ahead {
+            blocks,
+            at,
+            max_rows,
+        });
         TimedAclView {
-            shown: RwLock::new(Arc::new(acl_view(snapshot, now, max_rows))),
+            shown: RwLock::new(shown),
             ahead: Mutex::new(ahead),
         }
     }
@@ -156,13 +240,7 @@ impl TimedAclView {
         let Some(ahead) = ahead.as_ref() else {
             return Vec::new();
         };
-        // After `now` as next_validity_change counts it: a boundary at `now` has taken effect.
-        let mut changes: Vec<Instant> = ahead
-            .policies
-            .iter()
-            .flat_map(PolicyRecord::validity_boundaries)
-            .filter(|&at| at > now)
-            .collect();
+        let mut changes: Vec<Instant> = ahead.blocks.boundaries_after(now).collect();
         changes.sort();
         changes.dedup();
         changes
@@ -173,54 +251,13 @@ impl TimedAclView {
     pub(crate) fn advance(&self, now: Instant) -> Option<Arc<AclView>> {
         let mut ahead = self.ahead.lock();
         let due = ahead.as_mut().filter(|ahead| now >= ahead.at)?;
-        let view = Arc::new(view_of(&due.policies, now, due.max_rows));
+        let view = Arc::new(due.blocks.view_at(now, due.max_rows));
         *self.shown.write() = Arc::clone(&view);
-        match next_validity_change(&*due.policies, now) {
+        match due.blocks.boundaries_after(now).min() {
             Some(at) => due.at = at,
             None => *ahead = None,
         }
         Some(view)
-    }
-}
-
-fn view_of(policies: &[PolicyRecord], now: Instant, max_rows: usize) -> AclView {
-    let mut principals = Interner::default();
-    let blocks: Vec<Block> = policies
-        .iter()
-        .filter(|p| p.applies_at(now))
-        .flat_map(|policy| blocks_of(policy, &mut principals))
-        .collect();
-    let asked = blocks
-        .iter()
-        .fold(0u64, |total, block| total.saturating_add(block.rows()));
-    let keep = usize::try_from(asked).map_or(max_rows, |asked| asked.min(max_rows));
-    let mut rows = Vec::with_capacity(keep);
-    'blocks: for block in &blocks {
-        for principal in &block.principals {
-            for &operation in &block.operations {
-                for (pattern_type, name) in block.patterns.iter() {
-                    if rows.len() == keep {
-                        break 'blocks;
-                    }
-                    rows.push(AclRow {
-                        resource_type: block.resource_type,
-                        pattern_type: *pattern_type,
-                        name: Arc::clone(name),
-                        principal: Arc::clone(principal),
-                        operation,
-                        permission: block.permission,
-                    });
-                }
-            }
-        }
-    }
-    rows.sort_unstable();
-    rows.dedup();
-    rows.shrink_to_fit();
-    AclView {
-        rows,
-        asked,
-        max_rows,
     }
 }
 
@@ -244,9 +281,11 @@ impl Interner {
 struct Block {
     resource_type: u8,
     permission: Permission,
+    /// The policy's validity periods in [`AclBlocks::validities`], or [`ALWAYS`].
+    validity: u32,
     patterns: Arc<[(PatternType, Arc<str>)]>,
-    principals: Vec<Arc<str>>,
-    operations: Vec<Operation>,
+    principals: Box<[Arc<str>]>,
+    operations: Box<[Operation]>,
 }
 
 impl Block {
@@ -262,17 +301,23 @@ impl Block {
     }
 }
 
-fn blocks_of(policy: &PolicyRecord, principals: &mut Interner) -> Vec<Block> {
+/// Adds the blocks of one policy, whose validity periods are `validity`.
+fn add_blocks(
+    policy: &PolicyRecord,
+    validity: u32,
+    principals: &mut Interner,
+    blocks: &mut Vec<Block>,
+) {
     // A Kafka policy names exactly one level: every level of the kafka type is a root.
     let mut levels = policy.resources.iter();
     let (Some((level, values)), None) = (levels.next(), levels.next()) else {
-        return Vec::new();
+        return;
     };
     let Some(resource_type) = ResourceType::from_level(level) else {
-        return Vec::new();
+        return;
     };
     if values.excludes {
-        return Vec::new();
+        return;
     }
     let mut patterns: Vec<(PatternType, &str)> =
         values.values.iter().filter_map(|v| pattern_of(v)).collect();
@@ -282,7 +327,6 @@ fn blocks_of(policy: &PolicyRecord, principals: &mut Interner) -> Vec<Block> {
         .into_iter()
         .map(|(pattern, name)| (pattern, Arc::from(name)))
         .collect();
-    let mut blocks = Vec::new();
     let mut add = |items: &[Item], permission: Permission| {
         for item in items.iter().filter(|item| item.conditions.is_empty()) {
             let mut item_principals: Vec<Arc<str>> =
@@ -299,9 +343,10 @@ fn blocks_of(policy: &PolicyRecord, principals: &mut Interner) -> Vec<Block> {
             blocks.push(Block {
                 resource_type: resource_type.code(),
                 permission,
+                validity,
                 patterns: Arc::clone(&patterns),
-                principals: item_principals,
-                operations,
+                principals: item_principals.into_boxed_slice(),
+                operations: operations.into_boxed_slice(),
             });
         }
     };
@@ -312,7 +357,6 @@ fn blocks_of(policy: &PolicyRecord, principals: &mut Interner) -> Vec<Block> {
     if policy.deny_exceptions.is_empty() {
         add(&policy.deny, Permission::Deny);
     }
-    blocks
 }
 
 /// `*` is Kafka's wildcard, `orders*` a prefixed pattern, a plain value a literal one; any other
@@ -382,8 +426,9 @@ mod tests {
         let values: Vec<&str> = values.iter().map(String::as_str).collect();
         let users: Vec<&str> = users.iter().map(String::as_str).collect();
         let record = policy(&values, &users, &["read", "write", "read"]);
-        let mut principals = Interner::default();
-        let blocks = blocks_of(&record, &mut principals);
+        let mut blocks = AclBlocks::default();
+        blocks.visit(&record);
+        let blocks = blocks.blocks;
         assert_eq!(
             blocks.iter().map(Block::rows).sum::<u64>(),
             100 * 100 * 2,

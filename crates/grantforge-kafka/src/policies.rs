@@ -3,12 +3,13 @@
 use std::fmt;
 
 use grantforge_engine::{
-    AccessRequest, Explanation, Instant, Outcome, PolicyEngine, RequestError, Snapshot,
+    AccessRequest, Definition, Explanation, Instant, Outcome, PolicyEngine, PolicyVisitor,
+    RequestError, Snapshot, SnapshotHead,
 };
 
 use std::sync::Arc;
 
-use crate::acl::{AclView, TimedAclView, ACL_VIEW_MAX_ROWS};
+use crate::acl::{AclBlocks, AclView, TimedAclView, ACL_VIEW_MAX_ROWS};
 use crate::conditions::{kafka_evaluators, ConditionReads, KafkaContext};
 use crate::vocabulary::{Operation, ResourceType};
 
@@ -197,30 +198,64 @@ impl std::fmt::Debug for KafkaPolicies {
 }
 
 impl KafkaPolicies {
-    /// Parses and compiles snapshot bytes; `now` fixes which policies the ACL view shows until the
-    /// next validity boundary ([`KafkaPolicies::advance_acl_view`]).
+    /// Reads and compiles snapshot bytes in one pass, policy by policy (the parsed policies are
+    /// never all held at once); `now` fixes which policies the ACL view shows until the next
+    /// validity boundary ([`KafkaPolicies::advance_acl_view`]).
     pub fn load(bytes: &[u8], now: Instant) -> Result<KafkaPolicies, LoadError> {
-        let snapshot = Snapshot::parse(bytes).map_err(LoadError::Snapshot)?;
-        KafkaPolicies::from_snapshot(&snapshot, now)
+        let mut blocks = AclBlocks::default();
+        let (head, engine) = PolicyEngine::read(bytes, &kafka_evaluators(), &mut blocks)
+            .map_err(LoadError::Snapshot)?;
+        KafkaPolicies::assemble(head, engine, blocks, now)
     }
 
     /// Compiles a parsed snapshot (kept by callers that also show the policies, such as `explain`).
     pub fn from_snapshot(snapshot: &Snapshot, now: Instant) -> Result<KafkaPolicies, LoadError> {
-        if snapshot.service_type != SERVICE_TYPE {
-            return Err(LoadError::WrongServiceType(snapshot.service_type.clone()));
-        }
-        let missing_operations = check_definition(snapshot)?;
         let engine =
             PolicyEngine::build(snapshot, &kafka_evaluators()).map_err(LoadError::Snapshot)?;
+        let mut blocks = AclBlocks::default();
+        snapshot.policies.iter().for_each(|p| blocks.visit(p));
+        // The roles and groups are the engine's now: not copied.
+        let head = SnapshotHead {
+            service: snapshot.service.clone(),
+            service_type: snapshot.service_type.clone(),
+            type_version: snapshot.type_version,
+            service_enabled: snapshot.service_enabled,
+            policy_version: snapshot.policy_version,
+            definition: snapshot.definition.clone(),
+            access_policies: snapshot.policies.len(),
+            other_policies: snapshot.other_policies,
+            roles: Default::default(),
+            groups: Default::default(),
+        };
+        KafkaPolicies::assemble(head, engine, blocks, now)
+    }
+
+    /// Checks that a compiled snapshot can serve Kafka, and puts it together with its ACL view.
+    fn assemble(
+        head: SnapshotHead,
+        engine: PolicyEngine<KafkaContext>,
+        blocks: AclBlocks,
+        now: Instant,
+    ) -> Result<KafkaPolicies, LoadError> {
+        if head.service_type != SERVICE_TYPE {
+            return Err(LoadError::WrongServiceType(head.service_type));
+        }
+        let missing_operations = check_definition(&head.definition)?;
+        // A disabled service shows no ACLs: no policy applies to a Kafka that is unchecked.
+        let blocks = if head.service_enabled {
+            blocks
+        } else {
+            AclBlocks::default()
+        };
         Ok(KafkaPolicies {
             reads: ConditionReads::of(&engine),
             missing_operations,
-            acl_view: TimedAclView::new(snapshot, now, ACL_VIEW_MAX_ROWS),
-            service: snapshot.service.clone(),
-            service_enabled: snapshot.service_enabled,
-            policy_version: snapshot.policy_version,
-            access_policies: snapshot.policies.len(),
-            other_policies: snapshot.other_policies,
+            acl_view: TimedAclView::new(blocks, now, ACL_VIEW_MAX_ROWS),
+            service: head.service,
+            service_enabled: head.service_enabled,
+            policy_version: head.policy_version,
+            access_policies: head.access_policies,
+            other_policies: head.other_policies,
             engine,
         })
     }
@@ -382,7 +417,7 @@ pub fn subject_user(principal: &Principal) -> String {
 }
 
 /// The operations whose access type the definition lacks.
-fn missing_access_types(definition: &grantforge_engine::Definition) -> Vec<Operation> {
+fn missing_access_types(definition: &Definition) -> Vec<Operation> {
     Operation::ALL
         .iter()
         .copied()
@@ -398,8 +433,7 @@ fn missing_access_types(definition: &grantforge_engine::Definition) -> Vec<Opera
 /// A server that names Kafka's levels or access types differently must fail here, loudly, and not
 /// silently at decision time. Returns the operations newer than the server's service type that it
 /// lacks (see [`Operation::NEWER_THAN_THE_SERVICE_TYPE`]).
-fn check_definition(snapshot: &Snapshot) -> Result<Vec<Operation>, LoadError> {
-    let definition = &snapshot.definition;
+fn check_definition(definition: &Definition) -> Result<Vec<Operation>, LoadError> {
     for &resource_type in ResourceType::ALL {
         let level = resource_type.level();
         match definition.resources.iter().find(|l| l.name == level) {

@@ -19,8 +19,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant as Clock};
 
-use grantforge_engine::{Instant, Snapshot};
-use grantforge_kafka::KafkaPolicies;
+use grantforge_engine::Instant;
+use grantforge_kafka::{KafkaPolicies, LoadError};
 use serde_json::{json, Value};
 
 use crate::agent::Agent;
@@ -341,37 +341,37 @@ impl ServerSync {
                 key.key_id()
             ));
         }
-        let snapshot = Snapshot::parse(&download.body).map_err(|e| e.to_string())?;
-        if snapshot.service_type != grantforge_kafka::SERVICE_TYPE {
-            self.refuse_type(agent, &snapshot.service_type);
-            return Err(format!(
-                "it is of service type `{}`, not kafka",
-                snapshot.service_type
-            ));
-        }
+        // Read and compiled in one pass: an older or the applied version is refused after that
+        // work, which only the rare unconditional download repeats.
+        let policies = match KafkaPolicies::load(&download.body, Instant::now()) {
+            Ok(policies) => policies,
+            Err(LoadError::WrongServiceType(service_type)) => {
+                self.refuse_type(agent, &service_type);
+                return Err(format!("it is of service type `{service_type}`, not kafka"));
+            }
+            Err(e) => return Err(e.to_string()),
+        };
         // Derived from the verified bytes: neither the server's ETag header nor the cache's metadata
         // file (unsigned) can make other content pass for the applied one.
         let etag = etag_of(&download.body);
         if let Some(applied) = &self.applied {
             super::may_follow(
                 (&applied.service, applied.version),
-                (&snapshot.service, snapshot.policy_version),
+                (&policies.service, policies.policy_version),
             )?;
-            if snapshot.policy_version == applied.version && etag != applied.etag {
+            if policies.policy_version == applied.version && etag != applied.etag {
                 return Err(format!(
                     "it has the applied policy version {} but other content",
                     applied.version
                 ));
             }
-            if snapshot.policy_version == applied.version && self.refused_type.is_none() {
+            if policies.policy_version == applied.version && self.refused_type.is_none() {
                 return Ok(()); // the very snapshot in force
             }
         }
-        let policies =
-            KafkaPolicies::from_snapshot(&snapshot, Instant::now()).map_err(|e| e.to_string())?;
         let applied = LastApplied {
-            service: snapshot.service.clone(),
-            version: snapshot.policy_version,
+            service: policies.service.clone(),
+            version: policies.policy_version,
             etag,
             at: Clock::now(),
         };
@@ -390,7 +390,7 @@ impl ServerSync {
         if from_server {
             if let Err(e) = self
                 .cache
-                .save(&download, &snapshot.service, snapshot.policy_version)
+                .save(&download, &applied.service, applied.version)
             {
                 tracing::warn!("cannot write the disk cache {}: {e}; the snapshot is applied but a restart without the server will not have it", self.cache.dir().display());
             }

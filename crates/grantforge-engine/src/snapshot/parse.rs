@@ -9,6 +9,7 @@
 
 mod stream;
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess};
@@ -18,8 +19,8 @@ use self::stream::{
     LenientText, Node, Opt, Path, Raw, RawText, Text, Texts,
 };
 use super::{
-    ConditionDefinition, ConditionRef, Definition, Item, LevelMap, PolicyRecord, Priority,
-    ResourceValues, Snapshot, Validity, FORMAT,
+    ConditionDefinition, ConditionRef, Definition, Item, LevelMap, PolicyRecord, PolicyStream,
+    Priority, ResourceValues, Snapshot, Validity, FORMAT,
 };
 use crate::error::SnapshotError;
 use crate::matcher::RegexCache;
@@ -27,6 +28,25 @@ use crate::model::{AccessTypeDefinition, MatcherKind, ResourceLevel, ServiceMode
 use crate::time::Instant;
 
 pub(super) fn parse(bytes: &[u8]) -> Result<Snapshot, SnapshotError> {
+    read(bytes, None).map(|(snapshot, _)| snapshot)
+}
+
+pub(super) fn stream(
+    bytes: &[u8],
+    stream: &mut dyn PolicyStream,
+) -> Result<(Snapshot, Option<usize>), SnapshotError> {
+    let restart = Cell::new(false);
+    match read(bytes, Some((stream, &restart))) {
+        Err(_) if restart.get() => parse(bytes).map(|snapshot| (snapshot, None)),
+        read => read,
+    }
+}
+
+/// Where the policies go while reading: to a stream (with the flag set when the snapshot turns out
+/// not to be streamable after all), or into the snapshot.
+type StreamTo<'s> = Option<(&'s mut dyn PolicyStream, &'s Cell<bool>)>;
+
+fn read(bytes: &[u8], stream: StreamTo<'_>) -> Result<(Snapshot, Option<usize>), SnapshotError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let ctx = Ctx::default();
     let root = Path::ROOT;
@@ -36,9 +56,12 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Snapshot, SnapshotError> {
         policy: None,
     };
     let mut json = serde_json::Deserializer::from_slice(bytes);
-    let read = Node { cx, handler: RootH }
-        .deserialize(&mut json)
-        .and_then(|raw| json.end().map(|()| raw));
+    let read = Node {
+        cx,
+        handler: RootH { stream },
+    }
+    .deserialize(&mut json)
+    .and_then(|raw| json.end().map(|()| raw));
     let raw = read.map_err(|error| {
         ctx.error.take().unwrap_or_else(|| {
             SnapshotError::new("", format!("the snapshot is not valid JSON: {error}"))
@@ -65,7 +88,7 @@ struct RawSnapshot {
 }
 
 impl RawSnapshot {
-    fn finish(self) -> Result<Snapshot, SnapshotError> {
+    fn finish(self) -> Result<(Snapshot, Option<usize>), SnapshotError> {
         let missing = |field: &str| SnapshotError::new(field, "is missing");
         let format = self.format.ok_or_else(|| missing("format"))?;
         check_format(format).map_err(|message| SnapshotError::new("format", message))?;
@@ -86,7 +109,7 @@ impl RawSnapshot {
                 crate::policy::check(&model, policy, *index, &mut regexes)?;
             }
         }
-        Ok(Snapshot {
+        let snapshot = Snapshot {
             service,
             service_type,
             type_version: self.type_version,
@@ -97,7 +120,8 @@ impl RawSnapshot {
             other_policies: policies.others,
             roles: self.roles.unwrap_or_default(),
             groups: self.groups.unwrap_or_default(),
-        })
+        };
+        Ok((snapshot, policies.streamed))
     }
 }
 
@@ -113,6 +137,8 @@ fn check_format(format: i64) -> Result<(), String> {
 #[derive(Default)]
 struct Policies {
     access: Vec<PolicyRecord>,
+    /// How many were handed to a stream instead of kept in `access`.
+    streamed: Option<usize>,
     positions: Vec<usize>,
     others: usize,
     /// Whether each was checked against the model as it was read (the definition came first, as
@@ -124,7 +150,9 @@ struct Policies {
 // ---------------------------------------------------------------------------------------------
 // The snapshot's structure
 
-struct RootH;
+struct RootH<'s> {
+    stream: StreamTo<'s>,
+}
 
 const ROOT_FIELDS: &[&str] = &[
     "format",
@@ -139,12 +167,20 @@ const ROOT_FIELDS: &[&str] = &[
     "groups",
 ];
 
-impl<'de> Handler<'de> for RootH {
+impl<'de> Handler<'de> for RootH<'_> {
     type Out = RawSnapshot;
     const EXPECTED: &'static str = "a JSON object";
 
-    fn map<A: MapAccess<'de>>(self, cx: Cx, mut map: A) -> Result<RawSnapshot, A::Error> {
+    fn map<A: MapAccess<'de>>(mut self, cx: Cx, mut map: A) -> Result<RawSnapshot, A::Error> {
         let mut raw = RawSnapshot::default();
+        // Streamed policies cannot be taken back: a field that would change them after they went
+        // to the stream makes the snapshot be read again, whole.
+        let restart = |stream: &StreamTo<'_>| {
+            if let Some((_, flag)) = stream {
+                flag.set(true);
+            }
+            de::Error::custom("the snapshot is read again, whole")
+        };
         while let Some(field) = next_field(&mut map, ROOT_FIELDS)? {
             match field {
                 Some(0) => {
@@ -161,6 +197,9 @@ impl<'de> Handler<'de> for RootH {
                 Some(4) => raw.service_enabled = cx.value(&mut map, "serviceEnabled", Opt(Bool))?,
                 Some(5) => raw.policy_version = cx.value(&mut map, "policyVersion", Opt(Int))?,
                 Some(6) => {
+                    if raw.policies.as_ref().is_some_and(|p| p.streamed.is_some()) {
+                        return Err(restart(&self.stream));
+                    }
                     raw.definition = cx.value(&mut map, "definition", Opt(DefinitionH))?;
                     raw.model = raw.definition.as_ref().map(Definition::model);
                     // A repeated `definition` replaces the one policies were checked with.
@@ -173,7 +212,21 @@ impl<'de> Handler<'de> for RootH {
                         Some(Ok(model)) => Some(model),
                         _ => None,
                     };
-                    raw.policies = cx.value(&mut map, "policies", Opt(PoliciesH { model }))?;
+                    let take = match (self.stream.as_mut(), model, &raw.policies) {
+                        (Some(_), _, Some(earlier)) if earlier.streamed.is_some() => {
+                            return Err(restart(&self.stream))
+                        }
+                        (Some((stream, _)), Some(_), None) => {
+                            let definition = raw.definition.as_ref().expect("a model has one");
+                            stream
+                                .open(definition)
+                                .map_err(|error| cx.refuse::<A::Error>(error))?;
+                            Take::Stream(&mut **stream)
+                        }
+                        (_, Some(model), _) => Take::Check(model),
+                        (_, None, _) => Take::Keep,
+                    };
+                    raw.policies = cx.value(&mut map, "policies", Opt(PoliciesH { take }))?;
                 }
                 Some(8) => raw.roles = cx.value(&mut map, "roles", Opt(MembersH))?,
                 Some(9) => raw.groups = cx.value(&mut map, "groups", Opt(MembersH))?,
@@ -373,18 +426,29 @@ impl<'de> Handler<'de> for MembersH {
     }
 }
 
-/// The `policies` array; with the model at hand each ACCESS policy is checked as soon as it is read.
+/// What becomes of each ACCESS policy read.
+enum Take<'m> {
+    /// Checked against the model at once, and kept.
+    Check(&'m ServiceModel),
+    /// Kept, to be checked when the definition is known.
+    Keep,
+    /// Handed over (the stream checks it).
+    Stream(&'m mut dyn PolicyStream),
+}
+
+/// The `policies` array.
 struct PoliciesH<'m> {
-    model: Option<&'m ServiceModel>,
+    take: Take<'m>,
 }
 
 impl<'de> Handler<'de> for PoliciesH<'_> {
     type Out = Policies;
     const EXPECTED: &'static str = "an array";
 
-    fn seq<A: SeqAccess<'de>>(self, cx: Cx, mut seq: A) -> Result<Policies, A::Error> {
+    fn seq<A: SeqAccess<'de>>(mut self, cx: Cx, mut seq: A) -> Result<Policies, A::Error> {
         let mut policies = Policies {
-            checked: self.model.is_some(),
+            checked: !matches!(self.take, Take::Keep),
+            streamed: matches!(self.take, Take::Stream(_)).then_some(0),
             ..Policies::default()
         };
         let mut regexes = RegexCache::new();
@@ -395,10 +459,21 @@ impl<'de> Handler<'de> for PoliciesH<'_> {
                 handler: PolicyH,
             })? {
                 Some(Some(policy)) => {
-                    if let Some(model) = self.model {
-                        crate::policy::check(model, &policy, index, &mut regexes)
-                            .map_err(|error| cx.refuse::<A::Error>(error))?;
-                    }
+                    let taken = match &mut self.take {
+                        Take::Check(model) => {
+                            crate::policy::check(model, &policy, index, &mut regexes)
+                        }
+                        Take::Keep => Ok(()),
+                        Take::Stream(stream) => {
+                            let streamed = policies.streamed.as_mut().expect("streaming");
+                            *streamed += 1;
+                            stream
+                                .take(policy, index)
+                                .map_err(|error| cx.refuse(error))?;
+                            continue;
+                        }
+                    };
+                    taken.map_err(|error| cx.refuse::<A::Error>(error))?;
                     policies.access.push(policy);
                     policies.positions.push(index);
                 }
