@@ -224,11 +224,11 @@ impl Tally {
     }
 }
 
-/// Sees each ACCESS policy of a snapshot [`PolicyEngine::read`] compiles, to derive something else
-/// from it on the way (a listing, say) without a second pass over a parsed model.
+/// Takes each ACCESS policy of a snapshot once [`PolicyEngine::read`] has compiled it, to derive
+/// something else from it on the way (a listing, say) without a second pass over a parsed model.
 pub trait PolicyVisitor {
-    /// One policy, compiled and so checked, in file order.
-    fn visit(&mut self, policy: &PolicyRecord);
+    /// One policy, compiled and so checked, in file order; the engine has no further use for it.
+    fn visit(&mut self, policy: PolicyRecord);
     /// Forget every policy visited so far: they are visited again from the first (a snapshot with
     /// a field repeated after its policies is read twice).
     fn restart(&mut self);
@@ -311,7 +311,7 @@ impl<C: ?Sized> PolicyStream for Streaming<'_, '_, C> {
     fn take(&mut self, policy: PolicyRecord, index: usize) -> Result<(), SnapshotError> {
         let building = self.building.as_mut().expect("opened before any policy");
         building.add(&policy, index)?;
-        self.visitor.visit(&policy);
+        self.visitor.visit(policy);
         Ok(())
     }
 }
@@ -362,7 +362,7 @@ impl<C: ?Sized> PolicyEngine<C> {
     /// Reads a snapshot from the exact bytes the server signed and compiles it in one pass, policy
     /// by policy, so that the parsed policies are never all held at once: the same engine as
     /// [`Snapshot::parse`] then [`PolicyEngine::build`], refusing the same snapshots with the same
-    /// errors. `visitor` sees each ACCESS policy once it is compiled, in file order, to build what
+    /// errors. `visitor` takes each ACCESS policy once it is compiled, in file order, to build what
     /// else the caller derives from them. Returns the rest of the snapshot.
     pub fn read(
         bytes: &[u8],
@@ -380,12 +380,14 @@ impl<C: ?Sized> PolicyEngine<C> {
             // Not streamed: the policies came whole (and checked) with the snapshot.
             _ => {
                 visitor.restart();
-                let mut building = Building::new(&snapshot.definition, evaluators)?;
-                for (index, record) in snapshot.policies.iter().enumerate() {
-                    building.add(record, index)?;
+                let (head, policies) = snapshot.into_head();
+                let mut building = Building::new(&head.definition, evaluators)?;
+                for (index, record) in policies.into_iter().enumerate() {
+                    building.add(&record, index)?;
                     visitor.visit(record);
                 }
-                building
+                let engine = building.finish(&head.roles, &head.groups);
+                return Ok((head, engine));
             }
         };
         let engine = building.finish(&snapshot.roles, &snapshot.groups);

@@ -135,8 +135,8 @@ struct Seen {
 }
 
 impl PolicyVisitor for Seen {
-    fn visit(&mut self, policy: &PolicyRecord) {
-        self.policies.push(policy.clone());
+    fn visit(&mut self, policy: PolicyRecord) {
+        self.policies.push(policy);
     }
     fn restart(&mut self) {
         self.policies.clear();

@@ -19,7 +19,7 @@
 //! string) instead of owning copies, and are collected in a vector, sorted and deduplicated.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use grantforge_engine::{Instant, Item, PolicyRecord, PolicyVisitor, Snapshot, Validity};
 use parking_lot::{Mutex, RwLock};
@@ -95,14 +95,96 @@ impl AclView {
 pub fn acl_view(snapshot: &Snapshot, now: Instant, max_rows: usize) -> AclView {
     let mut blocks = AclBlocks::default();
     if snapshot.service_enabled {
-        snapshot.policies.iter().for_each(|p| blocks.visit(p));
+        snapshot.policies.iter().for_each(|p| blocks.add(p));
     }
     blocks.view_at(now, max_rows)
 }
 
-/// What the ACL view is built from, gathered policy by policy while a snapshot is read (a
-/// [`PolicyVisitor`] of `PolicyEngine::read`): each policy's blocks of rows, counted but not built,
-/// and the validity periods that say when each block applies.
+/// Runs `read` with a [`PolicyVisitor`] whose policies are gathered into an ACL view on a thread
+/// of its own, which also builds the view at `now` and frees the policies: a load keeps both
+/// cores of a small broker busy instead of one. Gathers on the caller's thread if no thread can be
+/// started.
+pub(crate) fn gathered_beside<R>(
+    now: Instant,
+    max_rows: usize,
+    read: impl FnOnce(&mut dyn PolicyVisitor) -> R,
+) -> (R, TimedAclView) {
+    std::thread::scope(|scope| {
+        let (sender, batches) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
+        let gatherer = std::thread::Builder::new()
+            .name("grantforge-acl-view".to_string())
+            .spawn_scoped(scope, move || {
+                let mut blocks = AclBlocks::default();
+                for batch in batches {
+                    match batch {
+                        Batch::Policies(policies) => policies.iter().for_each(|p| blocks.add(p)),
+                        Batch::Restart => blocks = AclBlocks::default(),
+                    }
+                }
+                TimedAclView::new(blocks, now, max_rows)
+            });
+        let Ok(gatherer) = gatherer else {
+            let mut blocks = AclBlocks::default();
+            let read = read(&mut blocks);
+            return (read, TimedAclView::new(blocks, now, max_rows));
+        };
+        let mut sending = Sending {
+            sender,
+            batch: Vec::new(),
+        };
+        let read = read(&mut sending);
+        sending.send();
+        drop(sending);
+        let view = gatherer
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (read, view)
+    })
+}
+
+/// Policies are handed to the gathering thread this many at a time...
+const BATCH: usize = 256;
+/// ...with at most this many batches waiting, so the reader cannot run far ahead of it.
+const BATCHES_IN_FLIGHT: usize = 16;
+
+enum Batch {
+    Policies(Vec<PolicyRecord>),
+    Restart,
+}
+
+/// The reader's side of [`gathered_beside`].
+struct Sending {
+    sender: mpsc::SyncSender<Batch>,
+    batch: Vec<PolicyRecord>,
+}
+
+impl Sending {
+    fn send(&mut self) {
+        if !self.batch.is_empty() {
+            let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+            // A gatherer gone has panicked: joining it says so.
+            let _ = self.sender.send(Batch::Policies(batch));
+        }
+    }
+}
+
+impl PolicyVisitor for Sending {
+    fn visit(&mut self, policy: PolicyRecord) {
+        self.batch.push(policy);
+        if self.batch.len() >= BATCH {
+            self.send();
+        }
+    }
+
+    fn restart(&mut self) {
+        self.batch.clear();
+        let _ = self.sender.send(Batch::Restart);
+    }
+}
+
+/// What the ACL view is built from, gathered policy by policy while a snapshot is read: each
+/// policy's blocks of rows, counted but not built, and the validity periods that say when each
+/// block applies.
 #[derive(Default)]
 pub(crate) struct AclBlocks {
     blocks: Vec<Block>,
@@ -116,7 +198,18 @@ pub(crate) struct AclBlocks {
 const ALWAYS: u32 = u32::MAX;
 
 impl PolicyVisitor for AclBlocks {
-    fn visit(&mut self, policy: &PolicyRecord) {
+    fn visit(&mut self, policy: PolicyRecord) {
+        self.add(&policy);
+    }
+
+    fn restart(&mut self) {
+        *self = AclBlocks::default();
+    }
+}
+
+impl AclBlocks {
+    /// Adds the blocks of one policy.
+    pub(crate) fn add(&mut self, policy: &PolicyRecord) {
         let validity = if policy.validity.is_empty() {
             ALWAYS
         } else {
@@ -127,12 +220,6 @@ impl PolicyVisitor for AclBlocks {
         add_blocks(policy, validity, &mut self.principals, &mut self.blocks);
     }
 
-    fn restart(&mut self) {
-        *self = AclBlocks::default();
-    }
-}
-
-impl AclBlocks {
     fn applies(&self, block: &Block, now: Instant) -> bool {
         block.validity == ALWAYS
             || self.validities[block.validity as usize]
@@ -427,7 +514,7 @@ mod tests {
         let users: Vec<&str> = users.iter().map(String::as_str).collect();
         let record = policy(&values, &users, &["read", "write", "read"]);
         let mut blocks = AclBlocks::default();
-        blocks.visit(&record);
+        blocks.add(&record);
         let blocks = blocks.blocks;
         assert_eq!(
             blocks.iter().map(Block::rows).sum::<u64>(),

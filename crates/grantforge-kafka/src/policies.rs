@@ -3,13 +3,13 @@
 use std::fmt;
 
 use grantforge_engine::{
-    AccessRequest, Definition, Explanation, Instant, Outcome, PolicyEngine, PolicyVisitor,
-    RequestError, Snapshot, SnapshotHead,
+    AccessRequest, Definition, Explanation, Instant, Outcome, PolicyEngine, RequestError, Snapshot,
+    SnapshotHead,
 };
 
 use std::sync::Arc;
 
-use crate::acl::{AclBlocks, AclView, TimedAclView, ACL_VIEW_MAX_ROWS};
+use crate::acl::{gathered_beside, AclBlocks, AclView, TimedAclView, ACL_VIEW_MAX_ROWS};
 use crate::conditions::{kafka_evaluators, ConditionReads, KafkaContext};
 use crate::vocabulary::{Operation, ResourceType};
 
@@ -199,13 +199,16 @@ impl std::fmt::Debug for KafkaPolicies {
 
 impl KafkaPolicies {
     /// Reads and compiles snapshot bytes in one pass, policy by policy (the parsed policies are
-    /// never all held at once); `now` fixes which policies the ACL view shows until the next
-    /// validity boundary ([`KafkaPolicies::advance_acl_view`]).
+    /// never all held at once), while a second thread gathers the ACL view from the same policies;
+    /// `now` fixes which policies the view shows until the next validity boundary
+    /// ([`KafkaPolicies::advance_acl_view`]).
     pub fn load(bytes: &[u8], now: Instant) -> Result<KafkaPolicies, LoadError> {
-        let mut blocks = AclBlocks::default();
-        let (head, engine) = PolicyEngine::read(bytes, &kafka_evaluators(), &mut blocks)
-            .map_err(LoadError::Snapshot)?;
-        KafkaPolicies::assemble(head, engine, blocks, now)
+        let evaluators = kafka_evaluators();
+        let (read, acl_view) = gathered_beside(now, ACL_VIEW_MAX_ROWS, |visitor| {
+            PolicyEngine::read(bytes, &evaluators, visitor)
+        });
+        let (head, engine) = read.map_err(LoadError::Snapshot)?;
+        KafkaPolicies::assemble(head, engine, acl_view, now)
     }
 
     /// Compiles a parsed snapshot (kept by callers that also show the policies, such as `explain`).
@@ -213,7 +216,8 @@ impl KafkaPolicies {
         let engine =
             PolicyEngine::build(snapshot, &kafka_evaluators()).map_err(LoadError::Snapshot)?;
         let mut blocks = AclBlocks::default();
-        snapshot.policies.iter().for_each(|p| blocks.visit(p));
+        snapshot.policies.iter().for_each(|p| blocks.add(p));
+        let acl_view = TimedAclView::new(blocks, now, ACL_VIEW_MAX_ROWS);
         // The roles and groups are the engine's now: not copied.
         let head = SnapshotHead {
             service: snapshot.service.clone(),
@@ -227,14 +231,14 @@ impl KafkaPolicies {
             roles: Default::default(),
             groups: Default::default(),
         };
-        KafkaPolicies::assemble(head, engine, blocks, now)
+        KafkaPolicies::assemble(head, engine, acl_view, now)
     }
 
     /// Checks that a compiled snapshot can serve Kafka, and puts it together with its ACL view.
     fn assemble(
         head: SnapshotHead,
         engine: PolicyEngine<KafkaContext>,
-        blocks: AclBlocks,
+        acl_view: TimedAclView,
         now: Instant,
     ) -> Result<KafkaPolicies, LoadError> {
         if head.service_type != SERVICE_TYPE {
@@ -242,15 +246,15 @@ impl KafkaPolicies {
         }
         let missing_operations = check_definition(&head.definition)?;
         // A disabled service shows no ACLs: no policy applies to a Kafka that is unchecked.
-        let blocks = if head.service_enabled {
-            blocks
+        let acl_view = if head.service_enabled {
+            acl_view
         } else {
-            AclBlocks::default()
+            TimedAclView::new(AclBlocks::default(), now, ACL_VIEW_MAX_ROWS)
         };
         Ok(KafkaPolicies {
             reads: ConditionReads::of(&engine),
             missing_operations,
-            acl_view: TimedAclView::new(blocks, now, ACL_VIEW_MAX_ROWS),
+            acl_view,
             service: head.service,
             service_enabled: head.service_enabled,
             policy_version: head.policy_version,

@@ -389,3 +389,37 @@ fn engine_warnings_are_surfaced_for_the_agent_to_log() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn every_layout_of_a_snapshot_loads_the_same_policies_and_acl_view() {
+    // More policies than are handed to the ACL view's thread at once.
+    let topics: Vec<String> = (0..600)
+        .map(|i| format!(r#"{{"id":"{}","name":"t{i}","type":"ACCESS","priority":"NORMAL","document":{{"resources":{{"topic":{{"values":["t-{i}"],"excludes":false,"recursive":false}}}},"allow":[{{"users":["u{i}"],"groups":[],"roles":[],"accessTypes":["read"]}}]}}}}"#, 1000 + i))
+        .collect();
+    let server_order = e2e().replacen(
+        r#""policies":["#,
+        &format!(r#""policies":[{},"#, topics.join(",")),
+        1,
+    );
+    let start = server_order.find(r#""definition":"#).unwrap();
+    let end = server_order.find(r#","policies":"#).unwrap();
+    let definition = &server_order[start..end];
+    let without = format!("{}{}", &server_order[..start], &server_order[end + 1..]);
+    let close = |text: &str, tail: &str| {
+        let open = text.trim_end().strip_suffix('}').unwrap();
+        format!("{open},{tail}}}")
+    };
+    // The definition after the policies: they are kept until it comes.
+    let definition_last = close(&without, definition);
+    // The definition repeated after the policies: the snapshot is read again, whole.
+    let definition_again = close(&server_order, definition);
+    let expected = KafkaPolicies::load(server_order.as_bytes(), noon()).unwrap();
+    assert!(expected.access_policies > 1 && !expected.acl_view().rows.is_empty());
+    for layout in [definition_last, definition_again] {
+        let loaded = KafkaPolicies::load(layout.as_bytes(), noon()).unwrap();
+        assert_eq!(loaded.access_policies, expected.access_policies);
+        let (view, expected_view) = (loaded.acl_view(), expected.acl_view());
+        assert_eq!(view.rows, expected_view.rows, "{layout}");
+        assert_eq!(view.asked, expected_view.asked, "no policy counted twice");
+    }
+}
