@@ -363,7 +363,8 @@ impl<C: ?Sized> PolicyEngine<C> {
     /// by policy, so that the parsed policies are never all held at once: the same engine as
     /// [`Snapshot::parse`] then [`PolicyEngine::build`], refusing the same snapshots with the same
     /// errors. `visitor` takes each ACCESS policy once it is compiled, in file order, to build what
-    /// else the caller derives from them. Returns the rest of the snapshot.
+    /// else the caller derives from them. Returns the rest of the snapshot (the number of policies
+    /// is the engine's [`PolicyEngine::policy_count`]).
     pub fn read(
         bytes: &[u8],
         evaluators: &Evaluators<C>,
@@ -374,25 +375,22 @@ impl<C: ?Sized> PolicyEngine<C> {
             building: None,
             visitor: &mut *visitor,
         };
-        let (snapshot, streamed) = crate::snapshot::stream(bytes, &mut streaming)?;
+        let (Snapshot { head, policies }, streamed) =
+            crate::snapshot::stream(bytes, &mut streaming)?;
         let building = match (streamed, streaming.building) {
-            (Some(_), Some(building)) => building,
+            (true, Some(building)) => building,
             // Not streamed: the policies came whole (and checked) with the snapshot.
             _ => {
                 visitor.restart();
-                let (head, policies) = snapshot.into_head();
                 let mut building = Building::new(&head.definition, evaluators)?;
                 for (index, record) in policies.into_iter().enumerate() {
                     building.add(&record, index)?;
                     visitor.visit(record);
                 }
-                let engine = building.finish(&head.roles, &head.groups);
-                return Ok((head, engine));
+                building
             }
         };
-        let engine = building.finish(&snapshot.roles, &snapshot.groups);
-        let (mut head, _) = snapshot.into_head();
-        head.access_policies = engine.policy_count();
+        let engine = building.finish(&head.roles, &head.groups);
         Ok((head, engine))
     }
 

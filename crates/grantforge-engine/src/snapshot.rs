@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::{Deref, DerefMut};
 use std::str::FromStr;
 
 use crate::error::SnapshotError;
@@ -62,9 +63,20 @@ impl fmt::Display for Priority {
     }
 }
 
-/// A snapshot of one service's policies, as the server wrote it.
+/// A snapshot of one service's policies, as the server wrote it: its head, and its ACCESS policies.
+/// The head's fields read through the snapshot (`snapshot.service`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Snapshot {
+    /// Everything but the ACCESS policies.
+    pub head: SnapshotHead,
+    /// The ACCESS policies, in file order (the server writes them by ascending id).
+    pub policies: Vec<PolicyRecord>,
+}
+
+/// A snapshot without its ACCESS policies: all of it that [`PolicyEngine::read`]
+/// (crate::PolicyEngine::read) returns, having handed the policies over one by one as they were read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SnapshotHead {
     /// The service's name.
     pub service: String,
     /// The service type's name (`kafka`, `hdfs`, ...): an agent must check it is its own.
@@ -78,8 +90,6 @@ pub struct Snapshot {
     pub policy_version: i64,
     /// The service type as the server defines it.
     pub definition: Definition,
-    /// The ACCESS policies, in file order (the server writes them by ascending id).
-    pub policies: Vec<PolicyRecord>,
     /// How many other policies (DATA_MASK, ROW_FILTER, or any other type) the snapshot holds;
     /// counted, not evaluated, as in Java.
     pub other_policies: usize,
@@ -87,6 +97,20 @@ pub struct Snapshot {
     pub roles: BTreeMap<String, Vec<String>>,
     /// Group code → its members' user names; `public` is never listed (it names everyone).
     pub groups: BTreeMap<String, Vec<String>>,
+}
+
+impl Deref for Snapshot {
+    type Target = SnapshotHead;
+
+    fn deref(&self) -> &SnapshotHead {
+        &self.head
+    }
+}
+
+impl DerefMut for Snapshot {
+    fn deref_mut(&mut self) -> &mut SnapshotHead {
+        &mut self.head
+    }
 }
 
 impl Snapshot {
@@ -106,18 +130,18 @@ impl Snapshot {
         definition: Definition,
         policies: Vec<PolicyRecord>,
     ) -> Snapshot {
-        Snapshot {
+        let head = SnapshotHead {
             service: service_type.to_string(),
             service_type: service_type.to_string(),
             type_version: Some(1),
             service_enabled: true,
             policy_version: 1,
             definition,
-            policies,
             other_policies: 0,
             roles: BTreeMap::new(),
             groups: BTreeMap::new(),
-        }
+        };
+        Snapshot { head, policies }
     }
 
     /// Checks what the Java engine checks when it is created: the definition forms a model, and
@@ -133,51 +157,6 @@ impl Snapshot {
     }
 }
 
-/// A snapshot without its ACCESS policies: what is left once they have been handed over one by one
-/// as they were read ([`PolicyEngine::read`](crate::PolicyEngine::read)).
-#[derive(Clone, Debug, PartialEq)]
-pub struct SnapshotHead {
-    /// The service's name.
-    pub service: String,
-    /// The service type's name: an agent must check it is its own.
-    pub service_type: String,
-    /// The definition's own version, `None` unless a whole number.
-    pub type_version: Option<i64>,
-    /// Whether the service is in use.
-    pub service_enabled: bool,
-    /// The version of the service's policies.
-    pub policy_version: i64,
-    /// The service type as the server defines it.
-    pub definition: Definition,
-    /// How many ACCESS policies the snapshot holds.
-    pub access_policies: usize,
-    /// How many other policies it holds (counted, not evaluated).
-    pub other_policies: usize,
-    /// Role code → the user names holding it.
-    pub roles: BTreeMap<String, Vec<String>>,
-    /// Group code → its members' user names.
-    pub groups: BTreeMap<String, Vec<String>>,
-}
-
-impl Snapshot {
-    /// Everything but the ACCESS policies, which are handed back.
-    pub fn into_head(self) -> (SnapshotHead, Vec<PolicyRecord>) {
-        let head = SnapshotHead {
-            service: self.service,
-            service_type: self.service_type,
-            type_version: self.type_version,
-            service_enabled: self.service_enabled,
-            policy_version: self.policy_version,
-            definition: self.definition,
-            access_policies: self.policies.len(),
-            other_policies: self.other_policies,
-            roles: self.roles,
-            groups: self.groups,
-        };
-        (head, self.policies)
-    }
-}
-
 /// Takes a snapshot's ACCESS policies one by one as they are read, so that no whole model of them
 /// is ever held: the reader opens it with the definition when the `policies` array begins after
 /// it (the server's order), and hands over each policy unchecked, with its place in the array;
@@ -190,14 +169,14 @@ pub(crate) trait PolicyStream {
 }
 
 /// Reads a snapshot, handing its ACCESS policies to `stream` as they are read when the definition
-/// comes before them. Returns the snapshot and, when they were streamed, how many there were (the
-/// snapshot's own `policies` are then empty). A snapshot laid out otherwise (policies before the
+/// comes before them. Returns the snapshot and whether they were streamed (its own `policies` are
+/// then empty). A snapshot laid out otherwise (policies before the
 /// definition, a field repeated after the policies) is read whole, checked, and returned with its
 /// policies: the caller takes them from there, and forgets what `stream` was given.
 pub(crate) fn stream(
     bytes: &[u8],
     stream: &mut dyn PolicyStream,
-) -> Result<(Snapshot, Option<usize>), SnapshotError> {
+) -> Result<(Snapshot, bool), SnapshotError> {
     parse::stream(bytes, stream)
 }
 

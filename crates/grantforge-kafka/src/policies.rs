@@ -208,7 +208,7 @@ impl KafkaPolicies {
             PolicyEngine::read(bytes, &evaluators, visitor)
         });
         let (head, engine) = read.map_err(LoadError::Snapshot)?;
-        KafkaPolicies::assemble(head, engine, acl_view, now)
+        KafkaPolicies::assemble(&head, engine, acl_view, now)
     }
 
     /// Compiles a parsed snapshot (kept by callers that also show the policies, such as `explain`).
@@ -218,31 +218,18 @@ impl KafkaPolicies {
         let mut blocks = AclBlocks::default();
         snapshot.policies.iter().for_each(|p| blocks.add(p));
         let acl_view = TimedAclView::new(blocks, now, ACL_VIEW_MAX_ROWS);
-        // The roles and groups are the engine's now: not copied.
-        let head = SnapshotHead {
-            service: snapshot.service.clone(),
-            service_type: snapshot.service_type.clone(),
-            type_version: snapshot.type_version,
-            service_enabled: snapshot.service_enabled,
-            policy_version: snapshot.policy_version,
-            definition: snapshot.definition.clone(),
-            access_policies: snapshot.policies.len(),
-            other_policies: snapshot.other_policies,
-            roles: Default::default(),
-            groups: Default::default(),
-        };
-        KafkaPolicies::assemble(head, engine, acl_view, now)
+        KafkaPolicies::assemble(&snapshot.head, engine, acl_view, now)
     }
 
     /// Checks that a compiled snapshot can serve Kafka, and puts it together with its ACL view.
     fn assemble(
-        head: SnapshotHead,
+        head: &SnapshotHead,
         engine: PolicyEngine<KafkaContext>,
         acl_view: TimedAclView,
         now: Instant,
     ) -> Result<KafkaPolicies, LoadError> {
         if head.service_type != SERVICE_TYPE {
-            return Err(LoadError::WrongServiceType(head.service_type));
+            return Err(LoadError::WrongServiceType(head.service_type.clone()));
         }
         let missing_operations = check_definition(&head.definition)?;
         // A disabled service shows no ACLs: no policy applies to a Kafka that is unchecked.
@@ -255,10 +242,10 @@ impl KafkaPolicies {
             reads: ConditionReads::of(&engine),
             missing_operations,
             acl_view,
-            service: head.service,
+            service: head.service.clone(),
             service_enabled: head.service_enabled,
             policy_version: head.policy_version,
-            access_policies: head.access_policies,
+            access_policies: engine.policy_count(),
             other_policies: head.other_policies,
             engine,
         })

@@ -20,7 +20,7 @@ use self::stream::{
 };
 use super::{
     ConditionDefinition, ConditionRef, Definition, Item, LevelMap, PolicyRecord, PolicyStream,
-    Priority, ResourceValues, Snapshot, Validity, FORMAT,
+    Priority, ResourceValues, Snapshot, SnapshotHead, Validity, FORMAT,
 };
 use crate::error::SnapshotError;
 use crate::matcher::RegexCache;
@@ -34,10 +34,10 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Snapshot, SnapshotError> {
 pub(super) fn stream(
     bytes: &[u8],
     stream: &mut dyn PolicyStream,
-) -> Result<(Snapshot, Option<usize>), SnapshotError> {
+) -> Result<(Snapshot, bool), SnapshotError> {
     let restart = Cell::new(false);
     match read(bytes, Some((stream, &restart))) {
-        Err(_) if restart.get() => parse(bytes).map(|snapshot| (snapshot, None)),
+        Err(_) if restart.get() => parse(bytes).map(|snapshot| (snapshot, false)),
         read => read,
     }
 }
@@ -46,7 +46,7 @@ pub(super) fn stream(
 /// not to be streamable after all), or into the snapshot.
 type StreamTo<'s> = Option<(&'s mut dyn PolicyStream, &'s Cell<bool>)>;
 
-fn read(bytes: &[u8], stream: StreamTo<'_>) -> Result<(Snapshot, Option<usize>), SnapshotError> {
+fn read(bytes: &[u8], stream: StreamTo<'_>) -> Result<(Snapshot, bool), SnapshotError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let ctx = Ctx::default();
     let root = Path::ROOT;
@@ -88,7 +88,7 @@ struct RawSnapshot {
 }
 
 impl RawSnapshot {
-    fn finish(self) -> Result<(Snapshot, Option<usize>), SnapshotError> {
+    fn finish(self) -> Result<(Snapshot, bool), SnapshotError> {
         let missing = |field: &str| SnapshotError::new(field, "is missing");
         let format = self.format.ok_or_else(|| missing("format"))?;
         check_format(format).map_err(|message| SnapshotError::new("format", message))?;
@@ -109,17 +109,20 @@ impl RawSnapshot {
                 crate::policy::check(&model, policy, *index, &mut regexes)?;
             }
         }
-        let snapshot = Snapshot {
+        let head = SnapshotHead {
             service,
             service_type,
             type_version: self.type_version,
             service_enabled,
             policy_version,
             definition,
-            policies: policies.access,
             other_policies: policies.others,
             roles: self.roles.unwrap_or_default(),
             groups: self.groups.unwrap_or_default(),
+        };
+        let snapshot = Snapshot {
+            head,
+            policies: policies.access,
         };
         Ok((snapshot, policies.streamed))
     }
@@ -137,8 +140,8 @@ fn check_format(format: i64) -> Result<(), String> {
 #[derive(Default)]
 struct Policies {
     access: Vec<PolicyRecord>,
-    /// How many were handed to a stream instead of kept in `access`.
-    streamed: Option<usize>,
+    /// Whether they were handed to a stream instead of kept in `access`.
+    streamed: bool,
     positions: Vec<usize>,
     others: usize,
     /// Whether each was checked against the model as it was read (the definition came first, as
@@ -197,7 +200,7 @@ impl<'de> Handler<'de> for RootH<'_> {
                 Some(4) => raw.service_enabled = cx.value(&mut map, "serviceEnabled", Opt(Bool))?,
                 Some(5) => raw.policy_version = cx.value(&mut map, "policyVersion", Opt(Int))?,
                 Some(6) => {
-                    if raw.policies.as_ref().is_some_and(|p| p.streamed.is_some()) {
+                    if raw.policies.as_ref().is_some_and(|p| p.streamed) {
                         return Err(restart(&self.stream));
                     }
                     raw.definition = cx.value(&mut map, "definition", Opt(DefinitionH))?;
@@ -213,7 +216,7 @@ impl<'de> Handler<'de> for RootH<'_> {
                         _ => None,
                     };
                     let take = match (self.stream.as_mut(), model, &raw.policies) {
-                        (Some(_), _, Some(earlier)) if earlier.streamed.is_some() => {
+                        (Some(_), _, Some(earlier)) if earlier.streamed => {
                             return Err(restart(&self.stream))
                         }
                         (Some((stream, _)), Some(_), None) => {
@@ -448,7 +451,7 @@ impl<'de> Handler<'de> for PoliciesH<'_> {
     fn seq<A: SeqAccess<'de>>(mut self, cx: Cx, mut seq: A) -> Result<Policies, A::Error> {
         let mut policies = Policies {
             checked: !matches!(self.take, Take::Keep),
-            streamed: matches!(self.take, Take::Stream(_)).then_some(0),
+            streamed: matches!(self.take, Take::Stream(_)),
             ..Policies::default()
         };
         let mut regexes = RegexCache::new();
@@ -465,8 +468,6 @@ impl<'de> Handler<'de> for PoliciesH<'_> {
                         }
                         Take::Keep => Ok(()),
                         Take::Stream(stream) => {
-                            let streamed = policies.streamed.as_mut().expect("streaming");
-                            *streamed += 1;
                             stream
                                 .take(policy, index)
                                 .map_err(|error| cx.refuse(error))?;
