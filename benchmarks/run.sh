@@ -16,8 +16,9 @@
 #   broker-shadow  the shadow's cost: none, StandardAuthorizer, the agent and GrantForgeShadowAuthorizer at
 #            size 0 and 50k, profiled as in broker-profile, so the shadow's comparison is measured inside its own
 #            node beside StandardAuthorizer's call (~25 min)
-#   load-stages  where one snapshot load's time and memory go, stage by stage (read, verify, parse, compile and
-#            index, ACL view, free), on SnapshotScaleBenchmark's signed file at 10k, 50k, 200k and 1M resources,
+#   load-stages  where one snapshot load's time and memory go (read, verify, the agent's one-pass load, then
+#            the same work stage by stage: parse, compile and index, ACL view, free), on
+#            SnapshotScaleBenchmark's signed file at 10k, 50k, 200k and 1M resources,
 #            each size in a process of its own, three runs each (~5 min; the 1M file is 423 MB)
 #   profile  JMH's gc and stack profilers on the 1-thread cache hit; perf on the native side when
 #            GF_BENCH_NATIVE names a library built with symbols (see docs/benchmarks.md)
