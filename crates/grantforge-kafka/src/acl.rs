@@ -101,9 +101,10 @@ pub fn acl_view(snapshot: &Snapshot, now: Instant, max_rows: usize) -> AclView {
 }
 
 /// Runs `read` with a [`PolicyVisitor`] whose policies are gathered into an ACL view on a thread
-/// of its own, which also builds the view at `now` and frees the policies: a load keeps both
-/// cores of a small broker busy instead of one. Gathers on the caller's thread if no thread can be
-/// started.
+/// of its own, which also builds the view at `now`: a load keeps both cores of a small broker busy
+/// instead of one. The policies go back to the reading thread to be freed there, where they were
+/// allocated (glibc frees another thread's memory under its arena's lock). Gathers on the caller's
+/// thread if no thread can be started.
 pub(crate) fn gathered_beside<R>(
     now: Instant,
     max_rows: usize,
@@ -111,13 +112,17 @@ pub(crate) fn gathered_beside<R>(
 ) -> (R, TimedAclView) {
     std::thread::scope(|scope| {
         let (sender, batches) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
+        let (give_back, given_back) = mpsc::channel::<Vec<PolicyRecord>>();
         let gatherer = std::thread::Builder::new()
             .name("grantforge-acl-view".to_string())
             .spawn_scoped(scope, move || {
                 let mut blocks = AclBlocks::default();
                 for batch in batches {
                     match batch {
-                        Batch::Policies(policies) => policies.iter().for_each(|p| blocks.add(p)),
+                        Batch::Policies(policies) => {
+                            policies.iter().for_each(|p| blocks.add(p));
+                            let _ = give_back.send(policies);
+                        }
                         Batch::Restart => blocks = AclBlocks::default(),
                     }
                 }
@@ -130,14 +135,20 @@ pub(crate) fn gathered_beside<R>(
         };
         let mut sending = Sending {
             sender,
+            given_back,
             batch: Vec::new(),
         };
         let read = read(&mut sending);
         sending.send();
-        drop(sending);
+        // The sender closes the gatherer's loop; what it gives back is freed here.
+        let Sending {
+            sender, given_back, ..
+        } = sending;
+        drop(sender);
         let view = gatherer
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        drop(given_back);
         (read, view)
     })
 }
@@ -155,16 +166,26 @@ enum Batch {
 /// The reader's side of [`gathered_beside`].
 struct Sending {
     sender: mpsc::SyncSender<Batch>,
+    /// Batches gathered, to be freed here.
+    given_back: mpsc::Receiver<Vec<PolicyRecord>>,
     batch: Vec<PolicyRecord>,
 }
 
 impl Sending {
     fn send(&mut self) {
-        if !self.batch.is_empty() {
-            let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
-            // A gatherer gone has panicked: joining it says so.
-            let _ = self.sender.send(Batch::Policies(batch));
+        if self.batch.is_empty() {
+            return;
         }
+        // The batches gathered are freed here, and a vector of them reused.
+        let mut next = None;
+        while let Ok(mut gathered) = self.given_back.try_recv() {
+            gathered.clear();
+            next = Some(gathered);
+        }
+        let next = next.unwrap_or_else(|| Vec::with_capacity(BATCH));
+        let batch = std::mem::replace(&mut self.batch, next);
+        // A gatherer gone has panicked: joining it says so.
+        let _ = self.sender.send(Batch::Policies(batch));
     }
 }
 
