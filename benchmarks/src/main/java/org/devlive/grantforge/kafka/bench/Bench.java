@@ -95,6 +95,8 @@ public final class Bench {
         configs.put("grantforge.policy.file", snapshot.toString());
         if (signingKey != null) {
             configs.put("grantforge.signing.key.file", signingKey.toString());
+            // A signed policy file needs a directory for the highest version applied (rollback guard).
+            configs.put("grantforge.cache.dir", tempDirectory("grantforge-bench-cache").toString());
         }
         configs.put("grantforge.snapshot.max.bytes", String.valueOf(1L << 34));
         if (!cache) {
@@ -107,6 +109,16 @@ public final class Bench {
         GrantForgeKafkaAuthorizer authorizer = new GrantForgeKafkaAuthorizer();
         authorizer.configure(configs);
         return authorizer;
+    }
+
+    static Path tempDirectory(String prefix) {
+        try {
+            Path directory = Files.createTempDirectory(prefix);
+            directory.toFile().deleteOnExit();
+            return directory;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     static String resource(String name) {
