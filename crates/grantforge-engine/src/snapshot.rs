@@ -331,10 +331,7 @@ impl PolicyRecord {
     /// Every instant at which one of its validity periods starts or ends: where
     /// [`PolicyRecord::applies_at`] may change its answer.
     pub fn validity_boundaries(&self) -> impl Iterator<Item = Instant> + '_ {
-        self.validity
-            .iter()
-            .flat_map(|period| [period.from, period.until])
-            .flatten()
+        self.validity.iter().flat_map(Validity::boundaries)
     }
 
     /// Sets the values of a level.
@@ -696,6 +693,11 @@ impl Validity {
     /// Whether the period contains `t`.
     pub fn contains(&self, t: Instant) -> bool {
         self.from.is_none_or(|from| t >= from) && self.until.is_none_or(|until| t < until)
+    }
+
+    /// Its start and its end, those it has: where [`Validity::contains`] may change its answer.
+    pub fn boundaries(&self) -> impl Iterator<Item = Instant> {
+        [self.from, self.until].into_iter().flatten()
     }
 }
 

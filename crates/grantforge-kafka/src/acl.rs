@@ -253,8 +253,7 @@ impl AclBlocks {
         self.validities
             .iter()
             .flat_map(|periods| periods.iter())
-            .flat_map(|period| [period.from, period.until])
-            .flatten()
+            .flat_map(Validity::boundaries)
             .filter(move |&at| at > now)
     }
 
