@@ -113,9 +113,7 @@ public final class Bench {
 
     static Path tempDirectory(String prefix) {
         try {
-            Path directory = Files.createTempDirectory(prefix);
-            directory.toFile().deleteOnExit();
-            return directory;
+            return Files.createTempDirectory(prefix);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
