@@ -609,7 +609,7 @@ impl Agent {
             tracing::info!(
                 "policy version {}: a validity period started or ended, the ACL view now lists {} rows",
                 policies.policy_version,
-                view.rows.len()
+                view.len()
             );
             if let Some(warning) = view.truncation_warning() {
                 tracing::warn!("policy version {}: {warning}", policies.policy_version);

@@ -17,10 +17,11 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use grantforge_engine::{Instant, Item, PolicyExplanation, PolicyRecord, Snapshot};
 use grantforge_kafka::{
-    AclRow, Action, KafkaContext, KafkaPolicies, Operation, Principal, RequestContext,
+    AclRow, AclView, Action, KafkaContext, KafkaPolicies, Operation, Principal, RequestContext,
     ResourceType, CLUSTER_NAME,
 };
 use serde_json::json;
@@ -111,6 +112,7 @@ fn run_inner(args: &[String], stdin: &str) -> Result<String, Failure> {
         refusing_service_type,
         now,
         by_id: index(&snapshot),
+        acl_view: policies.acl_view(),
     };
     let questions: Vec<Vec<String>> = if options.batch {
         stdin
@@ -310,6 +312,7 @@ struct Explainer<'a> {
     refusing_service_type: bool,
     now: Instant,
     by_id: HashMap<i64, &'a PolicyRecord>,
+    acl_view: Arc<AclView>,
 }
 
 fn index(snapshot: &Snapshot) -> HashMap<i64, &PolicyRecord> {
@@ -394,13 +397,10 @@ impl Explainer<'_> {
     }
 
     /// The ACL rows of this resource, as `kafka-acls --list --topic T` (Kafka's MATCH filter) shows them.
-    fn acl_rows_for(&self, q: &Question) -> Vec<AclRow> {
-        self.policies
-            .acl_view()
-            .rows
-            .iter()
+    fn acl_rows_for(&self, q: &Question) -> Vec<AclRow<'_>> {
+        self.acl_view
+            .rows()
             .filter(|r| r.matches_resource(q.resource_type, &q.name))
-            .cloned()
             .collect()
     }
 }

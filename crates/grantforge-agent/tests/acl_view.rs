@@ -57,9 +57,8 @@ fn the_agents_thread_shows_a_policy_when_it_starts_and_hides_one_when_it_ends() 
     let shows = |principal: &str, name: &str| {
         agent.policies().is_some_and(|p| {
             p.acl_view()
-                .rows
-                .iter()
-                .any(|r| &*r.principal == principal && &*r.name == name)
+                .rows()
+                .any(|r| r.principal == principal && r.name == name)
         })
     };
     assert!(!shows("User:alice", "orders"), "not started yet");

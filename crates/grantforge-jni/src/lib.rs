@@ -294,9 +294,9 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_a
     handle: jlong,
 ) -> JByteArray<'local> {
     export_env(&mut env, |env| {
-        let view = with_agent(handle, |agent| Ok(agent.policies()))?.map(|p| p.acl_view());
-        let rows = view.as_ref().map_or(&[][..], |view| &view.rows);
-        Ok(env.byte_array_from_slice(&acl_view::encode(rows))?)
+        let view = with_agent(handle, |agent| Ok(agent.policies()))?
+            .map_or_else(Default::default, |p| p.acl_view());
+        Ok(env.byte_array_from_slice(&acl_view::encode(&view))?)
     })
 }
 
@@ -313,7 +313,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_a
 
 fn acl_count(handle: jlong) -> Result<jint, export::BridgeError> {
     let rows = with_agent(handle, |agent| {
-        Ok(agent.policies().map_or(0, |p| p.acl_view().rows.len()))
+        Ok(agent.policies().map_or(0, |p| p.acl_view().len()))
     })?;
     Ok(jint::try_from(rows).unwrap_or(jint::MAX))
 }

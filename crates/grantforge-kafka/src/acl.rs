@@ -15,10 +15,13 @@
 //! ([`AclView::truncated`]) and the agent logs one WARN when it applies the snapshot.
 //!
 //! A large snapshot has millions of rows (200,000 policies × 50 users × their operations), built from
-//! a few distinct names and principals: rows share them (`Arc<str>`, one allocation per distinct
-//! string) instead of owning copies, and are collected in a vector, sorted and deduplicated.
+//! a few distinct names and principals: while a view is built, rows borrow them from the policies'
+//! blocks (one shared copy of each principal), and the view keeps each name once and twelve bytes
+//! a row ([`AclView`]).
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::{mpsc, Arc};
 
 use grantforge_engine::{Instant, Item, PolicyRecord, PolicyVisitor, Snapshot, Validity};
@@ -26,67 +29,15 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::vocabulary::{Operation, PatternType, Permission, ResourceType};
 
-/// At most this many rows are built for one snapshot: 40 bytes each in the agent (40 MB), and what
-/// `kafka-acls --list` brings onto the broker's heap. Measured (release build): a 77 KB snapshot
-/// asking for 117 M rows builds its view in 0.2 s and 44 MB at this cap, against 52 s and 4.5 GB
-/// without one. The policies themselves decide without any limit.
+mod view;
+
+pub use view::{AclRow, AclView, IndexedRow};
+
+/// At most this many rows are built for one snapshot: 12 bytes each in the agent, beside each
+/// distinct name once, and what `kafka-acls --list` brings onto the broker's heap. Measured when a
+/// row took 40 bytes (release build): a 77 KB snapshot asking for 117 M rows built its view in
+/// 0.2 s and 44 MB at this cap, against 52 s and 4.5 GB without one. The policies themselves decide without any limit.
 pub const ACL_VIEW_MAX_ROWS: usize = 1_000_000;
-
-/// One ACL binding (the host is always `*`).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct AclRow {
-    pub resource_type: u8,
-    pub pattern_type: PatternType,
-    pub name: Arc<str>,
-    /// `Type:name`, e.g. `User:alice`, `Group:ops`, `Role:analyst` or `User:*` for the public group.
-    pub principal: Arc<str>,
-    pub operation: Operation,
-    pub permission: Permission,
-}
-
-impl AclRow {
-    /// Whether Kafka's MATCH filter for one literal resource (`ResourcePatternFilter(type, name,
-    /// MATCH)`, what `kafka-acls --list --topic T` asks) lists this row: a pattern of the same
-    /// type that is the name itself, the wildcard `*`, or a prefix of the name. The shim answers
-    /// `acls(filter)` with Kafka's own `AclBindingFilter`; a shim test holds `explain`'s use of this
-    /// to the same rows.
-    pub fn matches_resource(&self, resource_type: ResourceType, name: &str) -> bool {
-        self.resource_type == resource_type.code()
-            && match self.pattern_type {
-                PatternType::Literal => &*self.name == name || &*self.name == "*",
-                PatternType::Prefixed => name.starts_with(&*self.name),
-            }
-    }
-}
-
-/// The ACL rows of a snapshot, bounded by a maximum number of rows.
-#[derive(Clone, Debug, Default)]
-pub struct AclView {
-    /// Sorted and without duplicates; at most the maximum the view was built with.
-    pub rows: Vec<AclRow>,
-    /// How many rows the policies ask for, before duplicates across items and policies are removed
-    /// (saturating); more than the maximum when the view had to stop.
-    pub asked: u64,
-    /// The maximum the view was built with.
-    pub max_rows: usize,
-}
-
-impl AclView {
-    /// Whether the policies ask for more rows than the view holds: some were left out.
-    pub fn truncated(&self) -> bool {
-        self.asked > self.max_rows as u64
-    }
-
-    /// What the operator reads once when a view had to stop at its maximum; `None` when whole.
-    pub fn truncation_warning(&self) -> Option<String> {
-        self.truncated().then(|| format!(
-            "the ACL view (Authorizer.acls, kafka-acls --list) is cut at {} rows: the policies ask for {} rows, and it lists the {} distinct rows of the first of them; decisions are not affected, only the listing is incomplete (use `explain` for one resource)",
-            self.max_rows,
-            self.asked,
-            self.rows.len()
-        ))
-    }
-}
 
 /// The ACL view of the policies of `snapshot` that apply at `now`: the rows are counted before any
 /// is built, and building stops at `max_rows`, so the work and memory are bounded by the snapshot's
@@ -206,13 +157,29 @@ impl PolicyVisitor for Sending {
 /// What the ACL view is built from, gathered policy by policy while a snapshot is read: each
 /// policy's blocks of rows, counted but not built, and the validity periods that say when each
 /// block applies.
+///
+/// A million policies make a million blocks: what they list is kept in a few shared vectors that
+/// each block names runs of, and the names end to end in one string, rather than in allocations of
+/// their own, which took as long to free as to make.
 #[derive(Default)]
 pub(crate) struct AclBlocks {
     blocks: Vec<Block>,
+    patterns: Vec<(PatternType, Span)>,
+    principals: Vec<Span>,
+    operations: Vec<Operation>,
+    /// The resource names and principals the spans point into.
+    text: String,
     /// The validity periods of the policies that have any; a block names its policy's by index.
     validities: Vec<Box<[Validity]>>,
-    /// One shared copy of each distinct principal, while policies are added.
-    principals: Interner,
+    /// Where each distinct principal is in `text`, while policies are added.
+    interned: HashMap<String, Span>,
+}
+
+/// A string of [`AclBlocks::text`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    end: usize,
 }
 
 /// The `validity` of a block whose policy always applies.
@@ -231,6 +198,18 @@ impl PolicyVisitor for AclBlocks {
 impl AclBlocks {
     /// Adds the blocks of one policy.
     pub(crate) fn add(&mut self, policy: &PolicyRecord) {
+        // A Kafka policy names exactly one level: every level of the kafka type is a root.
+        let mut levels = policy.resources.iter();
+        let (Some((level, values)), None) = (levels.next(), levels.next()) else {
+            return;
+        };
+        let Some(resource_type) = ResourceType::from_level(level) else {
+            return;
+        };
+        if values.excludes {
+            return;
+        }
+        let patterns = self.add_patterns(&values.values);
         let validity = if policy.validity.is_empty() {
             ALWAYS
         } else {
@@ -238,7 +217,77 @@ impl AclBlocks {
                 .push(policy.validity.clone().into_boxed_slice());
             (self.validities.len() - 1) as u32
         };
-        add_blocks(policy, validity, &mut self.principals, &mut self.blocks);
+        let block = |permission, principals, operations| Block {
+            resource_type: resource_type.code(),
+            permission,
+            validity,
+            patterns: patterns.clone(),
+            principals,
+            operations,
+        };
+        // Items carved by exceptions cannot be expressed as ACLs: leave them out rather than
+        // overstate.
+        let lists = [
+            (&policy.allow, &policy.allow_exceptions, Permission::Allow),
+            (&policy.deny, &policy.deny_exceptions, Permission::Deny),
+        ];
+        for (items, exceptions, permission) in lists {
+            if !exceptions.is_empty() {
+                continue;
+            }
+            for item in items.iter().filter(|item| item.conditions.is_empty()) {
+                let principals = self.add_principals(item);
+                let operations = self.add_operations(item);
+                self.blocks.push(block(permission, principals, operations));
+            }
+        }
+    }
+
+    /// The patterns of a policy's values, each once.
+    fn add_patterns(&mut self, values: &[String]) -> Range<usize> {
+        let from = self.patterns.len();
+        for (pattern_type, name) in values.iter().filter_map(|v| pattern_of(v)) {
+            let span = push_text(&mut self.text, name);
+            self.patterns.push((pattern_type, span));
+        }
+        let text = &self.text;
+        let key = |(pattern_type, span): &(PatternType, Span)| (*pattern_type, span.of(text));
+        sort_and_dedup_from(&mut self.patterns, from, |a, b| key(a).cmp(&key(b)));
+        from..self.patterns.len()
+    }
+
+    /// The principals of an item, each once, each distinct principal's text held once.
+    fn add_principals(&mut self, item: &Item) -> Range<usize> {
+        let from = self.principals.len();
+        let mut principal = String::new();
+        for (prefix, name) in principals_of(item) {
+            principal.clear();
+            principal.push_str(prefix);
+            principal.push_str(name);
+            let span = match self.interned.get(&principal) {
+                Some(span) => *span,
+                None => {
+                    let span = push_text(&mut self.text, &principal);
+                    self.interned.insert(principal.clone(), span);
+                    span
+                }
+            };
+            self.principals.push(span);
+        }
+        let text = &self.text;
+        sort_and_dedup_from(&mut self.principals, from, |a, b| {
+            a.of(text).cmp(b.of(text))
+        });
+        from..self.principals.len()
+    }
+
+    /// The operations of an item's access types, each once.
+    fn add_operations(&mut self, item: &Item) -> Range<usize> {
+        let from = self.operations.len();
+        let operations = item.access_types.iter();
+        (self.operations).extend(operations.filter_map(|a| Operation::from_access_type(a)));
+        sort_and_dedup_from(&mut self.operations, from, Ord::cmp);
+        from..self.operations.len()
     }
 
     fn applies(&self, block: &Block, now: Instant) -> bool {
@@ -265,17 +314,17 @@ impl AclBlocks {
         let keep = usize::try_from(asked).map_or(max_rows, |asked| asked.min(max_rows));
         let mut rows = Vec::with_capacity(keep);
         'blocks: for block in applying() {
-            for principal in &block.principals {
-                for &operation in &block.operations {
-                    for (pattern_type, name) in block.patterns.iter() {
+            for principal in &self.principals[block.principals.clone()] {
+                for &operation in &self.operations[block.operations.clone()] {
+                    for (pattern_type, name) in &self.patterns[block.patterns.clone()] {
                         if rows.len() == keep {
                             break 'blocks;
                         }
                         rows.push(AclRow {
                             resource_type: block.resource_type,
                             pattern_type: *pattern_type,
-                            name: Arc::clone(name),
-                            principal: Arc::clone(principal),
+                            name: name.of(&self.text),
+                            principal: principal.of(&self.text),
                             operation,
                             permission: block.permission,
                         });
@@ -283,14 +332,7 @@ impl AclBlocks {
                 }
             }
         }
-        rows.sort_unstable();
-        rows.dedup();
-        rows.shrink_to_fit();
-        AclView {
-            rows,
-            asked,
-            max_rows,
-        }
+        AclView::new(rows, asked, max_rows)
     }
 }
 
@@ -319,7 +361,7 @@ impl TimedAclView {
     /// The view at `now` of the blocks of a snapshot's policies (none for a disabled service).
     pub(crate) fn new(mut blocks: AclBlocks, now: Instant, max_rows: usize) -> TimedAclView {
         let shown = Arc::new(blocks.view_at(now, max_rows));
-        blocks.principals = Interner::default();
+        blocks.interned = HashMap::new();
         let ahead = blocks.boundaries_after(now).min().map(|at| Ahead {
             blocks,
             at,
@@ -368,31 +410,17 @@ impl TimedAclView {
     }
 }
 
-/// One shared copy of each distinct principal.
-#[derive(Default)]
-struct Interner(HashMap<String, Arc<str>>);
-
-impl Interner {
-    fn get(&mut self, text: String) -> Arc<str> {
-        if let Some(shared) = self.0.get(&text) {
-            return Arc::clone(shared);
-        }
-        let shared: Arc<str> = Arc::from(text.as_str());
-        self.0.insert(text, Arc::clone(&shared));
-        shared
-    }
-}
-
 /// The rows one item of a policy asks for: every principal × every operation × every pattern,
-/// each list without duplicates, so that `rows()` counts them before any is built.
+/// each list without duplicates, so that `rows()` counts them before any is built. The lists are
+/// runs of [`AclBlocks`]' vectors.
 struct Block {
     resource_type: u8,
     permission: Permission,
     /// The policy's validity periods in [`AclBlocks::validities`], or [`ALWAYS`].
     validity: u32,
-    patterns: Arc<[(PatternType, Arc<str>)]>,
-    principals: Box<[Arc<str>]>,
-    operations: Box<[Operation]>,
+    patterns: Range<usize>,
+    principals: Range<usize>,
+    operations: Range<usize>,
 }
 
 impl Block {
@@ -408,62 +436,36 @@ impl Block {
     }
 }
 
-/// Adds the blocks of one policy, whose validity periods are `validity`.
-fn add_blocks(
-    policy: &PolicyRecord,
-    validity: u32,
-    principals: &mut Interner,
-    blocks: &mut Vec<Block>,
+impl Span {
+    fn of(self, text: &str) -> &str {
+        &text[self.start..self.end]
+    }
+}
+
+fn push_text(text: &mut String, name: &str) -> Span {
+    let start = text.len();
+    text.push_str(name);
+    Span {
+        start,
+        end: text.len(),
+    }
+}
+
+/// Sorts `items[from..]` and drops its repeats, in place.
+fn sort_and_dedup_from<T: Copy>(
+    items: &mut Vec<T>,
+    from: usize,
+    mut compare: impl FnMut(&T, &T) -> Ordering,
 ) {
-    // A Kafka policy names exactly one level: every level of the kafka type is a root.
-    let mut levels = policy.resources.iter();
-    let (Some((level, values)), None) = (levels.next(), levels.next()) else {
-        return;
-    };
-    let Some(resource_type) = ResourceType::from_level(level) else {
-        return;
-    };
-    if values.excludes {
-        return;
-    }
-    let mut patterns: Vec<(PatternType, &str)> =
-        values.values.iter().filter_map(|v| pattern_of(v)).collect();
-    patterns.sort_unstable();
-    patterns.dedup();
-    let patterns: Arc<[(PatternType, Arc<str>)]> = patterns
-        .into_iter()
-        .map(|(pattern, name)| (pattern, Arc::from(name)))
-        .collect();
-    let mut add = |items: &[Item], permission: Permission| {
-        for item in items.iter().filter(|item| item.conditions.is_empty()) {
-            let mut item_principals: Vec<Arc<str>> =
-                principals_of(item).map(|p| principals.get(p)).collect();
-            item_principals.sort_unstable();
-            item_principals.dedup();
-            let mut operations: Vec<Operation> = item
-                .access_types
-                .iter()
-                .filter_map(|a| Operation::from_access_type(a))
-                .collect();
-            operations.sort_unstable();
-            operations.dedup();
-            blocks.push(Block {
-                resource_type: resource_type.code(),
-                permission,
-                validity,
-                patterns: Arc::clone(&patterns),
-                principals: item_principals.into_boxed_slice(),
-                operations: operations.into_boxed_slice(),
-            });
+    items[from..].sort_unstable_by(&mut compare);
+    let mut kept = from;
+    for at in from..items.len() {
+        if kept == from || compare(&items[kept - 1], &items[at]) != Ordering::Equal {
+            items[kept] = items[at];
+            kept += 1;
         }
-    };
-    // Items carved by exceptions cannot be expressed as ACLs: leave them out rather than overstate.
-    if policy.allow_exceptions.is_empty() {
-        add(&policy.allow, Permission::Allow);
     }
-    if policy.deny_exceptions.is_empty() {
-        add(&policy.deny, Permission::Deny);
-    }
+    items.truncate(kept);
 }
 
 /// `*` is Kafka's wildcard, `orders*` a prefixed pattern, a plain value a literal one; any other
@@ -483,16 +485,15 @@ fn pattern_of(value: &str) -> Option<(PatternType, &str)> {
     }
 }
 
-fn principals_of(item: &Item) -> impl Iterator<Item = String> + '_ {
-    let users = item.users.iter().map(|u| format!("User:{u}"));
-    let groups = item.groups.iter().map(|g| {
-        if g == "public" {
-            "User:*".to_string()
-        } else {
-            format!("Group:{g}")
-        }
+/// Each principal of an item as Kafka writes it, `Type:name`, in two parts.
+fn principals_of(item: &Item) -> impl Iterator<Item = (&'static str, &str)> + '_ {
+    let users = item.users.iter().map(|u| ("User:", u.as_str()));
+    // The public group is every user: Kafka's `User:*`.
+    let groups = item.groups.iter().map(|g| match g.as_str() {
+        "public" => ("User:", "*"),
+        g => ("Group:", g),
     });
-    let roles = item.roles.iter().map(|r| format!("Role:{r}"));
+    let roles = item.roles.iter().map(|r| ("Role:", r.as_str()));
     users.chain(groups).chain(roles)
 }
 
@@ -553,51 +554,15 @@ mod tests {
         assert_eq!(Permission::Allow.code(), 3);
     }
 
-    fn row(resource_type: ResourceType, pattern_type: PatternType, name: &str) -> AclRow {
-        AclRow {
-            resource_type: resource_type.code(),
-            pattern_type,
-            name: name.into(),
-            principal: "User:alice".into(),
-            operation: Operation::Read,
-            permission: Permission::Allow,
-        }
-    }
-
-    #[test]
-    fn a_row_matches_a_resource_as_kafkas_match_filter_does() {
-        let literal = row(ResourceType::Topic, PatternType::Literal, "orders");
-        assert!(literal.matches_resource(ResourceType::Topic, "orders"));
-        assert!(!literal.matches_resource(ResourceType::Topic, "orders-eu"));
-        assert!(!literal.matches_resource(ResourceType::Topic, "order"));
-        assert!(
-            !literal.matches_resource(ResourceType::Group, "orders"),
-            "another resource type"
-        );
-        let wildcard = row(ResourceType::Topic, PatternType::Literal, "*");
-        assert!(wildcard.matches_resource(ResourceType::Topic, "orders"));
-        assert!(!wildcard.matches_resource(ResourceType::Group, "orders"));
-        let prefixed = row(ResourceType::Group, PatternType::Prefixed, "alice-");
-        assert!(prefixed.matches_resource(ResourceType::Group, "alice-1"));
-        assert!(prefixed.matches_resource(ResourceType::Group, "alice-"));
-        assert!(!prefixed.matches_resource(ResourceType::Group, "alice"));
-        assert!(!prefixed.matches_resource(ResourceType::Topic, "alice-1"));
-        let star_prefix = row(ResourceType::Group, PatternType::Prefixed, "*");
-        assert!(
-            !star_prefix.matches_resource(ResourceType::Group, "alice"),
-            "a prefixed `*` is a prefix, not the wildcard"
-        );
-    }
-
     #[test]
     fn a_view_holding_every_row_asked_for_is_not_truncated() {
         let record = policy(&["a", "b"], &["u"], &["read"]);
         let snapshot = snapshot_of(record);
         let whole = acl_view(&snapshot, Instant::now(), 2);
-        assert_eq!((whole.rows.len(), whole.asked), (2, 2));
+        assert_eq!((whole.len(), whole.asked), (2, 2));
         assert!(!whole.truncated(), "exactly the maximum: nothing left out");
         let cut = acl_view(&snapshot, Instant::now(), 1);
-        assert_eq!((cut.rows.len(), cut.asked), (1, 2));
+        assert_eq!((cut.len(), cut.asked), (1, 2));
         assert!(cut.truncated());
     }
 
@@ -606,7 +571,7 @@ mod tests {
         let mut snapshot = snapshot_of(policy(&["a", "b"], &["u"], &["read"]));
         snapshot.service_enabled = false;
         let view = acl_view(&snapshot, Instant::now(), 5);
-        assert_eq!((view.rows.len(), view.asked, view.max_rows), (0, 0, 5));
+        assert_eq!((view.len(), view.asked, view.max_rows), (0, 0, 5));
         assert!(!view.truncated());
         assert_eq!(view.truncation_warning(), None);
     }

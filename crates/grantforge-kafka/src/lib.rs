@@ -16,7 +16,7 @@ mod migrate;
 mod policies;
 mod vocabulary;
 
-pub use acl::{acl_view, AclRow, AclView, ACL_VIEW_MAX_ROWS};
+pub use acl::{acl_view, AclRow, AclView, IndexedRow, ACL_VIEW_MAX_ROWS};
 pub use conditions::{kafka_evaluators, ConditionReads, KafkaContext};
 pub use migrate::{
     describe_acl, migrate_acls, Finding, KafkaAcl, Migration, ReportEntry, MIGRATION_LABEL,

@@ -285,14 +285,13 @@ fn policies_show_as_acl_rows() {
     let p = policies();
     let view = p.acl_view();
     let rows: Vec<(u8, PatternType, &str, &str, Operation, Permission)> = view
-        .rows
-        .iter()
+        .rows()
         .map(|r| {
             (
                 r.resource_type,
                 r.pattern_type,
-                &*r.name,
-                &*r.principal,
+                r.name,
+                r.principal,
                 r.operation,
                 r.permission,
             )

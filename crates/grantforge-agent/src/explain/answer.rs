@@ -14,7 +14,7 @@ pub(super) struct Answer<'a> {
     pub service: &'a str,
     pub policy_version: i64,
     /// The ACL rows of the resource, as `kafka-acls --list` with Kafka's MATCH filter shows them.
-    pub acls: Vec<AclRow>,
+    pub acls: Vec<AclRow<'a>>,
     pub allowed: bool,
     /// The rule that decided, in words.
     pub reason: &'static str,
@@ -212,7 +212,7 @@ fn resource_level(row: &AclRow) -> &'static str {
 fn acl_json(row: &AclRow) -> Value {
     json!({
         "resourceType": resource_level(row), "patternType": row.pattern_type.kafka_name(),
-        "name": &*row.name, "principal": &*row.principal, "host": "*",
+        "name": row.name, "principal": row.principal, "host": "*",
         "operation": row.operation.kafka_name(), "permission": row.permission.kafka_name(),
     })
 }

@@ -68,7 +68,7 @@ fn a_small_snapshot_asking_for_a_hundred_million_acl_rows_loads_quickly_with_bou
         text.len()
     );
     assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
-    let rows = policies.acl_view().rows.len();
+    let rows = policies.acl_view().len();
     assert!(
         rows <= ACL_VIEW_MAX_ROWS && rows > ACL_VIEW_MAX_ROWS / 2,
         "{rows} rows"
@@ -246,7 +246,7 @@ fn explain_asks_the_engine_the_request_decide_asks() {
 #[test]
 fn the_fixture_has_its_whole_acl_view_and_no_warning() {
     let policies = KafkaPolicies::load(e2e().as_bytes(), Instant::now()).unwrap();
-    assert_eq!(policies.acl_view().rows.len(), 7);
+    assert_eq!(policies.acl_view().len(), 7);
     assert!(policies.warnings().is_empty(), "{:?}", policies.warnings());
 }
 
@@ -269,12 +269,11 @@ fn noon() -> Instant {
 
 /// Whether the view lists alice's `orders` rows (policy 1) and the analysts' (policy 2).
 fn shows(view: &AclView) -> (bool, bool) {
-    let alice = |r: &&AclRow| &*r.principal == "User:alice" && &*r.name == "orders";
-    let analysts = |r: &&AclRow| &*r.principal == "Role:analyst" && &*r.name == "orders";
-    (
-        view.rows.iter().any(|r| alice(&r)),
-        view.rows.iter().any(|r| analysts(&r)),
-    )
+    let shown = |principal: &str| {
+        view.rows()
+            .any(|r: AclRow| r.principal == principal && r.name == "orders")
+    };
+    (shown("User:alice"), shown("Role:analyst"))
 }
 
 #[test]
@@ -313,7 +312,7 @@ fn the_acl_view_shows_a_policy_from_its_start_and_hides_it_from_its_end() {
 
     let over = policies.advance_acl_view(at(20)).expect("policy 1 ended");
     assert_eq!(shows(&over), (false, false));
-    assert_eq!(over.rows.len(), 7 - 2 - 1, "the fixture's other rows stay");
+    assert_eq!(over.len(), 7 - 2 - 1, "the fixture's other rows stay");
     assert_eq!(policies.next_acl_view_change(), None);
     assert!(policies.advance_acl_view(at(3600)).is_none());
 }
@@ -350,11 +349,11 @@ fn a_disabled_service_shows_no_acl_and_never_recomputes() {
     );
     let policies = KafkaPolicies::load(text.as_bytes(), noon()).unwrap();
     assert!(!policies.service_enabled);
-    assert!(policies.acl_view().rows.is_empty());
+    assert!(policies.acl_view().is_empty());
     assert_eq!(policies.next_acl_view_change(), None);
     assert_eq!(policies.validity_changes_after(noon()), vec![]);
     assert!(policies.advance_acl_view(noon().plus_seconds(60)).is_none());
-    assert!(policies.acl_view().rows.is_empty());
+    assert!(policies.acl_view().is_empty());
 }
 
 #[test]
@@ -414,12 +413,12 @@ fn every_layout_of_a_snapshot_loads_the_same_policies_and_acl_view() {
     // The definition repeated after the policies: the snapshot is read again, whole.
     let definition_again = close(&server_order, definition);
     let expected = KafkaPolicies::load(server_order.as_bytes(), noon()).unwrap();
-    assert!(expected.access_policies > 1 && !expected.acl_view().rows.is_empty());
+    assert!(expected.access_policies > 1 && !expected.acl_view().is_empty());
     for layout in [definition_last, definition_again] {
         let loaded = KafkaPolicies::load(layout.as_bytes(), noon()).unwrap();
         assert_eq!(loaded.access_policies, expected.access_policies);
         let (view, expected_view) = (loaded.acl_view(), expected.acl_view());
-        assert_eq!(view.rows, expected_view.rows, "{layout}");
+        assert!(view.rows().eq(expected_view.rows()), "{layout}");
         assert_eq!(view.asked, expected_view.asked, "no policy counted twice");
     }
 }

@@ -29,12 +29,12 @@ class AclViewGoldenTest {
     void decodesTheGoldenRows() {
         List<AclBinding> rows = AclView.decode(GoldenFixtures.read("acl-rows.bin"));
         assertEquals(List.of(
-            binding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", AclOperation.WRITE, AclPermissionType.ALLOW),
             binding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", AclOperation.READ, AclPermissionType.ALLOW),
+            binding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", AclOperation.WRITE, AclPermissionType.ALLOW),
+            binding(ResourceType.TOPIC, "café", PatternType.PREFIXED, "Role:analyst", AclOperation.DESCRIBE, AclPermissionType.ALLOW),
             binding(ResourceType.GROUP, "pay-", PatternType.PREFIXED, "Group:ops", AclOperation.READ, AclPermissionType.DENY),
             binding(ResourceType.CLUSTER, "kafka-cluster", PatternType.LITERAL, "User:*", AclOperation.IDEMPOTENT_WRITE,
-                AclPermissionType.ALLOW),
-            binding(ResourceType.TOPIC, "café", PatternType.PREFIXED, "Role:analyst", AclOperation.DESCRIBE, AclPermissionType.ALLOW)),
+                AclPermissionType.ALLOW)),
             rows);
         assertSame(rows.get(0).pattern(), rows.get(1).pattern(), "a resource's rows share its pattern");
         assertSame(rows.get(0).entry().principal(), rows.get(1).entry().principal(), "a principal is decoded once");
