@@ -1,6 +1,8 @@
 //! Deciding requests (Java's `PolicyEngine`, plus the agent core's enrichment with the snapshot's
 //! roles and groups).
 
+mod read;
+
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -13,7 +15,7 @@ use crate::is_blank;
 use crate::matcher::normalize;
 use crate::model::ServiceModel;
 use crate::policy::{CompiledPolicy, Compiler, Levels, List, Subject};
-use crate::snapshot::{Definition, PolicyRecord, PolicyStream, Priority, Snapshot, SnapshotHead};
+use crate::snapshot::{Definition, PolicyRecord, Priority, Snapshot, SnapshotHead};
 use crate::stack::StackVec;
 use crate::time::Instant;
 
@@ -226,12 +228,16 @@ impl Tally {
 
 /// Takes each ACCESS policy of a snapshot once [`PolicyEngine::read`] has compiled it, to derive
 /// something else from it on the way (a listing, say) without a second pass over a parsed model.
-pub trait PolicyVisitor {
-    /// One policy, compiled and so checked, in file order; the engine has no further use for it.
-    fn visit(&mut self, policy: PolicyRecord);
+/// It runs on the thread that compiles, beside the one that reads.
+pub trait PolicyVisitor: Send {
+    /// One policy, compiled and so checked, in file order.
+    fn visit(&mut self, policy: &PolicyRecord);
     /// Forget every policy visited so far: they are visited again from the first (a snapshot with
     /// a field repeated after its policies is read twice).
     fn restart(&mut self);
+    /// Every policy has been visited, and the snapshot is good so far: what is derived from them
+    /// can be finished, while the engine indexes its own.
+    fn finish(&mut self) {}
 }
 
 /// A [`PolicyEngine`] being built, one policy after the other.
@@ -295,27 +301,6 @@ impl<'e, C: ?Sized> Building<'e, C> {
     }
 }
 
-/// The parser's side of [`PolicyEngine::read`]: compiles each policy as it is read.
-struct Streaming<'e, 'v, C: ?Sized> {
-    evaluators: &'e Evaluators<C>,
-    building: Option<Building<'e, C>>,
-    visitor: &'v mut dyn PolicyVisitor,
-}
-
-impl<C: ?Sized> PolicyStream for Streaming<'_, '_, C> {
-    fn open(&mut self, definition: &Definition) -> Result<(), SnapshotError> {
-        self.building = Some(Building::new(definition, self.evaluators)?);
-        Ok(())
-    }
-
-    fn take(&mut self, policy: PolicyRecord, index: usize) -> Result<(), SnapshotError> {
-        let building = self.building.as_mut().expect("opened before any policy");
-        building.add(&policy, index)?;
-        self.visitor.visit(policy);
-        Ok(())
-    }
-}
-
 /// An immutable, indexed engine over one snapshot's ACCESS policies. Build a new one for every
 /// snapshot; share it between threads freely.
 pub struct PolicyEngine<C: ?Sized> {
@@ -364,34 +349,14 @@ impl<C: ?Sized> PolicyEngine<C> {
     /// [`Snapshot::parse`] then [`PolicyEngine::build`], refusing the same snapshots with the same
     /// errors. `visitor` takes each ACCESS policy once it is compiled, in file order, to build what
     /// else the caller derives from them. Returns the rest of the snapshot (the number of policies
-    /// is the engine's [`PolicyEngine::policy_count`]).
+    /// is the engine's [`PolicyEngine::policy_count`]). Reads on the caller's thread and compiles
+    /// on a second one.
     pub fn read(
         bytes: &[u8],
         evaluators: &Evaluators<C>,
         visitor: &mut dyn PolicyVisitor,
     ) -> Result<(SnapshotHead, Self), SnapshotError> {
-        let mut streaming = Streaming {
-            evaluators,
-            building: None,
-            visitor: &mut *visitor,
-        };
-        let (Snapshot { head, policies }, streamed) =
-            crate::snapshot::stream(bytes, &mut streaming)?;
-        let building = match (streamed, streaming.building) {
-            (true, Some(building)) => building,
-            // Not streamed: the policies came whole (and checked) with the snapshot.
-            _ => {
-                visitor.restart();
-                let mut building = Building::new(&head.definition, evaluators)?;
-                for (index, record) in policies.into_iter().enumerate() {
-                    building.add(&record, index)?;
-                    visitor.visit(record);
-                }
-                building
-            }
-        };
-        let engine = building.finish(&head.roles, &head.groups);
-        Ok((head, engine))
+        read::read(bytes, evaluators, visitor)
     }
 
     /// The service model the engine decides with.

@@ -135,8 +135,8 @@ struct Seen {
 }
 
 impl PolicyVisitor for Seen {
-    fn visit(&mut self, policy: PolicyRecord) {
-        self.policies.push(policy);
+    fn visit(&mut self, policy: &PolicyRecord) {
+        self.policies.push(policy.clone());
     }
     fn restart(&mut self) {
         self.policies.clear();
@@ -737,4 +737,49 @@ fn a_snapshot_laid_out_otherwise_is_read_whole_and_visited_once() {
         assert_eq!(seen.policies, snapshot.policies, "{layout}");
         assert_eq!(seen.restarts, restarts, "{layout}");
     }
+}
+
+/// Policy `id` of the kind `GOOD` is, on topic `t{id}`, granting `access`.
+fn numbered(id: usize, access: &str) -> String {
+    format!(
+        r#"{{"id":"{id}","name":"p{id}","type":"ACCESS","priority":"NORMAL","document":{{"resources":{{"topic":{{"values":["t{id}"],"excludes":false,"recursive":false}}}},"allow":[{{"users":["u{id}"],"accessTypes":["{access}"]}}]}}}}"#
+    )
+}
+
+#[test]
+fn the_first_policy_refused_is_the_answer_however_far_the_reader_got() {
+    // Policies are compiled beside the reader, in batches: the reader runs ahead of the compiler,
+    // here to a broken end, and the refusal of policy 700 must still be what is said.
+    let policies: Vec<String> = (2..3000)
+        .map(|id| numbered(id, if id == 700 { "write" } else { "read" }))
+        .collect();
+    let whole = around(&policies.join(","));
+    let refusal = parse(&whole).unwrap_err();
+    assert_eq!(refusal.policy_id, Some(700), "{refusal}");
+    let broken = &whole[..whole.len() - 3];
+    assert_eq!(parse(broken).unwrap_err().to_string(), refusal.to_string());
+    // And with every policy good, all are compiled and visited in order, batch after batch.
+    let good: Vec<String> = (2..3000).map(|id| numbered(id, "read")).collect();
+    let snapshot = parse(&around(&good.join(","))).unwrap();
+    assert_eq!(snapshot.policies.len(), 2998);
+}
+
+#[test]
+fn a_visitor_that_panics_makes_the_read_panic_and_nothing_hangs() {
+    struct Panicking;
+    impl PolicyVisitor for Panicking {
+        fn visit(&mut self, policy: &PolicyRecord) {
+            assert!(policy.id < 500, "a visitor's bug");
+        }
+        fn restart(&mut self) {}
+    }
+    let policies: Vec<String> = (2..3000).map(|id| numbered(id, "read")).collect();
+    let json = around(&policies.join(","));
+    let read = std::panic::catch_unwind(|| {
+        PolicyEngine::<Context>::read(json.as_bytes(), &first_octet(), &mut Panicking).map(|_| ())
+    });
+    assert!(
+        read.is_err(),
+        "the visitor's panic is resumed on the caller's thread"
+    );
 }

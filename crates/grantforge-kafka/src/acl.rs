@@ -22,7 +22,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 
 use grantforge_engine::{Instant, Item, PolicyRecord, PolicyVisitor, Snapshot, Validity};
 use parking_lot::{Mutex, RwLock};
@@ -51,106 +51,48 @@ pub fn acl_view(snapshot: &Snapshot, now: Instant, max_rows: usize) -> AclView {
     blocks.view_at(now, max_rows)
 }
 
-/// Runs `read` with a [`PolicyVisitor`] whose policies are gathered into an ACL view on a thread
-/// of its own, which also builds the view at `now`: a load keeps both cores of a small broker busy
-/// instead of one. The policies go back to the reading thread to be freed there, where they were
-/// allocated (glibc frees another thread's memory under its arena's lock). Gathers on the caller's
-/// thread if no thread can be started.
-pub(crate) fn gathered_beside<R>(
+/// Gathers the ACL view's blocks from the policies a snapshot read shows it ([`PolicyVisitor`]:
+/// on the thread that compiles them), and builds the view at `now` once all are in, while the
+/// engine indexes.
+pub(crate) struct Gathering {
+    blocks: AclBlocks,
     now: Instant,
     max_rows: usize,
-    read: impl FnOnce(&mut dyn PolicyVisitor) -> R,
-) -> (R, TimedAclView) {
-    std::thread::scope(|scope| {
-        let (sender, batches) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
-        let (give_back, given_back) = mpsc::channel::<Vec<PolicyRecord>>();
-        let gatherer = std::thread::Builder::new()
-            .name("grantforge-acl-view".to_string())
-            .spawn_scoped(scope, move || {
-                let mut blocks = AclBlocks::default();
-                for batch in batches {
-                    match batch {
-                        Batch::Policies(policies) => {
-                            policies.iter().for_each(|p| blocks.add(p));
-                            let _ = give_back.send(policies);
-                        }
-                        Batch::Restart => blocks = AclBlocks::default(),
-                    }
-                }
-                TimedAclView::new(blocks, now, max_rows)
-            });
-        let Ok(gatherer) = gatherer else {
-            let mut blocks = AclBlocks::default();
-            let read = read(&mut blocks);
-            return (read, TimedAclView::new(blocks, now, max_rows));
-        };
-        let mut sending = Sending {
-            sender,
-            given_back,
-            batch: Vec::new(),
-        };
-        let read = read(&mut sending);
-        sending.send();
-        // The sender closes the gatherer's loop; what it gives back is freed here.
-        let Sending {
-            sender, given_back, ..
-        } = sending;
-        drop(sender);
-        let view = gatherer
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        drop(given_back);
-        (read, view)
-    })
+    view: Option<TimedAclView>,
 }
 
-/// Policies are handed to the gathering thread this many at a time...
-const BATCH: usize = 256;
-/// ...with at most this many batches waiting, so the reader cannot run far ahead of it.
-const BATCHES_IN_FLIGHT: usize = 16;
-
-enum Batch {
-    Policies(Vec<PolicyRecord>),
-    Restart,
-}
-
-/// The reader's side of [`gathered_beside`].
-struct Sending {
-    sender: mpsc::SyncSender<Batch>,
-    /// Batches gathered, to be freed here.
-    given_back: mpsc::Receiver<Vec<PolicyRecord>>,
-    batch: Vec<PolicyRecord>,
-}
-
-impl Sending {
-    fn send(&mut self) {
-        if self.batch.is_empty() {
-            return;
+impl Gathering {
+    pub(crate) fn new(now: Instant, max_rows: usize) -> Gathering {
+        Gathering {
+            blocks: AclBlocks::default(),
+            now,
+            max_rows,
+            view: None,
         }
-        // The batches gathered are freed here, and a vector of them reused.
-        let mut next = None;
-        while let Ok(mut gathered) = self.given_back.try_recv() {
-            gathered.clear();
-            next = Some(gathered);
-        }
-        let next = next.unwrap_or_else(|| Vec::with_capacity(BATCH));
-        let batch = std::mem::replace(&mut self.batch, next);
-        // A gatherer gone has panicked: joining it says so.
-        let _ = self.sender.send(Batch::Policies(batch));
+    }
+
+    /// The view of every policy visited.
+    pub(crate) fn into_view(mut self) -> TimedAclView {
+        self.finish();
+        self.view.take().expect("finished")
     }
 }
 
-impl PolicyVisitor for Sending {
-    fn visit(&mut self, policy: PolicyRecord) {
-        self.batch.push(policy);
-        if self.batch.len() >= BATCH {
-            self.send();
-        }
+impl PolicyVisitor for Gathering {
+    fn visit(&mut self, policy: &PolicyRecord) {
+        self.blocks.add(policy);
     }
 
     fn restart(&mut self) {
-        self.batch.clear();
-        let _ = self.sender.send(Batch::Restart);
+        self.blocks = AclBlocks::default();
+        self.view = None;
+    }
+
+    fn finish(&mut self) {
+        if self.view.is_none() {
+            let blocks = std::mem::take(&mut self.blocks);
+            self.view = Some(TimedAclView::new(blocks, self.now, self.max_rows));
+        }
     }
 }
 
@@ -184,16 +126,6 @@ struct Span {
 
 /// The `validity` of a block whose policy always applies.
 const ALWAYS: u32 = u32::MAX;
-
-impl PolicyVisitor for AclBlocks {
-    fn visit(&mut self, policy: PolicyRecord) {
-        self.add(&policy);
-    }
-
-    fn restart(&mut self) {
-        *self = AclBlocks::default();
-    }
-}
 
 impl AclBlocks {
     /// Adds the blocks of one policy.

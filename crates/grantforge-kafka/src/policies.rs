@@ -3,13 +3,13 @@
 use std::fmt;
 
 use grantforge_engine::{
-    AccessRequest, Definition, Explanation, Instant, Outcome, PolicyEngine, RequestError, Snapshot,
-    SnapshotHead,
+    AccessRequest, Definition, Explanation, Instant, Outcome, PolicyEngine, PolicyVisitor,
+    RequestError, Snapshot, SnapshotHead,
 };
 
 use std::sync::Arc;
 
-use crate::acl::{gathered_beside, AclBlocks, AclView, TimedAclView, ACL_VIEW_MAX_ROWS};
+use crate::acl::{AclBlocks, AclView, Gathering, TimedAclView, ACL_VIEW_MAX_ROWS};
 use crate::conditions::{kafka_evaluators, ConditionReads, KafkaContext};
 use crate::vocabulary::{Operation, ResourceType};
 
@@ -199,26 +199,24 @@ impl std::fmt::Debug for KafkaPolicies {
 
 impl KafkaPolicies {
     /// Reads and compiles snapshot bytes in one pass, policy by policy (the parsed policies are
-    /// never all held at once), while a second thread gathers the ACL view from the same policies;
-    /// `now` fixes which policies the view shows until the next validity boundary
+    /// never all held at once), gathering the ACL view from the same policies on the compiling
+    /// thread; `now` fixes which policies the view shows until the next validity boundary
     /// ([`KafkaPolicies::advance_acl_view`]).
     pub fn load(bytes: &[u8], now: Instant) -> Result<KafkaPolicies, LoadError> {
         let evaluators = kafka_evaluators();
-        let (read, acl_view) = gathered_beside(now, ACL_VIEW_MAX_ROWS, |visitor| {
-            PolicyEngine::read(bytes, &evaluators, visitor)
-        });
-        let (head, engine) = read.map_err(LoadError::Snapshot)?;
-        KafkaPolicies::assemble(&head, engine, acl_view, now)
+        let mut gathering = Gathering::new(now, ACL_VIEW_MAX_ROWS);
+        let (head, engine) =
+            PolicyEngine::read(bytes, &evaluators, &mut gathering).map_err(LoadError::Snapshot)?;
+        KafkaPolicies::assemble(&head, engine, gathering.into_view(), now)
     }
 
     /// Compiles a parsed snapshot (kept by callers that also show the policies, such as `explain`).
     pub fn from_snapshot(snapshot: &Snapshot, now: Instant) -> Result<KafkaPolicies, LoadError> {
         let engine =
             PolicyEngine::build(snapshot, &kafka_evaluators()).map_err(LoadError::Snapshot)?;
-        let mut blocks = AclBlocks::default();
-        snapshot.policies.iter().for_each(|p| blocks.add(p));
-        let acl_view = TimedAclView::new(blocks, now, ACL_VIEW_MAX_ROWS);
-        KafkaPolicies::assemble(&snapshot.head, engine, acl_view, now)
+        let mut gathering = Gathering::new(now, ACL_VIEW_MAX_ROWS);
+        snapshot.policies.iter().for_each(|p| gathering.visit(p));
+        KafkaPolicies::assemble(&snapshot.head, engine, gathering.into_view(), now)
     }
 
     /// Checks that a compiled snapshot can serve Kafka, and puts it together with its ACL view.
