@@ -1,8 +1,6 @@
 package org.devlive.grantforge.kafka.agent;
 
 import java.lang.ref.SoftReference;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -113,35 +111,82 @@ final class AclView {
         if (view == null || view.length < 8) {
             return Collections.emptyList();
         }
-        ByteBuffer in = ByteBuffer.wrap(view).order(ByteOrder.LITTLE_ENDIAN);
-        String[] names = new String[in.getInt()];
+        int at = 0;
+        String[] names = new String[littleEndianInt(view, at)];
+        at += 4;
         for (int i = 0; i < names.length; i++) {
-            int length = in.getInt();
-            names[i] = new String(view, in.position(), length, StandardCharsets.UTF_8);
-            in.position(in.position() + length);
+            int length = littleEndianInt(view, at);
+            names[i] = new String(view, at + 4, length, StandardCharsets.UTF_8);
+            at += 4 + length;
         }
-        int count = in.getInt();
+        int count = littleEndianInt(view, at);
+        at += 4;
         List<AclBinding> bindings = new ArrayList<AclBinding>(count);
-        ResourcePattern pattern = null;
-        int patternKey = -1;
-        int patternName = -1;
-        for (int i = 0; i < count; i++) {
-            int key = (in.get() & 0xff) << 8 | (in.get() & 0xff);
-            int name = in.getInt();
-            String principal = names[in.getInt()];
-            AclOperation operation = AclOperation.fromCode(in.get());
-            AclPermissionType permission = AclPermissionType.fromCode(in.get());
+        Rows rows = new Rows(view, names);
+        for (int i = 0; i < count; i++, at += ROW_BYTES) {
+            AclBinding binding = rows.binding(at);
+            if (binding != null) {
+                bindings.add(binding);
+            }
+        }
+        return bindings;
+    }
+
+    /**
+     * Decodes one row at a time. A row is a call of its own, not the body of one long loop: the JIT compiles a
+     * method after a few hundred calls, a loop only after tens of thousands of turns, and a first listing of a few
+     * thousand rows would otherwise run interpreted to its end.
+     */
+    private static final class Rows {
+        private final byte[] view;
+        private final String[] names;
+        /** The pattern of the row before, shared by the rows of its resource. */
+        private ResourcePattern pattern;
+        private int patternKey = -1;
+        private int patternName = -1;
+
+        Rows(byte[] view, String[] names) {
+            this.view = view;
+            this.names = names;
+        }
+
+        /** The binding of the row at {@code at}; null for an operation this Kafka does not have. */
+        AclBinding binding(int at) {
+            AclOperation operation = OPERATIONS[view[at + 10] & 0xff];
+            if (operation == AclOperation.UNKNOWN) {
+                return null; // an operation of a newer Kafka release than the one running, which cannot show it
+            }
+            int key = (view[at] & 0xff) << 8 | (view[at + 1] & 0xff);
+            int name = littleEndianInt(view, at + 2);
             if (pattern == null || key != patternKey || name != patternName) {
-                pattern = new ResourcePattern(ResourceType.fromCode((byte) (key >>> 8)), names[name],
-                    PatternType.fromCode((byte) key));
+                pattern = new ResourcePattern(RESOURCE_TYPES[key >>> 8], names[name], PATTERN_TYPES[key & 0xff]);
                 patternKey = key;
                 patternName = name;
             }
-            if (operation == AclOperation.UNKNOWN) {
-                continue; // an operation of a newer Kafka release than the one running, which cannot show it
-            }
-            bindings.add(new AclBinding(pattern, new AccessControlEntry(principal, "*", operation, permission)));
+            String principal = names[littleEndianInt(view, at + 6)];
+            AclPermissionType permission = PERMISSIONS[view[at + 11] & 0xff];
+            return new AclBinding(pattern, new AccessControlEntry(principal, "*", operation, permission));
         }
-        return bindings;
+    }
+
+    /** The bytes of one row after the names. */
+    private static final int ROW_BYTES = 12;
+
+    // Kafka's codes are bytes: each enum's values by code, looked up once here rather than in a map a row.
+    private static final AclOperation[] OPERATIONS = byCode(AclOperation::fromCode, AclOperation[]::new);
+    private static final AclPermissionType[] PERMISSIONS = byCode(AclPermissionType::fromCode, AclPermissionType[]::new);
+    private static final ResourceType[] RESOURCE_TYPES = byCode(ResourceType::fromCode, ResourceType[]::new);
+    private static final PatternType[] PATTERN_TYPES = byCode(PatternType::fromCode, PatternType[]::new);
+
+    private static <T> T[] byCode(java.util.function.Function<Byte, T> fromCode, java.util.function.IntFunction<T[]> array) {
+        T[] byCode = array.apply(256);
+        for (int code = 0; code < 256; code++) {
+            byCode[code] = fromCode.apply((byte) code);
+        }
+        return byCode;
+    }
+
+    private static int littleEndianInt(byte[] bytes, int at) {
+        return (bytes[at] & 0xff) | (bytes[at + 1] & 0xff) << 8 | (bytes[at + 2] & 0xff) << 16 | (bytes[at + 3] & 0xff) << 24;
     }
 }
