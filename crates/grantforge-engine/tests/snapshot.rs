@@ -783,3 +783,17 @@ fn a_visitor_that_panics_makes_the_read_panic_and_nothing_hangs() {
         "the visitor's panic is resumed on the caller's thread"
     );
 }
+
+#[test]
+fn a_snapshot_that_is_not_utf8_is_refused_naming_the_byte() {
+    let mut bytes = around(GOOD).into_bytes();
+    let at = bytes.windows(6).position(|w| w == b"orders").unwrap();
+    bytes[at] = 0xFF;
+    let refusal = Snapshot::parse(&bytes).unwrap_err();
+    assert_eq!(
+        refusal.to_string(),
+        format!("the snapshot is not valid JSON: it is not UTF-8 from byte {at}")
+    );
+    let read = PolicyEngine::<Context>::read(&bytes, &first_octet(), &mut Seen::default());
+    assert_eq!(read.unwrap_err().to_string(), refusal.to_string());
+}

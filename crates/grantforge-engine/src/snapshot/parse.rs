@@ -55,7 +55,18 @@ fn read(bytes: &[u8], stream: StreamTo<'_>) -> Result<(Snapshot, bool), Snapshot
         path: &root,
         policy: None,
     };
-    let mut json = serde_json::Deserializer::from_slice(bytes);
+    // Checked as UTF-8 once, whole, rather than string by string while reading (a few percent of
+    // a load); JSON is UTF-8, so nothing else is refused.
+    let text = std::str::from_utf8(bytes).map_err(|error| {
+        SnapshotError::new(
+            "",
+            format!(
+                "the snapshot is not valid JSON: it is not UTF-8 from byte {}",
+                error.valid_up_to()
+            ),
+        )
+    })?;
+    let mut json = serde_json::Deserializer::from_str(text);
     let read = Node {
         cx,
         handler: RootH { stream },
