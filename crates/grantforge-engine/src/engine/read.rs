@@ -84,8 +84,8 @@ pub(super) fn read<C: ?Sized>(
         Some(Ok(Finished::Compiled(compiled))) => Ok(*compiled),
         Some(Ok(Finished::Whole(snapshot))) => compile_whole(*snapshot, evaluators, visitor),
         Some(Err(refusal)) => Err(refusal),
-        // No second thread: compile as the policies are read, on this one.
-        None => read_inline(bytes, evaluators, visitor),
+        // No second thread: read the snapshot whole, then compile it, on this one.
+        None => compile_whole(Snapshot::parse(bytes)?, evaluators, visitor),
     }
 }
 
@@ -226,46 +226,4 @@ fn compile_whole<C: ?Sized>(
     visitor.finish();
     let engine = building.finish(&head.roles, &head.groups);
     Ok((head, engine))
-}
-
-/// One pass on this thread alone, compiling each policy as it is read.
-fn read_inline<C: ?Sized>(
-    bytes: &[u8],
-    evaluators: &Evaluators<C>,
-    visitor: &mut dyn PolicyVisitor,
-) -> Result<(SnapshotHead, PolicyEngine<C>), SnapshotError> {
-    let mut inline = Inline {
-        evaluators,
-        building: None,
-        visitor: &mut *visitor,
-    };
-    match crate::snapshot::stream(bytes, &mut inline)? {
-        (Snapshot { head, .. }, true) => {
-            let building = inline.building.expect("opened before the policies");
-            visitor.finish();
-            let engine = building.finish(&head.roles, &head.groups);
-            Ok((head, engine))
-        }
-        (snapshot, false) => compile_whole(snapshot, evaluators, visitor),
-    }
-}
-
-struct Inline<'e, 'v, C: ?Sized> {
-    evaluators: &'e Evaluators<C>,
-    building: Option<Building<'e, C>>,
-    visitor: &'v mut dyn PolicyVisitor,
-}
-
-impl<C: ?Sized> PolicyStream for Inline<'_, '_, C> {
-    fn open(&mut self, definition: &Definition) -> Result<(), SnapshotError> {
-        self.building = Some(Building::new(definition, self.evaluators)?);
-        Ok(())
-    }
-
-    fn take(&mut self, policy: PolicyRecord, index: usize) -> Result<(), SnapshotError> {
-        let building = self.building.as_mut().expect("opened before any policy");
-        building.add(&policy, index)?;
-        self.visitor.visit(&policy);
-        Ok(())
-    }
 }
