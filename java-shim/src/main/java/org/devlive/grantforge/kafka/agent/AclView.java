@@ -5,6 +5,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.function.Function;
+import java.util.function.IntFunction;
 import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
@@ -14,6 +16,7 @@ import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
 import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
+import org.devlive.grantforge.kafka.agent.jni.Wire;
 
 /**
  * The policies in force as Kafka {@link AclBinding}s, filtered with Kafka's own
@@ -112,14 +115,14 @@ final class AclView {
             return Collections.emptyList();
         }
         int at = 0;
-        String[] names = new String[littleEndianInt(view, at)];
+        String[] names = new String[Wire.readInt(view, at)];
         at += 4;
         for (int i = 0; i < names.length; i++) {
-            int length = littleEndianInt(view, at);
+            int length = Wire.readInt(view, at);
             names[i] = new String(view, at + 4, length, StandardCharsets.UTF_8);
             at += 4 + length;
         }
-        int count = littleEndianInt(view, at);
+        int count = Wire.readInt(view, at);
         at += 4;
         List<AclBinding> bindings = new ArrayList<AclBinding>(count);
         Rows rows = new Rows(view, names);
@@ -157,13 +160,13 @@ final class AclView {
                 return null; // an operation of a newer Kafka release than the one running, which cannot show it
             }
             int key = (view[at] & 0xff) << 8 | (view[at + 1] & 0xff);
-            int name = littleEndianInt(view, at + 2);
+            int name = Wire.readInt(view, at + 2);
             if (pattern == null || key != patternKey || name != patternName) {
                 pattern = new ResourcePattern(RESOURCE_TYPES[key >>> 8], names[name], PATTERN_TYPES[key & 0xff]);
                 patternKey = key;
                 patternName = name;
             }
-            String principal = names[littleEndianInt(view, at + 6)];
+            String principal = names[Wire.readInt(view, at + 6)];
             AclPermissionType permission = PERMISSIONS[view[at + 11] & 0xff];
             return new AclBinding(pattern, new AccessControlEntry(principal, "*", operation, permission));
         }
@@ -178,15 +181,11 @@ final class AclView {
     private static final ResourceType[] RESOURCE_TYPES = byCode(ResourceType::fromCode, ResourceType[]::new);
     private static final PatternType[] PATTERN_TYPES = byCode(PatternType::fromCode, PatternType[]::new);
 
-    private static <T> T[] byCode(java.util.function.Function<Byte, T> fromCode, java.util.function.IntFunction<T[]> array) {
+    private static <T> T[] byCode(Function<Byte, T> fromCode, IntFunction<T[]> array) {
         T[] byCode = array.apply(256);
         for (int code = 0; code < 256; code++) {
             byCode[code] = fromCode.apply((byte) code);
         }
         return byCode;
-    }
-
-    private static int littleEndianInt(byte[] bytes, int at) {
-        return (bytes[at] & 0xff) | (bytes[at + 1] & 0xff) << 8 | (bytes[at + 2] & 0xff) << 16 | (bytes[at + 3] & 0xff) << 24;
     }
 }

@@ -21,6 +21,11 @@ public final class Wire {
         out.write(bytes, 0, bytes.length);
     }
 
+    /** The u32 (a count, a length or an index), little-endian, at {@code at} of {@code bytes}. */
+    public static int readInt(byte[] bytes, int at) {
+        return (bytes[at] & 0xff) | (bytes[at + 1] & 0xff) << 8 | (bytes[at + 2] & 0xff) << 16 | (bytes[at + 3] & 0xff) << 24;
+    }
+
     /** A u32 (a count or a length), little-endian. */
     public static void writeInt(ByteArrayOutputStream out, int n) {
         out.write(n);
