@@ -36,7 +36,8 @@ pub use view::{AclRow, AclView, IndexedRow};
 /// At most this many rows are built for one snapshot: 12 bytes each in the agent, beside each
 /// distinct name once, and what `kafka-acls --list` brings onto the broker's heap. Measured when a
 /// row took 40 bytes (release build): a 77 KB snapshot asking for 117 M rows built its view in
-/// 0.2 s and 44 MB at this cap, against 52 s and 4.5 GB without one. The policies themselves decide without any limit.
+/// 0.2 s and 44 MB at this cap, against 52 s and 4.5 GB without one. The policies themselves
+/// decide without any limit.
 pub const ACL_VIEW_MAX_ROWS: usize = 1_000_000;
 
 /// The ACL view of the policies of `snapshot` that apply at `now`: the rows are counted before any
