@@ -29,8 +29,10 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::vocabulary::{Operation, PatternType, Permission, ResourceType};
 
+mod names;
 mod view;
 
+use names::Names;
 pub use view::{AclRow, AclView, IndexedRow};
 
 /// At most this many rows are built for one snapshot: 12 bytes each in the agent, beside each
@@ -102,27 +104,22 @@ impl PolicyVisitor for Gathering {
 /// block applies.
 ///
 /// A million policies make a million blocks: what they list is kept in a few shared vectors that
-/// each block names runs of, and the names end to end in one string, rather than in allocations of
-/// their own, which took as long to free as to make.
+/// each block names runs of, and the names in one [`Names`], rather than in allocations of their
+/// own, which took as long to free as to make.
 #[derive(Default)]
 pub(crate) struct AclBlocks {
     blocks: Vec<Block>,
-    patterns: Vec<(PatternType, Span)>,
-    principals: Vec<Span>,
+    /// Each a pattern type and a resource name of `names`.
+    patterns: Vec<(PatternType, u32)>,
+    /// Each a principal of `names`.
+    principals: Vec<u32>,
     operations: Vec<Operation>,
-    /// The resource names and principals the spans point into.
-    text: String,
+    /// The resource names and principals.
+    names: Names,
     /// The validity periods of the policies that have any; a block names its policy's by index.
     validities: Vec<Box<[Validity]>>,
-    /// Where each distinct principal is in `text`, while policies are added.
-    interned: HashMap<String, Span>,
-}
-
-/// A string of [`AclBlocks::text`].
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Span {
-    start: usize,
-    end: usize,
+    /// Each distinct principal's index in `names`, while policies are added.
+    interned: HashMap<String, u32>,
 }
 
 /// The `validity` of a block whose policy always applies.
@@ -180,11 +177,10 @@ impl AclBlocks {
     fn add_patterns(&mut self, values: &[String]) -> Range<usize> {
         let from = self.patterns.len();
         for (pattern_type, name) in values.iter().filter_map(|v| pattern_of(v)) {
-            let span = push_text(&mut self.text, name);
-            self.patterns.push((pattern_type, span));
+            self.patterns.push((pattern_type, self.names.add(name)));
         }
-        let text = &self.text;
-        let key = |(pattern_type, span): &(PatternType, Span)| (*pattern_type, span.of(text));
+        let names = &self.names;
+        let key = |&(pattern_type, name): &(PatternType, u32)| (pattern_type, names.get(name));
         sort_and_dedup_from(&mut self.patterns, from, |a, b| key(a).cmp(&key(b)));
         from..self.patterns.len()
     }
@@ -197,19 +193,19 @@ impl AclBlocks {
             principal.clear();
             principal.push_str(prefix);
             principal.push_str(name);
-            let span = match self.interned.get(&principal) {
-                Some(span) => *span,
+            let index = match self.interned.get(&principal) {
+                Some(index) => *index,
                 None => {
-                    let span = push_text(&mut self.text, &principal);
-                    self.interned.insert(principal.clone(), span);
-                    span
+                    let index = self.names.add(&principal);
+                    self.interned.insert(principal.clone(), index);
+                    index
                 }
             };
-            self.principals.push(span);
+            self.principals.push(index);
         }
-        let text = &self.text;
-        sort_and_dedup_from(&mut self.principals, from, |a, b| {
-            a.of(text).cmp(b.of(text))
+        let names = &self.names;
+        sort_and_dedup_from(&mut self.principals, from, |&a, &b| {
+            names.get(a).cmp(names.get(b))
         });
         from..self.principals.len()
     }
@@ -249,15 +245,15 @@ impl AclBlocks {
         'blocks: for block in applying() {
             for principal in &self.principals[block.principals.clone()] {
                 for &operation in &self.operations[block.operations.clone()] {
-                    for (pattern_type, name) in &self.patterns[block.patterns.clone()] {
+                    for &(pattern_type, name) in &self.patterns[block.patterns.clone()] {
                         if rows.len() == keep {
                             break 'blocks;
                         }
                         rows.push(AclRow {
                             resource_type: block.resource_type,
-                            pattern_type: *pattern_type,
-                            name: name.of(&self.text),
-                            principal: principal.of(&self.text),
+                            pattern_type,
+                            name: self.names.get(name),
+                            principal: self.names.get(*principal),
                             operation,
                             permission: block.permission,
                         });
@@ -366,21 +362,6 @@ impl Block {
         factors
             .iter()
             .fold(1u64, |product, n| product.saturating_mul(*n as u64))
-    }
-}
-
-impl Span {
-    fn of(self, text: &str) -> &str {
-        &text[self.start..self.end]
-    }
-}
-
-fn push_text(text: &mut String, name: &str) -> Span {
-    let start = text.len();
-    text.push_str(name);
-    Span {
-        start,
-        end: text.len(),
     }
 }
 

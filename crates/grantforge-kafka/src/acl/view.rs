@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 
+use super::names::Names;
 use crate::vocabulary::{Operation, PatternType, Permission, ResourceType};
 
 /// One ACL binding (the host is always `*`), as a view lists it.
@@ -100,8 +101,7 @@ impl AclView {
                 }
             })
             .collect();
-        names.text.shrink_to_fit();
-        names.ends.shrink_to_fit();
+        names.shrink_to_fit();
         AclView {
             names,
             rows,
@@ -133,7 +133,7 @@ impl AclView {
 
     /// Every distinct resource name and principal of the rows, in the order the rows index them.
     pub fn names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
-        (0..self.names.ends.len() as u32).map(|index| self.names.get(index))
+        (0..self.names.len() as u32).map(|index| self.names.get(index))
     }
 
     /// The rows as stored, indexing [`AclView::names`].
@@ -143,9 +143,7 @@ impl AclView {
 
     /// The bytes the view holds on the heap.
     pub fn heap_bytes(&self) -> usize {
-        self.names.text.capacity()
-            + self.names.ends.capacity() * std::mem::size_of::<usize>()
-            + self.rows.capacity() * std::mem::size_of::<IndexedRow>()
+        self.names.heap_bytes() + self.rows.capacity() * std::mem::size_of::<IndexedRow>()
     }
 
     /// Whether the policies ask for more rows than the view holds: some were left out.
@@ -161,27 +159,6 @@ impl AclView {
             self.asked,
             self.rows.len()
         ))
-    }
-}
-
-/// Strings in one buffer, each found by where it ends.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Names {
-    text: String,
-    ends: Vec<usize>,
-}
-
-impl Names {
-    fn add(&mut self, name: &str) -> u32 {
-        self.text.push_str(name);
-        self.ends.push(self.text.len());
-        u32::try_from(self.ends.len() - 1).expect("a view has fewer than 2^32 names")
-    }
-
-    fn get(&self, index: u32) -> &str {
-        let index = index as usize;
-        let start = index.checked_sub(1).map_or(0, |before| self.ends[before]);
-        &self.text[start..self.ends[index]]
     }
 }
 
