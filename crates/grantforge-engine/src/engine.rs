@@ -240,6 +240,31 @@ pub trait PolicyVisitor: Send {
     fn finish(&mut self) {}
 }
 
+/// Compiles the policies of a parsed snapshot in order, showing each to `visitor`, and indexes
+/// them.
+fn compile_all<C: ?Sized>(
+    snapshot: &Snapshot,
+    evaluators: &Evaluators<C>,
+    visitor: &mut dyn PolicyVisitor,
+) -> Result<PolicyEngine<C>, SnapshotError> {
+    let mut building = Building::new(&snapshot.definition, evaluators)?;
+    building.policies.reserve_exact(snapshot.policies.len());
+    for (index, record) in snapshot.policies.iter().enumerate() {
+        building.add(record, index)?;
+        visitor.visit(record);
+    }
+    visitor.finish();
+    Ok(building.finish(&snapshot.roles, &snapshot.groups))
+}
+
+/// The visitor of a build that derives nothing else.
+struct Unvisited;
+
+impl PolicyVisitor for Unvisited {
+    fn visit(&mut self, _policy: &PolicyRecord) {}
+    fn restart(&mut self) {}
+}
+
 /// A [`PolicyEngine`] being built, one policy after the other.
 struct Building<'e, C: ?Sized> {
     compiler: Compiler<'e, C>,
@@ -336,12 +361,7 @@ impl<C: ?Sized> PolicyEngine<C> {
     /// A condition whose evaluator is missing or whose values do not compile is no error: it is
     /// taken in the safe direction, and listed in [`PolicyEngine::warnings`].
     pub fn build(snapshot: &Snapshot, evaluators: &Evaluators<C>) -> Result<Self, SnapshotError> {
-        let mut building = Building::new(&snapshot.definition, evaluators)?;
-        building.policies.reserve_exact(snapshot.policies.len());
-        for (index, record) in snapshot.policies.iter().enumerate() {
-            building.add(record, index)?;
-        }
-        Ok(building.finish(&snapshot.roles, &snapshot.groups))
+        compile_all(snapshot, evaluators, &mut Unvisited)
     }
 
     /// Reads a snapshot from the exact bytes the server signed and compiles it in one pass, policy

@@ -13,7 +13,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
-use super::{Building, PolicyEngine, PolicyVisitor};
+use super::{compile_all, Building, PolicyEngine, PolicyVisitor};
 use crate::condition::Evaluators;
 use crate::error::SnapshotError;
 use crate::snapshot::{Definition, PolicyRecord, PolicyStream, Snapshot, SnapshotHead};
@@ -216,14 +216,7 @@ fn compile_whole<C: ?Sized>(
     evaluators: &Evaluators<C>,
     visitor: &mut dyn PolicyVisitor,
 ) -> Result<(SnapshotHead, PolicyEngine<C>), SnapshotError> {
-    let Snapshot { head, policies } = snapshot;
     visitor.restart();
-    let mut building = Building::new(&head.definition, evaluators)?;
-    for (index, record) in policies.iter().enumerate() {
-        building.add(record, index)?;
-        visitor.visit(record);
-    }
-    visitor.finish();
-    let engine = building.finish(&head.roles, &head.groups);
-    Ok((head, engine))
+    let engine = compile_all(&snapshot, evaluators, visitor)?;
+    Ok((snapshot.head, engine))
 }
