@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the benchmarks of docs/benchmarks.md one after the other (never in parallel: the machine has 2 cores)
 # and writes JMH's JSON and logs to benchmarks/results/. Needs the agent JAR in ~/.m2 (root:
-# `mvn -B -q install -DskipTests`). Stages: kafka, micro, layers, profile, rust, report, or all (default).
+# `mvn -B -q install -DskipTests`). Stages, one per run: those below, or all (default: kafka, micro,
+# layers, scale, profile, rust, report and load-stages).
 #   kafka    Kafka's AuthorizerBenchmark set, StandardAuthorizer vs the agent (~35 min; 200k sets need RAM)
 #   micro    cache-hit microbenchmarks on tests/fixtures/snapshots/e2e.json, 1 and 2 threads (~2 min)
 #   layers   where one cached call's time goes, layer by layer (~1 min)

@@ -588,8 +588,8 @@ impl Agent {
             survive_panic("recomputing the ACL view", &mut view_panic, || {
                 self.advance_acl_view()
             });
-            // After the round that applied a snapshot has ended: its download and parsed model
-            // are freed by now (server mode holds them until the disk cache is written).
+            // After the round that applied a snapshot has ended: what its load freed, and its
+            // download (server mode holds it until the disk cache is written), can go back.
             if self.loaded_since_trim.swap(false, Ordering::AcqRel) {
                 give_back_freed_memory();
             }

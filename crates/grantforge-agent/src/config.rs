@@ -581,6 +581,24 @@ mod tests {
     }
 
     #[test]
+    fn the_operations_guide_quotes_a_missing_policy_file_as_the_broker_logs_it() {
+        let path = std::path::Path::new("/etc/kafka/grantforge/policies.json");
+        let err = crate::source::file::read_policy_file(path, 1024, "grantforge.policy.file")
+            .unwrap_err();
+        let guide = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/operations.md"
+        ))
+        .unwrap();
+        // What the shim logs when `configure` fails (OpenedAgent.java).
+        let logged = format!("GrantForge agent cannot start: {err}");
+        assert!(
+            guide.contains(&logged),
+            "docs/operations.md quotes: {logged}"
+        );
+    }
+
+    #[test]
     fn every_missing_file_is_said_alike() {
         let missing = std::env::temp_dir()
             .join(format!("gf-config-never-created-{}", std::process::id()))
