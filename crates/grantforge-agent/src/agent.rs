@@ -661,7 +661,7 @@ fn monotonic_validity_changes(policies: &KafkaPolicies) -> Vec<u64> {
     let (wall, monotonic) = (Instant::now(), clock::monotonic_millis());
     policies
         .validity_changes_after(wall)
-        .into_iter()
+        .iter()
         .map(|at| {
             let ahead = u64::try_from(at.unix_millis() - wall.unix_millis()).unwrap_or(0);
             monotonic.saturating_add(ahead)
@@ -670,10 +670,10 @@ fn monotonic_validity_changes(policies: &KafkaPolicies) -> Vec<u64> {
 }
 
 /// Returns the heap pages freed since to the operating system, on the agent's thread after a
-/// snapshot was applied. Loading a snapshot holds its whole parsed model while compiling it (about
-/// 1.7 times the JSON's size at 1M resources), then frees it; glibc keeps such freed pages in the
-/// process, so without this the broker's resident memory stays at the load's peak
-/// (`docs/benchmarks.md`, "Scale of one snapshot").
+/// snapshot was applied. A load frees what it held on the way (each batch of parsed policies, the
+/// snapshot in force before, the download); glibc keeps such freed pages in the process, so
+/// without this the broker's resident memory stays at the load's peak (`docs/benchmarks.md`,
+/// "Scale of one snapshot").
 fn give_back_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free memory of glibc's arenas; it takes no pointer.

@@ -311,6 +311,12 @@ impl<'e, C: ?Sized> Building<'e, C> {
         group_codes.shrink();
         role_codes.shrink();
         let indexes = Indexes::build(model.levels().len(), &policies);
+        let mut validity_changes: Vec<Instant> = policies
+            .iter()
+            .flat_map(CompiledPolicy::validity_boundaries)
+            .collect();
+        validity_changes.sort_unstable();
+        validity_changes.dedup();
         PolicyEngine {
             model,
             policies,
@@ -322,6 +328,7 @@ impl<'e, C: ?Sized> Building<'e, C> {
             warnings,
             evaluators_in_use: in_use.into_iter().collect(),
             names,
+            validity_changes: validity_changes.into_boxed_slice(),
         }
     }
 }
@@ -342,6 +349,8 @@ pub struct PolicyEngine<C: ?Sized> {
     evaluators_in_use: Vec<String>,
     /// The policies' names, one after the other (for explanations).
     names: String,
+    /// Every start and end of a policy's validity periods, earliest first, each once.
+    validity_changes: Box<[Instant]>,
 }
 
 impl<C: ?Sized> fmt::Debug for PolicyEngine<C> {
@@ -401,6 +410,15 @@ impl<C: ?Sized> PolicyEngine<C> {
     /// what these read, and on nothing less.
     pub fn evaluators_in_use(&self) -> &[String] {
         &self.evaluators_in_use
+    }
+
+    /// Every instant after `now` at which one of the policies starts or stops applying, earliest
+    /// first, each once: a decision made at `now` may change at each of them, and at no other
+    /// instant. A boundary at `now` itself has already taken effect (`from` is inclusive, `until`
+    /// exclusive).
+    pub fn validity_changes_after(&self, now: Instant) -> &[Instant] {
+        let ahead = self.validity_changes.partition_point(|&at| at <= now);
+        &self.validity_changes[ahead..]
     }
 
     /// The groups the snapshot puts `user` in (matched on the exact name), in code order.

@@ -362,6 +362,11 @@ impl<C: ?Sized> CompiledPolicy<C> {
         self.validity.is_empty() || self.validity.iter().any(|v| v.contains(time))
     }
 
+    /// Where [`CompiledPolicy::applies_at`] may change its answer.
+    pub(crate) fn validity_boundaries(&self) -> impl Iterator<Item = crate::Instant> + '_ {
+        self.validity.iter().flat_map(Validity::boundaries)
+    }
+
     /// Whether the policy covers a normalised request: every requested level is one of the
     /// policy's with a matching value, and every level the request does not reach matches anything.
     pub(crate) fn covers(&self, request: &Levels<'_>) -> bool {

@@ -298,6 +298,32 @@ fn policies_apply_only_while_enabled_and_valid() {
 }
 
 #[test]
+fn the_instants_a_decision_may_change_at_are_every_policys_boundaries_ahead() {
+    let at = |secs| now().plus_seconds(secs);
+    let windowed = table(2, "hr", "*")
+        .with_validity(Some(at(-60)), Some(at(60)))
+        .with_validity(Some(at(3600)), None)
+        .with_allow(vec![users("select", &["alice"])]);
+    // Excluding, and ending where policy 2's first period does: each instant is listed once.
+    let mut excluding = table(3, "sales", "*").with_validity(Some(at(0)), Some(at(60)));
+    excluding.resources.get_mut("database").unwrap().excludes = true;
+    let excluding = excluding.with_deny(vec![users("select", &["bob"])]);
+    let always = table(4, "ops", "*").with_allow(vec![users("select", &["carol"])]);
+    let hive = engine(hive(), vec![windowed, excluding, always]);
+
+    assert_eq!(
+        hive.validity_changes_after(at(-61)),
+        [at(-60), at(0), at(60), at(3600)]
+    );
+    assert_eq!(
+        hive.validity_changes_after(at(0)),
+        [at(60), at(3600)],
+        "a boundary at `now` has taken effect"
+    );
+    assert!(hive.validity_changes_after(at(3600)).is_empty());
+}
+
+#[test]
 fn the_smallest_deciding_policy_is_reported() {
     let policies = vec![
         table(9, "*", "*").with_allow(vec![users("select", &["alice"])]),

@@ -312,18 +312,6 @@ impl TimedAclView {
         self.ahead.lock().as_ref().map(|ahead| ahead.at)
     }
 
-    /// Every instant after `now` at which a validity period starts or ends, earliest first.
-    pub(crate) fn changes_after(&self, now: Instant) -> Vec<Instant> {
-        let ahead = self.ahead.lock();
-        let Some(ahead) = ahead.as_ref() else {
-            return Vec::new();
-        };
-        let mut changes: Vec<Instant> = ahead.blocks.boundaries_after(now).collect();
-        changes.sort();
-        changes.dedup();
-        changes
-    }
-
     /// Recomputes the view if a boundary has passed by `now`, and returns the new view; `None`
     /// (and no work but one comparison) before the next boundary.
     pub(crate) fn advance(&self, now: Instant) -> Option<Arc<AclView>> {

@@ -353,9 +353,12 @@ impl KafkaPolicies {
 
     /// Every instant after `now` at which a validity period of the policies starts or ends,
     /// earliest first (none for a disabled service): what was decided before one of them may
-    /// change at it.
-    pub fn validity_changes_after(&self, now: Instant) -> Vec<Instant> {
-        self.acl_view.changes_after(now)
+    /// change at it. All the policies that decide count, those the ACL view cannot show too.
+    pub fn validity_changes_after(&self, now: Instant) -> &[Instant] {
+        if !self.service_enabled {
+            return &[];
+        }
+        self.engine.validity_changes_after(now)
     }
 
     /// Recomputes the ACL view once `now` has reached the next validity boundary and swaps it in,

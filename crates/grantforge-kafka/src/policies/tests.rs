@@ -341,6 +341,51 @@ fn the_validity_changes_after_now_are_each_boundary_still_ahead_once_earliest_fi
 }
 
 #[test]
+fn the_boundaries_of_a_policy_the_acl_view_cannot_show_still_change_decisions() {
+    // Policy 5 (deny alice on `payments`) made "every topic but payments", from noon + 10 s: no ACL
+    // can say "but", so the view leaves it out, yet it decides, and from then on differently.
+    let text = e2e().replacen(
+        r#""values":["payments"],"excludes":false"#,
+        r#""values":["payments"],"excludes":true"#,
+        1,
+    );
+    assert!(text.contains(r#""values":["payments"],"excludes":true"#));
+    let text = with_validity(&text, 5, r#"[{"from":"2026-06-15T12:00:10Z"}]"#);
+    let policies = KafkaPolicies::load(text.as_bytes(), noon()).unwrap();
+    let alice = RequestContext {
+        principal: Principal {
+            principal_type: "User".into(),
+            name: "alice".into(),
+        },
+        ..Default::default()
+    };
+    let write_orders = Action {
+        operation: Some(Operation::Write),
+        resource_type: Some(ResourceType::Topic),
+        literal: true,
+        name: "orders",
+        log_if_allowed: false,
+        log_if_denied: false,
+    };
+    let at = |secs| noon().plus_seconds(secs);
+    assert_ne!(
+        policies.decide(&alice, &write_orders, noon()),
+        policies.decide(&alice, &write_orders, at(10)),
+        "policy 5 starts deciding at noon + 10 s"
+    );
+    assert_eq!(
+        policies.validity_changes_after(noon()),
+        [at(10)],
+        "what the decision cache is told to expire at"
+    );
+    assert_eq!(
+        policies.next_acl_view_change(),
+        None,
+        "the view never shows it"
+    );
+}
+
+#[test]
 fn a_disabled_service_shows_no_acl_and_never_recomputes() {
     let text = with_validity(&e2e(), 1, r#"[{"from":"2026-06-15T12:00:10Z"}]"#).replacen(
         "\"serviceEnabled\":true",
