@@ -447,6 +447,29 @@ mod tests {
     }
 
     #[test]
+    fn a_view_stopped_by_duplicates_says_its_listing_may_be_incomplete_not_that_it_is() {
+        let twice = |id| {
+            PolicyRecord::new(id)
+                .with_resource("topic", grantforge_engine::ResourceValues::of(&["x"]))
+                .with_allow(vec![Item::users(&["u"], &["read"])])
+        };
+        let mut snapshot = snapshot_of(twice(1));
+        snapshot.policies.push(twice(2));
+        let view = acl_view(&snapshot, Instant::now(), 1);
+        assert_eq!(
+            (view.len(), view.asked),
+            (1, 2),
+            "the one distinct row is listed"
+        );
+        let warning = view.truncation_warning().expect("2 rows asked of 1");
+        assert!(
+            warning.contains("ask for 2 rows, duplicates counted")
+                && warning.contains("only the listing may be incomplete"),
+            "{warning}"
+        );
+    }
+
+    #[test]
     fn pattern_and_permission_codes_are_kafkas() {
         // kafka-clients: PatternType UNKNOWN 0, ANY 1, MATCH 2, LITERAL 3, PREFIXED 4;
         // AclPermissionType UNKNOWN 0, ANY 1, DENY 2, ALLOW 3.

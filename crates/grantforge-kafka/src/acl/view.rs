@@ -146,7 +146,9 @@ impl AclView {
         self.names.heap_bytes() + self.rows.capacity() * std::mem::size_of::<IndexedRow>()
     }
 
-    /// Whether the policies ask for more rows than the view holds: some were left out.
+    /// Whether the policies ask for more rows than the view could build: some may have been left
+    /// out. Rows are counted before duplicates are dropped (counting distinct rows would mean
+    /// building them all), so an excess of duplicates alone also stops the view.
     pub fn truncated(&self) -> bool {
         self.asked > self.max_rows as u64
     }
@@ -154,7 +156,7 @@ impl AclView {
     /// What the operator reads once when a view had to stop at its maximum; `None` when whole.
     pub fn truncation_warning(&self) -> Option<String> {
         self.truncated().then(|| format!(
-            "the ACL view (Authorizer.acls, kafka-acls --list) is cut at {} rows: the policies ask for {} rows, and it lists the {} distinct rows of the first of them; decisions are not affected, only the listing is incomplete (use `explain` for one resource)",
+            "the ACL view (Authorizer.acls, kafka-acls --list) is cut at {} rows: the policies ask for {} rows, duplicates counted, and it lists the {} distinct rows of the first of them; decisions are not affected, only the listing may be incomplete (use `explain` for one resource)",
             self.max_rows,
             self.asked,
             self.rows.len()
