@@ -739,6 +739,29 @@ fn a_snapshot_laid_out_otherwise_is_read_whole_and_visited_once() {
     }
 }
 
+#[test]
+fn a_value_refused_where_it_is_read_stays_refused_though_its_field_comes_again() {
+    let server_order = around(GOOD);
+    let bad_first = [
+        server_order.replacen(r#""service":"s""#, r#""service":5,"service":"s""#, 1),
+        server_order.replacen(
+            r#""policies":["#,
+            &format!(r#""policies":[{}],"policies":["#, numbered(2, "write")),
+            1,
+        ),
+    ];
+    for (layout, refused) in bad_first.iter().zip(["service", "policies[0]"]) {
+        let refusal = parse(layout).unwrap_err();
+        assert!(refusal.to_string().starts_with(refused), "{refusal}");
+        let read = PolicyEngine::<Context>::read(
+            layout.as_bytes(),
+            &Evaluators::new(),
+            &mut Seen::default(),
+        );
+        assert_eq!(read.unwrap_err().to_string(), refusal.to_string());
+    }
+}
+
 /// Policy `id` of the kind `GOOD` is, on topic `t{id}`, granting `access`.
 fn numbered(id: usize, access: &str) -> String {
     format!(

@@ -5,7 +5,10 @@
 //! the snapshot itself, so this reader checks the same rules while streaming with serde: every JSON
 //! value is handed to a [`Handler`] that accepts only the JSON types its field may have, and records
 //! the path of the first value it refuses. Unknown fields are skipped; of a repeated field the last
-//! occurrence counts, as in a Jackson tree.
+//! occurrence counts, as in a Jackson tree, with one difference that only refuses more: a value is
+//! refused where it is read, even when the same field comes again later and would replace it (a
+//! tree reader would never look at it). The server writes no field twice, and a reader that kept
+//! every refusal pending could not stream.
 
 mod stream;
 
