@@ -46,8 +46,8 @@ use grantforge_agent::comparison::Compared;
 /// (4: the metrics payload describes itself; 6: `migrateAcls`; 7: the quota table's `stats`;
 /// 8: `aclViewSerial`; 9: `NativeQuotas.configure`, and `resolve` says whether the answer is kept;
 /// 10: `operationCodes`; 11: `explain` takes one request of its codec; 12: `compare` and
-/// `describeKafkaBasis`.)
-pub const ABI_VERSION: jint = 12;
+/// `describeKafkaBasis`; 13: `aclCount` counts the operations the running Kafka has.)
+pub const ABI_VERSION: jint = 13;
 
 /// `authorize` returns this when it wrote one byte per action into the buffer (more than 63
 /// actions); otherwise it returns a bitmask with bit i set when action i is allowed.
@@ -300,20 +300,24 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_a
     })
 }
 
-/// How many rows the ACL view has (`Authorizer.aclCount`), without shipping them; 0 without a
-/// snapshot or once closed.
+/// How many rows of the ACL view `acls` would list on this Kafka (`Authorizer.aclCount`), without
+/// shipping them: those whose operation is in `shown_operations` (bit `code` for each operation
+/// code the running Kafka has); 0 without a snapshot or once closed.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_aclCount<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
+    shown_operations: jlong,
 ) -> jint {
-    export_env(&mut env, |_env| acl_count(handle))
+    export_env(&mut env, |_env| acl_count(handle, shown_operations as u64))
 }
 
-fn acl_count(handle: jlong) -> Result<jint, export::BridgeError> {
+fn acl_count(handle: jlong, shown_operations: u64) -> Result<jint, export::BridgeError> {
     let rows = with_agent(handle, |agent| {
-        Ok(agent.policies().map_or(0, |p| p.acl_view().len()))
+        Ok(agent
+            .policies()
+            .map_or(0, |p| p.acl_view().len_with_operations(shown_operations)))
     })?;
     Ok(jint::try_from(rows).unwrap_or(jint::MAX))
 }

@@ -106,7 +106,7 @@ fn after_close_a_handle_answers_nothing_and_the_agent_is_freed() {
         1,
         "a super user"
     );
-    assert_eq!(acl_count(handle).unwrap(), 7);
+    assert_eq!(acl_count(handle, u64::MAX).unwrap(), 7);
     let agent = with_agent(handle, |agent| Ok(Arc::downgrade(agent))).unwrap();
 
     close_shell(shell(handle).unwrap());
@@ -120,7 +120,10 @@ fn after_close_a_handle_answers_nothing_and_the_agent_is_freed() {
         0,
         "not even a super user"
     );
-    assert!(matches!(acl_count(handle), Err(BridgeError::Closed)));
+    assert!(matches!(
+        acl_count(handle, u64::MAX),
+        Err(BridgeError::Closed)
+    ));
     close_shell(shell(handle).unwrap());
     assert_eq!(
         authorize(handle, &mut write_orders()),
@@ -238,7 +241,11 @@ fn snapshot_warnings_are_logged_once_at_warn_when_the_snapshot_is_applied() {
 fn a_disabled_service_counts_no_acl_and_leaves_kafka_unchecked() {
     let text = e2e().replacen("\"serviceEnabled\":true", "\"serviceEnabled\":false", 1);
     let handle = open(&policy_file("disabled", &text));
-    assert_eq!(acl_count(handle).unwrap(), 0, "aclCount() lists nothing");
+    assert_eq!(
+        acl_count(handle, u64::MAX).unwrap(),
+        0,
+        "aclCount() lists nothing"
+    );
     assert_eq!(
         authorize(handle, &mut request("bob", &[(WRITE, "orders")])),
         1,

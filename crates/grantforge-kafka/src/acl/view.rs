@@ -119,6 +119,15 @@ impl AclView {
         self.rows.is_empty()
     }
 
+    /// How many rows have an operation of `shown`, a set of Kafka's operation codes (bit `code`):
+    /// what a Kafka that knows just those lists. An older release lacks some operations (Kafka 3
+    /// has no `TWO_PHASE_COMMIT`), and its listing leaves their rows out.
+    pub fn len_with_operations(&self, shown: u64) -> usize {
+        let shows =
+            |operation: Operation| shown.checked_shr(operation.code().into()).unwrap_or(0) & 1 == 1;
+        self.rows.iter().filter(|row| shows(row.operation)).count()
+    }
+
     /// The rows, sorted.
     pub fn rows(&self) -> impl ExactSizeIterator<Item = AclRow<'_>> + '_ {
         self.rows.iter().map(|row| AclRow {
@@ -202,6 +211,26 @@ mod tests {
             !star_prefix.matches_resource(ResourceType::Group, "alice"),
             "a prefixed `*` is a prefix, not the wildcard"
         );
+    }
+
+    #[test]
+    fn rows_are_counted_by_the_operations_a_kafka_knows() {
+        let two_phase = AclRow {
+            operation: Operation::TwoPhaseCommit,
+            ..row(ResourceType::TransactionalId, PatternType::Literal, "tx")
+        };
+        let view = AclView::new(
+            vec![
+                row(ResourceType::Topic, PatternType::Literal, "t"),
+                two_phase,
+            ],
+            2,
+            2,
+        );
+        let read = 1u64 << Operation::Read.code();
+        assert_eq!(view.len_with_operations(u64::MAX), 2);
+        assert_eq!(view.len_with_operations(read), 1);
+        assert_eq!(view.len_with_operations(0), 0);
     }
 
     #[test]

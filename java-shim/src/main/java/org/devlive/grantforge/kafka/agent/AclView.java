@@ -50,6 +50,14 @@ final class AclView {
         }
     }
 
+    /**
+     * How many bindings {@link #matching} lists for the filter that matches everything, counted by the native
+     * library without fetching any row: the rows of the operations this Kafka has.
+     */
+    int count() {
+        return NativeAgent.aclCount(handle, SHOWN_OPERATIONS);
+    }
+
     List<AclBinding> matching(AclBindingFilter filter) {
         return matching(all(), filter);
     }
@@ -180,6 +188,19 @@ final class AclView {
     private static final AclPermissionType[] PERMISSIONS = byCode(AclPermissionType::fromCode, AclPermissionType[]::new);
     private static final ResourceType[] RESOURCE_TYPES = byCode(ResourceType::fromCode, ResourceType[]::new);
     private static final PatternType[] PATTERN_TYPES = byCode(PatternType::fromCode, PatternType[]::new);
+
+    /** The operation codes this Kafka has, bit {@code code} each: the rows {@link #count} counts. */
+    private static final long SHOWN_OPERATIONS = shownOperations();
+
+    private static long shownOperations() {
+        long shown = 0;
+        for (int code = 0; code < Long.SIZE; code++) {
+            if (OPERATIONS[code] != AclOperation.UNKNOWN) {
+                shown |= 1L << code;
+            }
+        }
+        return shown;
+    }
 
     private static <T> T[] byCode(Function<Byte, T> fromCode, IntFunction<T[]> array) {
         T[] byCode = array.apply(256);

@@ -205,8 +205,8 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
     /** Counted by the native library: no row is shipped or decoded. */
     @Override
     public int aclCount() {
-        long agent = handle;
-        return agent == 0L ? 0 : NativeAgent.aclCount(agent);
+        AclView view = aclView;
+        return view == null ? 0 : view.count();
     }
 
     /**

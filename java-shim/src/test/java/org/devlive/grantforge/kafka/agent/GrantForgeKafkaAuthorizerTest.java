@@ -191,6 +191,31 @@ class GrantForgeKafkaAuthorizerTest {
         assertTrue(grew < 512L << 20, "listing grew the resident set by " + (grew >> 20) + " MiB");
     }
 
+    /**
+     * A Kafka release without an operation (3.x has no TWO_PHASE_COMMIT, and these tests run on 3.7) lists no row
+     * of it, and counts none: {@code aclCount()} is the size of {@code acls(ANY)}.
+     */
+    @Test
+    void aclCountCountsTheRowsThisKafkaLists() throws Exception {
+        assertEquals(AclOperation.UNKNOWN, AclOperation.fromCode((byte) 15), "a Kafka without TWO_PHASE_COMMIT");
+        String fixture = new String(Files.readAllBytes(FIXTURE), StandardCharsets.UTF_8);
+        String policy = "[{\"id\":\"1\",\"name\":\"tx\",\"type\":\"ACCESS\",\"priority\":\"NORMAL\","
+            + "\"document\":{\"resources\":{\"transactional_id\":{\"values\":[\"tx\"],\"excludes\":false,"
+            + "\"recursive\":false}},\"allow\":[{\"users\":[\"bob\"],\"groups\":[],\"roles\":[],"
+            + "\"accessTypes\":[\"two_phase_commit\",\"describe\"],\"conditions\":[]}],"
+            + "\"allowExceptions\":[],\"deny\":[],\"denyExceptions\":[],\"validity\":[]}}]";
+        int policiesAt = fixture.indexOf("\"policies\":[");
+        int rolesAt = fixture.indexOf(",\"roles\":{", policiesAt);
+        Files.write(tmp.resolve("policies.json"), (fixture.substring(0, policiesAt) + "\"policies\":" + policy
+            + fixture.substring(rolesAt)).getBytes(StandardCharsets.UTF_8));
+        GrantForgeKafkaAuthorizer authorizer = authorizer(Collections.emptyMap());
+
+        List<AclBinding> all = listed(authorizer);
+        assertEquals(List.of(binding(ResourceType.TRANSACTIONAL_ID, "tx", PatternType.LITERAL, "User:bob",
+            AclOperation.DESCRIBE, AclPermissionType.ALLOW)), all);
+        assertEquals(all.size(), authorizer.aclCount());
+    }
+
     /** After close, the handle answers nothing: every request is refused, super users' too, without a crash. */
     @Test
     void afterCloseEveryRequestIsRefused() throws IOException {

@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
  */
 public final class NativeAgent {
     /** Must equal {@code ABI_VERSION} of the library: the payloads' layouts and these signatures. */
-    static final int ABI_VERSION = 12;
+    static final int ABI_VERSION = 13;
 
     /** {@link #authorize} wrote one byte per action into the buffer instead of a bit mask. */
     public static final long RESULTS_IN_BUFFER = -2L;
@@ -65,8 +65,11 @@ public final class NativeAgent {
     /** The ACL view's rows (at most the native cap); null once closed. */
     public static native byte[] acls(long handle);
 
-    /** How many rows the ACL view has, without shipping them; 0 without a snapshot or once closed. */
-    public static native int aclCount(long handle);
+    /**
+     * How many rows of the ACL view have an operation of {@code shownOperations} (bit {@code code} for each of
+     * Kafka's operation codes), without shipping them; 0 without a snapshot or once closed.
+     */
+    public static native int aclCount(long handle, long shownOperations);
 
     public static native byte[] serviceName(long handle);
 
