@@ -18,7 +18,6 @@ use crate::comparison::{Compared, Comparisons, Decider};
 use crate::config::{AgentConfig, ConfigError, PolicySource};
 use crate::lockout::LockoutHint;
 use crate::metrics::{Metrics, Stats};
-use crate::request::clock;
 use crate::request::decision_cache::DecisionCache;
 use crate::request::lane::{self, Lane, Lanes, SnapshotInForce};
 use crate::rules;
@@ -499,7 +498,7 @@ impl Agent {
             self.config.decision_cache_ttl,
             policies.reads,
         )
-        .ending_at(monotonic_validity_changes(&policies));
+        .ending_at(validity_changes_ms(&policies));
         let policies = Arc::new(policies);
         let applied = SnapshotInForce {
             id: lane::unique_id(),
@@ -655,17 +654,14 @@ impl Agent {
     }
 }
 
-/// When the validity periods of `policies` start or end, on the monotonic clock the decision
-/// cache keeps time by (its offset from the wall clock taken now).
-fn monotonic_validity_changes(policies: &KafkaPolicies) -> Vec<u64> {
-    let (wall, monotonic) = (Instant::now(), clock::monotonic_millis());
+/// When the validity periods of `policies` start or end, in milliseconds since 1970: the wall
+/// clock the decision cache keeps time by (0 for an instant before 1970). Those passed too: the
+/// clock may step back before them.
+fn validity_changes_ms(policies: &KafkaPolicies) -> Vec<u64> {
     policies
-        .validity_changes_after(wall)
+        .validity_changes()
         .iter()
-        .map(|at| {
-            let ahead = u64::try_from(at.unix_millis() - wall.unix_millis()).unwrap_or(0);
-            monotonic.saturating_add(ahead)
-        })
+        .map(|at| u64::try_from(at.unix_millis()).unwrap_or(0))
         .collect()
 }
 

@@ -412,13 +412,12 @@ impl<C: ?Sized> PolicyEngine<C> {
         &self.evaluators_in_use
     }
 
-    /// Every instant after `now` at which one of the policies starts or stops applying, earliest
-    /// first, each once: a decision made at `now` may change at each of them, and at no other
-    /// instant. A boundary at `now` itself has already taken effect (`from` is inclusive, `until`
-    /// exclusive).
-    pub fn validity_changes_after(&self, now: Instant) -> &[Instant] {
-        let ahead = self.validity_changes.partition_point(|&at| at <= now);
-        &self.validity_changes[ahead..]
+    /// Every instant at which one of the policies starts or stops applying, earliest first, each
+    /// once: a decision may change at each of them, and at no other instant. Those after `now`
+    /// follow `partition_point(|&at| at <= now)` (`from` is inclusive, `until` exclusive, so a
+    /// boundary at `now` has taken effect).
+    pub fn validity_changes(&self) -> &[Instant] {
+        &self.validity_changes
     }
 
     /// The groups the snapshot puts `user` in (matched on the exact name), in code order.

@@ -351,14 +351,14 @@ impl KafkaPolicies {
         self.acl_view.next_change()
     }
 
-    /// Every instant after `now` at which a validity period of the policies starts or ends,
-    /// earliest first (none for a disabled service): what was decided before one of them may
-    /// change at it. All the policies that decide count, those the ACL view cannot show too.
-    pub fn validity_changes_after(&self, now: Instant) -> &[Instant] {
+    /// Every instant at which a validity period of the policies starts or ends, earliest first,
+    /// each once (none for a disabled service): what was decided may change at each of them. All
+    /// the policies that decide count, those the ACL view cannot show too.
+    pub fn validity_changes(&self) -> &[Instant] {
         if !self.service_enabled {
             return &[];
         }
-        self.engine.validity_changes_after(now)
+        self.engine.validity_changes()
     }
 
     /// Recomputes the ACL view once `now` has reached the next validity boundary and swaps it in,

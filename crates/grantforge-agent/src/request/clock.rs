@@ -1,18 +1,23 @@
-//! Coarse clocks for the request path.
+//! The coarse wall clock of the request path.
 //!
 //! A cache hit needs two times: "has this kept decision expired?" and, when the access is audited,
 //! the time it happened. Both are wanted to the millisecond at best, and the decision TTL is
 //! seconds long. The kernel's coarse clocks answer from the vDSO without a syscall, with ticks of a
-//! few milliseconds, several times cheaper than the precise ones (`CLOCK_MONOTONIC`,
-//! `SystemTime::now`; docs/benchmarks.md has the figures). Decisions themselves use the
-//! engine's precise clock: validity periods are checked at the moment of deciding.
+//! few milliseconds, several times cheaper than the precise ones (`SystemTime::now`;
+//! docs/benchmarks.md has the figures). Decisions themselves use the engine's precise clock:
+//! validity periods are checked at the moment of deciding.
+//!
+//! Both are read from the wall clock, the one validity periods are written in: a kept decision
+//! is then checked against the same clock its policies' periods are, and a step of that clock
+//! (an NTP step, a paused VM resumed) cannot move one without the other.
 
 use grantforge_engine::Instant;
 
-/// Milliseconds of a monotonic clock (never goes back; the origin is arbitrary).
+/// The wall-clock time in milliseconds since 1970, to a few milliseconds (0 before 1970). It may
+/// step back or forward with the system's clock.
 #[inline]
-pub fn monotonic_millis() -> u64 {
-    coarse::monotonic_millis()
+pub fn wall_millis() -> u64 {
+    u64::try_from(coarse::wall_now().unix_millis()).unwrap_or(0)
 }
 
 /// The wall-clock time, to a few milliseconds.
@@ -21,9 +26,9 @@ pub fn wall_now() -> Instant {
     coarse::wall_now()
 }
 
-/// How far [`monotonic_millis`] may lag the real time: its tick, rounded up to a millisecond,
+/// How far [`wall_millis`] may lag the precise wall clock: its tick, rounded up to a millisecond,
 /// plus the millisecond it truncates. Asked of the kernel once.
-pub fn monotonic_lag_millis() -> u64 {
+pub fn coarse_lag_millis() -> u64 {
     static LAG: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *LAG.get_or_init(|| coarse::tick_millis() + 1)
 }
@@ -43,12 +48,6 @@ mod coarse {
         now
     }
 
-    #[inline]
-    pub fn monotonic_millis() -> u64 {
-        let now = read(libc::CLOCK_MONOTONIC_COARSE);
-        (now.tv_sec as u64).saturating_mul(1000) + (now.tv_nsec as u64) / 1_000_000
-    }
-
     #[allow(clippy::unnecessary_cast)] // time_t is 32 bits on some Linux targets
     pub fn tick_millis() -> u64 {
         let mut tick = libc::timespec {
@@ -57,7 +56,7 @@ mod coarse {
         };
         // SAFETY: `tick` is a valid, writable timespec. A failure leaves it zeroed: the 10 ms
         // of the slowest kernel tick (HZ=100) are assumed instead.
-        let failed = unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC_COARSE, &mut tick) } != 0;
+        let failed = unsafe { libc::clock_getres(libc::CLOCK_REALTIME_COARSE, &mut tick) } != 0;
         let nanos = (tick.tv_sec as u64).saturating_mul(1_000_000_000) + tick.tv_nsec as u64;
         if failed || nanos == 0 {
             10
@@ -77,15 +76,6 @@ mod coarse {
 #[cfg(not(target_os = "linux"))]
 mod coarse {
     use grantforge_engine::Instant;
-    use std::sync::OnceLock;
-
-    pub fn monotonic_millis() -> u64 {
-        static ORIGIN: OnceLock<std::time::Instant> = OnceLock::new();
-        ORIGIN
-            .get_or_init(std::time::Instant::now)
-            .elapsed()
-            .as_millis() as u64
-    }
 
     pub fn wall_now() -> Instant {
         Instant::now()
@@ -109,9 +99,9 @@ mod tests {
             (coarse - before).abs() < 100,
             "coarse wall clock {coarse} vs {before}"
         );
-        let start = monotonic_millis();
+        let start = wall_millis();
         std::thread::sleep(std::time::Duration::from_millis(30));
-        let elapsed = monotonic_millis() - start;
+        let elapsed = wall_millis() - start;
         assert!((20..1000).contains(&elapsed), "{elapsed} ms");
     }
 }

@@ -6,7 +6,10 @@
 //! resource, the operation, and the client address, listener and client id when some policy's
 //! conditions read them. Only settled decisions are kept; errors never are. No decision is kept
 //! past the next instant at which a validity period of its snapshot starts or ends, so a grant
-//! that ends at T is refused from T on, whatever the TTL.
+//! that ends at T is refused from T on, whatever the TTL. Time here is the wall clock's, the one
+//! the periods are written in (`clock.rs`): a decision is served only between the moment it was
+//! made and its expiry, so a step of the clock, back or forward, never serves it outside the
+//! period it was made in.
 //!
 //! Bounds in bytes: a question whose key would exceed [`MAX_KEY_BYTES`] (a client-chosen group id
 //! of a megabyte, say: Kafka asks before it validates names) is decided every time and never kept,
@@ -21,7 +24,7 @@ use std::time::Duration;
 use grantforge_kafka::{Action, ConditionReads, KafkaContext, Reason, RequestContext};
 use parking_lot::RwLock;
 
-use crate::request::clock::{monotonic_lag_millis, monotonic_millis};
+use crate::request::clock::{coarse_lag_millis, wall_millis};
 use crate::request::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 
 /// Shards of the cache: two request threads rarely want the same lock.
@@ -34,11 +37,30 @@ pub(crate) const MAX_KEY_BYTES: usize = 1024;
 /// The key's fixed parts: lengths, codes, the address and the request type (at most 50 bytes).
 const KEY_FRAME_BYTES: usize = 64;
 
-/// A decision and when it stops being served (milliseconds of [`monotonic_millis`]).
+/// A decision, and when it is served: from the moment it was made until it expires
+/// (milliseconds of [`wall_millis`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Kept {
     pub reason: Reason,
+    pub decided_ms: u64,
     pub expires_ms: u64,
+}
+
+impl Kept {
+    /// A decision that is served never.
+    fn not_kept(reason: Reason) -> Kept {
+        Kept {
+            reason,
+            decided_ms: u64::MAX,
+            expires_ms: 0,
+        }
+    }
+
+    /// Whether the decision may be served at `now`: not before it was made (the clock stepped
+    /// back), not once it has expired.
+    pub(crate) fn serves_at(&self, now: u64) -> bool {
+        (self.decided_ms..self.expires_ms).contains(&now)
+    }
 }
 
 type Shard = RwLock<HashMap<Box<[u8]>, Kept, KeyBuildHasher>>;
@@ -50,10 +72,10 @@ pub struct DecisionCache {
     shard_capacity: usize,
     ttl_ms: u64,
     reads: ConditionReads,
-    /// When expired entries are dropped next (milliseconds of [`monotonic_millis`]).
-    next_sweep_ms: AtomicU64,
-    /// When a validity period of the snapshot starts or ends (milliseconds of
-    /// [`monotonic_millis`]), earliest first: a decision kept never outlives the next one.
+    /// When expired entries were last dropped (milliseconds of [`wall_millis`]).
+    last_sweep_ms: AtomicU64,
+    /// When a validity period of the snapshot starts or ends (milliseconds of [`wall_millis`]),
+    /// earliest first: a decision kept never outlives the next one.
     validity_changes_ms: Box<[u64]>,
 }
 
@@ -76,13 +98,13 @@ impl DecisionCache {
             shard_capacity,
             ttl_ms,
             reads,
-            next_sweep_ms: AtomicU64::new(0),
+            last_sweep_ms: AtomicU64::new(0),
             validity_changes_ms: Box::new([]),
         }
     }
 
-    /// The same cache, keeping no decision past the next of `changes_ms` (milliseconds of
-    /// [`monotonic_millis`], earliest first): the instants a validity period starts or ends.
+    /// The same cache, keeping no decision past the next of `changes_ms` (milliseconds since 1970,
+    /// earliest first): the instants a validity period starts or ends.
     pub fn ending_at(self, changes_ms: Vec<u64>) -> DecisionCache {
         DecisionCache {
             validity_changes_ms: changes_ms.into_boxed_slice(),
@@ -92,15 +114,15 @@ impl DecisionCache {
 
     /// When a decision kept at `now` expires: after the TTL, or before the next validity change.
     ///
-    /// [`monotonic_millis`] is coarse: `now` here, and the clock of every later hit, lag the real
-    /// time by up to [`monotonic_lag_millis`], and the changes were converted from the wall
-    /// clock's truncated millisecond, so a change is only known to within `margin` of it. A
+    /// [`wall_millis`] is coarse: `now` here, and the clock of every later hit, lag the precise
+    /// clock by up to [`coarse_lag_millis`], and the changes are truncated to the millisecond,
+    /// so a change is only known to within `margin` of it. A
     /// decision made within `margin` of a change (on either side: the engine's precise clock
     /// may not have reached it yet) is not kept; one made before expires `margin` ahead of it, so
     /// that no hit sees it once the change has come. Such questions are decided afresh.
     fn expiry(&self, now: u64) -> u64 {
         let ttl_over = now.saturating_add(self.ttl_ms);
-        let margin = 2 * monotonic_lag_millis() + 1;
+        let margin = 2 * coarse_lag_millis() + 1;
         let next = self
             .validity_changes_ms
             .partition_point(|&at| at.saturating_add(margin) <= now);
@@ -124,44 +146,37 @@ impl DecisionCache {
         action: &Action<'_>,
         decide: impl FnOnce() -> Reason,
     ) -> (Kept, bool) {
+        self.get_or_decide_at(wall_millis(), context, action, decide)
+    }
+
+    /// [`DecisionCache::get_or_decide`] with the clock read at `now`.
+    fn get_or_decide_at(
+        &self,
+        now: u64,
+        context: &RequestContext,
+        action: &Action<'_>,
+        decide: impl FnOnce() -> Reason,
+    ) -> (Kept, bool) {
         let Some(shards) = &self.shards else {
-            return (
-                Kept {
-                    reason: decide(),
-                    expires_ms: 0,
-                },
-                false,
-            );
+            return (Kept::not_kept(decide()), false);
         };
         with_key_buffer(|key| {
             if !self.pack(context, action, key, false) {
-                return (
-                    Kept {
-                        reason: decide(),
-                        expires_ms: 0,
-                    },
-                    false,
-                );
+                return (Kept::not_kept(decide()), false);
             }
             let shard = &shards[hash_of(key) as usize % SHARDS];
-            let now = monotonic_millis();
             if let Some(kept) = shard.read().get(key.as_slice()) {
-                if now < kept.expires_ms {
+                if kept.serves_at(now) {
                     return (*kept, true);
                 }
             }
             let reason = decide();
             if !reason.cacheable() {
-                return (
-                    Kept {
-                        reason,
-                        expires_ms: 0,
-                    },
-                    false,
-                );
+                return (Kept::not_kept(reason), false);
             }
             let kept = Kept {
                 reason,
+                decided_ms: now,
                 expires_ms: self.expiry(now),
             };
             let mut entries = shard.write();
@@ -179,7 +194,7 @@ impl DecisionCache {
         let target = self.shard_capacity - self.shard_capacity.div_ceil(8);
         let mut left = entries.len();
         entries.retain(|_, kept| {
-            let keep = now < kept.expires_ms && left <= target;
+            let keep = kept.serves_at(now) && left <= target;
             left -= usize::from(!keep);
             keep
         });
@@ -189,14 +204,14 @@ impl DecisionCache {
     /// by at most that long, whether or not its shard fills. Called from the agent's thread.
     pub(crate) fn drop_expired(&self) {
         let Some(shards) = &self.shards else { return };
-        let now = monotonic_millis();
-        if now < self.next_sweep_ms.load(Ordering::Relaxed) {
+        let now = wall_millis();
+        // Wrapping: a clock stepped back before the last sweep sweeps at once.
+        if now.wrapping_sub(self.last_sweep_ms.load(Ordering::Relaxed)) < self.ttl_ms.max(1000) {
             return;
         }
-        self.next_sweep_ms
-            .store(now.saturating_add(self.ttl_ms.max(1000)), Ordering::Relaxed);
+        self.last_sweep_ms.store(now, Ordering::Relaxed);
         for shard in shards.iter() {
-            shard.write().retain(|_, kept| now < kept.expires_ms);
+            shard.write().retain(|_, kept| kept.serves_at(now));
         }
     }
 
@@ -490,8 +505,8 @@ mod tests {
 
     #[test]
     fn a_decision_is_kept_no_longer_than_the_next_validity_change() {
-        let margin = 2 * monotonic_lag_millis() + 1;
-        let now = monotonic_millis();
+        let margin = 2 * coarse_lag_millis() + 1;
+        let now = wall_millis();
         let (passed, ahead, last) = (
             now.saturating_sub(2 * margin),
             now + 40 + margin,
@@ -524,6 +539,50 @@ mod tests {
         std::thread::sleep(Duration::from_millis(60 + 2 * margin));
         let (_, hit) = cache.get_or_decide(&asked, &read("orders"), || SETTLED);
         assert!(!hit, "decided again after the validity change");
+    }
+
+    #[test]
+    fn a_decision_is_served_only_from_when_it_was_made_whichever_way_the_clock_steps() {
+        let margin = 2 * coarse_lag_millis() + 1;
+        let start = 1_781_524_800_000; // 2026-06-15 12:00 UTC
+        let change = start + 60_000;
+        let cache = DecisionCache::new(100, Duration::from_secs(600), ConditionReads::default())
+            .ending_at(vec![change]);
+        let asked = Cell::new(0);
+        let ask = |now: u64| {
+            cache.get_or_decide_at(now, &context("10.0.0.1", "a"), &read("orders"), || {
+                asked.set(asked.get() + 1);
+                SETTLED
+            })
+        };
+        assert!(!ask(start).1);
+        assert!(ask(start + 1_000).1, "served as time goes on");
+        assert!(
+            !ask(start - 5_000).1,
+            "the clock stepped back before the decision was made: decided again"
+        );
+        assert!(
+            !ask(change).1,
+            "the clock stepped forward past the change: decided again, though the TTL is not over"
+        );
+        assert!(!ask(change - margin).1, "within the margin of the change");
+        assert_eq!(asked.get(), 4);
+    }
+
+    #[test]
+    fn a_clock_stepped_back_sweeps_at_once() {
+        let cache = DecisionCache::new(100, Duration::from_secs(60), ConditionReads::default());
+        let later = wall_millis() + 3_600_000;
+        cache.get_or_decide_at(later, &context("10.0.0.1", "a"), &read("orders"), || {
+            SETTLED
+        });
+        cache.last_sweep_ms.store(later, Ordering::Relaxed);
+        cache.drop_expired();
+        assert_eq!(
+            cache.size(),
+            0,
+            "made an hour ahead of the clock now: dropped, not kept until the clock is there"
+        );
     }
 
     #[test]

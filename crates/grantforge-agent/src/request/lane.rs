@@ -130,7 +130,7 @@ impl Lane {
             return reason.allowed();
         }
         if let Some(front) = self.front.get_mut(self.key.as_slice()) {
-            if clock::monotonic_millis() < front.kept.expires_ms {
+            if front.kept.serves_at(clock::wall_millis()) {
                 let reason = front.kept.reason;
                 if is_audited(action, &reason) {
                     let now = *now.get_or_insert_with(clock::wall_now);
