@@ -522,30 +522,49 @@ fn the_applied_etag_is_the_bodys_not_the_servers_header_nor_the_caches() {
 
 #[test]
 fn the_audit_is_delivered_while_snapshots_are_refused() {
-    let server = server("refused-audit");
-    let agent = agent(&server, &temp_dir("refused-audit-cache"), FAST_AUDIT);
-    assert!(agent.await_snapshot(PATIENCE));
-    let before = last_seq(&server);
-    server
-        .set_fault(fault(r#"{"mode":"wrong-signature"}"#))
-        .unwrap();
-    server
-        .set_policies_json(policies(Some("forged")).as_bytes())
-        .unwrap();
-    eventually("the forged snapshot is served", PATIENCE, || {
-        served(&server, before, "policies", FaultMode::WrongSignature, 200)
-    });
-    assert!(!access(&agent, "bob", "orders", Operation::Write));
-    eventually(
-        "bob's refusal reaches the server while its snapshots are refused",
-        PATIENCE,
-        || counted(&server, "bob", "DENIED", "orders") == 1,
-    );
-    assert!(
-        !may_read(&agent, "forged"),
-        "the refused snapshot is still not applied"
-    );
-    registry::release(&agent);
+    // The server answers every time; only its snapshots cannot be used: forged, larger than the
+    // agent takes, or cut short.
+    for (name, fault_json, mode) in [
+        (
+            "refused-audit",
+            r#"{"mode":"wrong-signature"}"#,
+            FaultMode::WrongSignature,
+        ),
+        (
+            "huge-audit",
+            r#"{"mode":"huge","hugeBytes":300000}"#,
+            FaultMode::Huge,
+        ),
+        (
+            "cut-audit",
+            r#"{"mode":"truncated","endpoints":["policies"]}"#,
+            FaultMode::Truncated,
+        ),
+    ] {
+        let server = server(name);
+        let settings = [FAST_AUDIT, &[("grantforge.snapshot.max.bytes", "200000")]].concat();
+        let agent = agent(&server, &temp_dir(&format!("{name}-cache")), &settings);
+        assert!(agent.await_snapshot(PATIENCE));
+        let before = last_seq(&server);
+        server.set_fault(fault(fault_json)).unwrap();
+        server
+            .set_policies_json(policies(Some("forged")).as_bytes())
+            .unwrap();
+        eventually("the unusable snapshot is served", PATIENCE, || {
+            served(&server, before, "policies", mode, 200)
+        });
+        assert!(!access(&agent, "bob", "orders", Operation::Write));
+        eventually(
+            &format!("{name}: bob's refusal reaches the server while its snapshots are refused"),
+            PATIENCE,
+            || counted(&server, "bob", "DENIED", "orders") == 1,
+        );
+        assert!(
+            !may_read(&agent, "forged"),
+            "{name}: the refused snapshot is still not applied"
+        );
+        registry::release(&agent);
+    }
 }
 
 #[test]

@@ -68,6 +68,17 @@ enum Trouble {
     Refused(String),
 }
 
+impl From<CallError> for Trouble {
+    /// An answer the agent cannot use (larger than it takes, cut short, without its signature) is
+    /// a snapshot refused: the server answered, so the audit keeps being delivered to it.
+    fn from(error: CallError) -> Trouble {
+        match error {
+            CallError::Invalid(_) => Trouble::Refused(error.to_string()),
+            error => Trouble::Server(error),
+        }
+    }
+}
+
 pub struct ServerSync {
     settings: ServerSettings,
     client: ServerClient,
@@ -297,11 +308,7 @@ impl ServerSync {
             Some(_) => None,
             None => self.applied.as_ref().map(|a| a.etag.clone()),
         };
-        let download = match self
-            .client
-            .policies(etag.as_deref())
-            .map_err(Trouble::Server)?
-        {
+        let download = match self.client.policies(etag.as_deref())? {
             PolicyAnswer::Download(download) => download,
             PolicyAnswer::Unchanged => {
                 let applied = match (&etag, &self.applied) {
@@ -318,7 +325,7 @@ impl ServerSync {
                     );
                     self.stale_not_modified = Some((applied, announced));
                 }
-                match self.client.policies(None).map_err(Trouble::Server)? {
+                match self.client.policies(None)? {
                     PolicyAnswer::Download(download) => download,
                     PolicyAnswer::Unchanged => return Err(Trouble::Server(unasked_not_modified())),
                 }
