@@ -123,6 +123,23 @@ impl Snapshot {
         parse::parse(bytes)
     }
 
+    /// The `serviceType` of snapshot bytes of format 1, read without checking anything else;
+    /// `None` unless the bytes are a JSON object with `format` 1 and a string `serviceType`. For
+    /// a caller that must tell a snapshot of another service type from a broken one of its own:
+    /// an agent decides on the type before the policies, and refuses another type's snapshot as
+    /// a whole, whatever its policies say.
+    pub fn service_type_of(bytes: &[u8]) -> Option<String> {
+        #[derive(serde::Deserialize)]
+        struct Head {
+            format: Option<i64>,
+            #[serde(rename = "serviceType")]
+            service_type: Option<String>,
+        }
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let head: Head = serde_json::from_slice(bytes).ok()?;
+        head.service_type.filter(|_| head.format == Some(FORMAT))
+    }
+
     /// A snapshot of an enabled service at version 1, without roles or groups; for building
     /// policies in code (tests, tools) rather than reading them.
     pub fn new(

@@ -4,7 +4,7 @@ use std::fmt;
 
 use grantforge_engine::{
     AccessRequest, Definition, Explanation, Instant, Outcome, PolicyEngine, PolicyVisitor,
-    RequestError, Snapshot, SnapshotHead,
+    RequestError, Snapshot, SnapshotError, SnapshotHead,
 };
 
 use std::sync::Arc;
@@ -205,13 +205,14 @@ impl KafkaPolicies {
     pub fn load(bytes: &[u8], now: Instant) -> Result<KafkaPolicies, LoadError> {
         let evaluators = kafka_evaluators();
         let mut gathering = Gathering::new(now, ACL_VIEW_MAX_ROWS);
-        let (head, engine) =
-            PolicyEngine::read(bytes, &evaluators, &mut gathering).map_err(LoadError::Snapshot)?;
+        let (head, engine) = PolicyEngine::read(bytes, &evaluators, &mut gathering)
+            .map_err(|refusal| refusal_of(bytes, refusal))?;
         KafkaPolicies::assemble(&head, engine, gathering.into_view(), now)
     }
 
     /// Compiles a parsed snapshot (kept by callers that also show the policies, such as `explain`).
     pub fn from_snapshot(snapshot: &Snapshot, now: Instant) -> Result<KafkaPolicies, LoadError> {
+        check_service_type(&snapshot.service_type)?;
         let engine =
             PolicyEngine::build(snapshot, &kafka_evaluators()).map_err(LoadError::Snapshot)?;
         let mut gathering = Gathering::new(now, ACL_VIEW_MAX_ROWS);
@@ -226,9 +227,7 @@ impl KafkaPolicies {
         acl_view: TimedAclView,
         now: Instant,
     ) -> Result<KafkaPolicies, LoadError> {
-        if head.service_type != SERVICE_TYPE {
-            return Err(LoadError::WrongServiceType(head.service_type.clone()));
-        }
+        check_service_type(&head.service_type)?;
         let missing_operations = check_definition(&head.definition)?;
         // A disabled service shows no ACLs: no policy applies to a Kafka that is unchecked.
         let acl_view = if head.service_enabled {
@@ -425,6 +424,25 @@ fn missing_access_types(definition: &Definition) -> Vec<Operation> {
 /// A server that names Kafka's levels or access types differently must fail here, loudly, and not
 /// silently at decision time. Returns the operations newer than the server's service type that it
 /// lacks (see [`Operation::NEWER_THAN_THE_SERVICE_TYPE`]).
+fn check_service_type(service_type: &str) -> Result<(), LoadError> {
+    if service_type != SERVICE_TYPE {
+        return Err(LoadError::WrongServiceType(service_type.to_string()));
+    }
+    Ok(())
+}
+
+/// Why snapshot bytes were refused: a snapshot of another service type is refused as such, as the
+/// protocol checks the type before the policies, even when the engine, which reads the policies
+/// as they come, refused one of them first.
+fn refusal_of(bytes: &[u8], refusal: SnapshotError) -> LoadError {
+    match Snapshot::service_type_of(bytes) {
+        Some(service_type) if service_type != SERVICE_TYPE => {
+            LoadError::WrongServiceType(service_type)
+        }
+        _ => LoadError::Snapshot(refusal),
+    }
+}
+
 fn check_definition(definition: &Definition) -> Result<Vec<Operation>, LoadError> {
     for &resource_type in ResourceType::ALL {
         let level = resource_type.level();

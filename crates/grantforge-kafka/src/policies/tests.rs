@@ -203,6 +203,25 @@ fn a_definition_without_one_of_kafkas_access_types_is_refused_naming_it() {
 }
 
 #[test]
+fn a_snapshot_of_another_service_type_is_refused_as_such_whatever_its_policies() {
+    let mut snapshot: serde_json::Value = serde_json::from_str(&e2e()).unwrap();
+    snapshot["serviceType"] = "hive".into();
+    // A policy the kafka definition cannot compile: the engine refuses it as it reads.
+    snapshot["policies"][0]["document"]["resources"] =
+        serde_json::json!({"database": {"values": ["db"], "excludes": false, "recursive": false}});
+    let bytes = serde_json::to_vec(&snapshot).unwrap();
+    match KafkaPolicies::load(&bytes, Instant::now()) {
+        Err(LoadError::WrongServiceType(service_type)) => assert_eq!(service_type, "hive"),
+        other => panic!("refused as another service type, not {other:?}"),
+    }
+    // A broken kafka snapshot keeps its own refusal.
+    snapshot["serviceType"] = "kafka".into();
+    let bytes = serde_json::to_vec(&snapshot).unwrap();
+    let refusal = KafkaPolicies::load(&bytes, Instant::now()).unwrap_err();
+    assert!(refusal.to_string().contains("database"), "{refusal}");
+}
+
+#[test]
 fn explain_asks_the_engine_the_request_decide_asks() {
     let policies = KafkaPolicies::load(e2e().as_bytes(), Instant::now()).unwrap();
     let alice = RequestContext {
