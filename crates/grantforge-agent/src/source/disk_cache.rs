@@ -10,7 +10,7 @@
 //! from the (unsigned) metadata file.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -36,11 +36,14 @@ pub struct Download {
 #[derive(Clone, Debug)]
 pub struct SnapshotCache {
     dir: PathBuf,
+    /// The largest snapshot read back: the limit a download is held to.
+    max_bytes: u64,
 }
 
 impl SnapshotCache {
-    /// Creates the directory if needed and checks that Kafka's account can write there.
-    pub fn open(dir: &Path) -> Result<SnapshotCache, ConfigError> {
+    /// Creates the directory if needed and checks that Kafka's account can write there; no
+    /// snapshot over `max_bytes` is read back.
+    pub fn open(dir: &Path, max_bytes: u64) -> Result<SnapshotCache, ConfigError> {
         let key = crate::settings::CACHE_DIR.key;
         fs::create_dir_all(dir).map_err(|e| {
             ConfigError::new(
@@ -65,13 +68,16 @@ impl SnapshotCache {
             })?;
         Ok(SnapshotCache {
             dir: dir.to_path_buf(),
+            max_bytes,
         })
     }
 
-    /// A cache directory to read only (for `explain`): no creation, no write check.
+    /// A cache directory to read only (for `explain`): no creation, no write check, and its
+    /// snapshot read whatever its size (the operator runs the tool on it on purpose).
     pub fn at(dir: &Path) -> SnapshotCache {
         SnapshotCache {
             dir: dir.to_path_buf(),
+            max_bytes: u64::MAX,
         }
     }
 
@@ -90,15 +96,15 @@ impl SnapshotCache {
         sync_dir(&self.dir)
     }
 
-    /// The cached download, unverified; `Ok(None)` when there is none, `Err` when it is unreadable.
+    /// The cached download, unverified; `Ok(None)` when there is none, `Err` when it is unreadable
+    /// or larger than a download may be.
     pub fn load(&self) -> Result<Option<Download>, String> {
         let snapshot = self.dir.join(SNAPSHOT);
         let metadata = self.dir.join(METADATA);
         if !snapshot.exists() && !metadata.exists() {
             return Ok(None);
         }
-        let body =
-            fs::read(&snapshot).map_err(|e| format!("cannot read {}: {e}", snapshot.display()))?;
+        let body = read_at_most(&snapshot, self.max_bytes)?;
         let meta: Value = fs::read(&metadata)
             .map_err(|e| format!("cannot read {}: {e}", metadata.display()))
             .and_then(|bytes| {
@@ -199,6 +205,26 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// The bytes of `path`, refused when there are more than `max_bytes` of them (without reading
+/// more than one byte past the limit).
+fn read_at_most(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
+    let unreadable = |e: io::Error| format!("cannot read {}: {e}", path.display());
+    let mut body = Vec::new();
+    fs::File::open(path)
+        .map_err(unreadable)?
+        .take(max_bytes.saturating_add(1))
+        .read_to_end(&mut body)
+        .map_err(unreadable)?;
+    if body.len() as u64 > max_bytes {
+        return Err(format!(
+            "{} is larger than {} ({max_bytes} bytes)",
+            path.display(),
+            crate::settings::SNAPSHOT_MAX_BYTES.key
+        ));
+    }
+    Ok(body)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,7 +245,7 @@ mod tests {
     #[test]
     fn saves_loads_and_moves_aside() {
         let dir = temp_dir("roundtrip");
-        let cache = SnapshotCache::open(&dir).unwrap();
+        let cache = SnapshotCache::open(&dir, 1024).unwrap();
         assert_eq!(cache.load().unwrap(), None);
         let download = Download {
             body: b"{}".to_vec(),
@@ -241,9 +267,29 @@ mod tests {
     }
 
     #[test]
+    fn a_cached_snapshot_over_the_download_limit_is_an_error_naming_it() {
+        let dir = temp_dir("over-limit");
+        let cache = SnapshotCache::open(&dir, 1024).unwrap();
+        let download = Download {
+            body: vec![b' '; 2048],
+            key_id: "k".into(),
+            signature: "s".into(),
+        };
+        cache.save(&download, "svc", 3).unwrap();
+        let error = cache.load().unwrap_err();
+        assert!(
+            error.contains("is larger than grantforge.snapshot.max.bytes (1024 bytes)"),
+            "{error}"
+        );
+        let at_the_limit = SnapshotCache::open(&dir, 2048).unwrap();
+        assert_eq!(at_the_limit.load().unwrap(), Some(download));
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
     fn a_half_written_pair_is_an_error_not_a_snapshot() {
         let dir = temp_dir("half");
-        let cache = SnapshotCache::open(&dir).unwrap();
+        let cache = SnapshotCache::open(&dir, 1024).unwrap();
         fs::write(dir.join(SNAPSHOT), b"{}").unwrap();
         assert!(cache.load().is_err());
         fs::write(dir.join(METADATA), b"{\"etag\":1}").unwrap();
@@ -254,7 +300,7 @@ mod tests {
     #[test]
     fn pins_a_key() {
         let dir = temp_dir("pin");
-        let cache = SnapshotCache::open(&dir).unwrap();
+        let cache = SnapshotCache::open(&dir, 1024).unwrap();
         assert_eq!(cache.pinned_key().unwrap(), None);
         cache.pin_key("AAAA").unwrap();
         assert_eq!(cache.pinned_key().unwrap().as_deref(), Some("AAAA"));
@@ -264,7 +310,7 @@ mod tests {
     #[test]
     fn the_etag_of_the_metadata_file_is_never_read() {
         let dir = temp_dir("etag");
-        let cache = SnapshotCache::open(&dir).unwrap();
+        let cache = SnapshotCache::open(&dir, 1024).unwrap();
         let download = Download {
             body: b"{}".to_vec(),
             key_id: "k".into(),
@@ -292,7 +338,7 @@ mod tests {
     #[test]
     fn records_and_clears_a_refused_service_type() {
         let dir = temp_dir("refusal");
-        let cache = SnapshotCache::open(&dir).unwrap();
+        let cache = SnapshotCache::open(&dir, 1024).unwrap();
         assert_eq!(cache.refused_service_type().unwrap(), None);
         cache.save_refusal("hive").unwrap();
         assert_eq!(
@@ -321,7 +367,7 @@ mod tests {
             std::time::Instant::now()
         ));
         fs::write(&file, b"").unwrap();
-        let err = SnapshotCache::open(&file.join("cache")).unwrap_err();
+        let err = SnapshotCache::open(&file.join("cache"), 1024).unwrap_err();
         fs::remove_file(&file).unwrap();
         assert_eq!(err.key, "grantforge.cache.dir");
     }

@@ -126,7 +126,7 @@ impl ServerSync {
             snapshot: config.snapshot_timeout,
         };
         let client = ServerClient::new(&settings, timeouts, config.snapshot_max_bytes)?;
-        let cache = SnapshotCache::open(&settings.cache_dir)?;
+        let cache = SnapshotCache::open(&settings.cache_dir, config.snapshot_max_bytes)?;
         let trusted = match &settings.signing_key {
             Some(key) => Some(key.clone()),
             None => match cache.pinned_key() {
