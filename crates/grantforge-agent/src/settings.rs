@@ -196,7 +196,7 @@ pub const CONNECT_TIMEOUT: Setting = Setting {
     default: Fallback::Value("5000"),
     kind: Kind::Millis { min: 1 },
     mode: Mode::Server,
-    doc: "server mode: connect timeout",
+    doc: "server mode: the longest wait to resolve the server's name, and to connect",
 };
 pub const READ_TIMEOUT: Setting = Setting {
     key: "grantforge.read.timeout.ms",

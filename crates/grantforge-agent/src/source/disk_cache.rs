@@ -187,7 +187,9 @@ impl SnapshotCache {
     }
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+/// Writes `bytes` to a temporary file beside `path`, syncs it and renames it into place: after a
+/// crash `path` holds the old bytes or the new ones, never a part.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
     {
         let mut file = OpenOptions::new()

@@ -357,11 +357,10 @@ impl HighWaterMark {
         }
     }
 
-    /// Records `service` at `version` (written whole, then renamed into place).
+    /// Records `service` at `version`, whole or not at all: a record cut by a crash would stop the
+    /// broker at its next start.
     pub fn record(&self, service: &str, version: i64) -> io::Result<()> {
         let record = serde_json::json!({"service": service, "policyVersion": version});
-        let tmp = self.path.with_extension("tmp");
-        fs::write(&tmp, record.to_string())?;
-        fs::rename(tmp, &self.path)
+        super::disk_cache::write_atomically(&self.path, record.to_string().as_bytes())
     }
 }
