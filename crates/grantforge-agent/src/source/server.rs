@@ -444,7 +444,7 @@ impl ServerSync {
             return Err(match &self.settings.signing_key {
                 Some(_) => format!("it is signed by key {key_id}, but {} pins key {}", SIGNING_KEY_FILE.key, trusted.key_id()),
                 None => format!(
-                    "it is signed by key {key_id}, but key {} was pinned on first use in {}; if the server's key really changed, remove that file or set {}",
+                    "it is signed by key {key_id}, but key {} was pinned on first use in {}; if the server's key really changed, remove that file and restart the broker, or set {}",
                     trusted.key_id(),
                     self.cache.pinned_key_path().display(),
                     SIGNING_KEY_FILE.key
