@@ -149,12 +149,17 @@ public class GrantForgeShadowAuthorizer extends StandardAuthorizer {
         try {
             requestLength = encoder.encodeComparison(context, actions, kafka);
             answer = NativeAgent.compare(handle, encoder.address(), encoder.capacity(), requestLength, decider);
-            if (answer > 1) {
-                describeKafkaBases(encoder, requestLength, context, actions, kafka);
-            }
         } catch (RuntimeException | LinkageError e) {
             answer = 0;
             logFailure(e.toString());
+        }
+        if (answer > 1) {
+            // Only words for the disagreements' audit: the answers are settled, and a failure here must not change them.
+            try {
+                describeKafkaBases(encoder, requestLength, context, actions, kafka);
+            } catch (RuntimeException | LinkageError e) {
+                logFailure("describing the Kafka ACL behind a disagreement: " + e);
+            }
         }
         try {
             if (answer == 0) {

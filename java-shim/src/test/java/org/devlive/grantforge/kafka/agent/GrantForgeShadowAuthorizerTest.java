@@ -16,12 +16,14 @@ import java.util.Map;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.metadata.authorizer.StandardAcl;
+import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
 import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
 import org.junit.jupiter.api.AfterEach;
@@ -122,6 +124,22 @@ class GrantForgeShadowAuthorizerTest {
         assertEquals(2L, shadow.failures());
         assertEquals(AuthorizationResult.DENIED, ask(compare, "alice", "orders"), "fail closed");
         assertEquals(1L, compare.failures());
+    }
+
+    /** The Kafka ACL behind a disagreement only words its audit: failing to find it leaves the settled answer alone. */
+    @Test
+    void aFailureDescribingKafkasAclLeavesTheDecidedAnswerAlone() throws IOException {
+        GrantForgeShadowAuthorizer compare = configured(new GrantForgeCompareAuthorizer() {
+            @Override
+            public Iterable<AclBinding> acls(AclBindingFilter filter) {
+                throw new IllegalStateException("the ACLs cannot be listed");
+            }
+        });
+        List<Action> describe = List.of(action(AclOperation.DESCRIBE, ResourceType.TOPIC, "orders"));
+        assertEquals(List.of(AuthorizationResult.ALLOWED), compare.authorize(user("bob"), describe),
+            "GrantForge's policy 3 lets everyone describe topics, Kafka's ACLs do not: GrantForge decides");
+        assertEquals(0L, compare.failures());
+        assertEquals(1L, metric(compare, "shadow-grantforge-allows"));
     }
 
     @Test
