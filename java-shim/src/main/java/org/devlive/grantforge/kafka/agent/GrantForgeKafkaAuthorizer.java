@@ -101,11 +101,15 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
         Thread waiter = new Thread(new Runnable() {
             @Override
             public void run() {
-                if (!NativeAgent.awaitSnapshot(agentHandle, timeoutMs)) {
-                    // The native agent logged why (naming the start timeout's key): shown before the listeners open.
-                    NativeLogDrain.drainNow();
+                try {
+                    if (!NativeAgent.awaitSnapshot(agentHandle, timeoutMs)) {
+                        // The native agent logged why (naming the start timeout's key): shown before the listeners open.
+                        NativeLogDrain.drainNow();
+                    }
+                } finally {
+                    // Whatever failed above, the listeners must not wait forever for it.
+                    firstSnapshot.complete(null);
                 }
-                firstSnapshot.complete(null);
             }
         }, "grantforge-start");
         waiter.setDaemon(true);

@@ -82,12 +82,16 @@ final class OpenedAgent {
      * the agent and frees its snapshots and token); the handle then answers nothing.
      */
     static void release(long handle, AgentMetrics metrics) {
-        if (metrics != null) {
-            metrics.unregister();
-        }
-        if (handle != 0) {
-            NativeAgent.close(handle);
-            NativeLogDrain.drainNow();
+        try {
+            if (metrics != null) {
+                metrics.unregister();
+            }
+        } finally {
+            // However unregistering failed, the handle is given back: the last one stops the agent.
+            if (handle != 0) {
+                NativeAgent.close(handle);
+                NativeLogDrain.drainNow();
+            }
         }
     }
 

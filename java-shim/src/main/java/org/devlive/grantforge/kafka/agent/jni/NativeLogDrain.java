@@ -30,12 +30,24 @@ public final class NativeLogDrain {
                     } catch (InterruptedException e) {
                         return;
                     }
-                    drainNow();
+                    drainOnce();
                 }
             }
         }, "grantforge-log-drain");
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /**
+     * One round of the drain thread: a failure (a logging backend that throws, say) is reported and the thread goes
+     * on, so the native library's records are not silenced for the rest of the JVM's life.
+     */
+    private static void drainOnce() {
+        try {
+            drainNow();
+        } catch (RuntimeException e) {
+            LoggerFactory.getLogger(NativeLogDrain.class).warn("moving the GrantForge agent's log records failed: {}", e.toString());
+        }
     }
 
     /** Logs every queued record now (also called right after configure and close). */
