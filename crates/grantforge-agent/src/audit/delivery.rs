@@ -16,7 +16,8 @@
 //! resends for at most [`RESEND_BUDGET`] before the thread's other work, so heartbeats,
 //! downloads and revocations keep their schedule while a long outage's spool drains.
 
-use std::collections::VecDeque;
+use std::cell::RefCell;
+use std::collections::{HashSet, VecDeque};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -69,6 +70,10 @@ pub struct Shipper {
     stats: std::sync::Arc<DeliveryStats>,
     /// The last resend ran out of its budget with the server answering: resend again next tick.
     backlog: bool,
+    /// The events the server refused and that were counted lost, while the spool may still hold
+    /// them (a batch whose rest could not be rewritten is resent whole): each is counted once.
+    /// Emptied when the spool is.
+    counted_lost: RefCell<HashSet<String>>,
 }
 
 /// What the server did not take now: the events from the first it could not take to the end of
@@ -105,6 +110,7 @@ impl Shipper {
             spool,
             stats,
             backlog: false,
+            counted_lost: RefCell::default(),
         }
     }
 
@@ -173,6 +179,7 @@ impl Shipper {
     fn resend_spool(&mut self, post: Post<'_>, deadline: Instant) -> Resend {
         loop {
             if self.spool.is_empty() {
+                self.counted_lost.get_mut().clear();
                 return Resend::Drained;
             }
             if Instant::now() >= deadline {
@@ -216,11 +223,13 @@ impl Shipper {
                 status: 400,
                 detail,
             }) if batch.len() == 1 => {
-                self.stats.lost(batch);
-                tracing::warn!(
-                    "GrantForge refused access event {} ({detail}); it is dropped, the others are delivered",
-                    batch[0]["eventId"].as_str().unwrap_or("?")
-                );
+                let id = batch[0]["eventId"].as_str().unwrap_or("?");
+                if self.counted_lost.borrow_mut().insert(id.to_string()) {
+                    self.stats.lost(batch);
+                    tracing::warn!(
+                        "GrantForge refused access event {id} ({detail}); it is dropped, the others are delivered"
+                    );
+                }
                 Ok(())
             }
             Err(CallError::Status { status: 400, .. }) => {
@@ -293,20 +302,29 @@ struct Spooled {
     events: u64,
 }
 
+/// The suffix of a batch being written; one left by a crash is removed when the spool opens.
+const ASIDE: &str = ".tmp";
+
 impl Spool {
     fn open(dir: PathBuf, limit: u64) -> Spool {
-        let mut index: Vec<Spooled> = match fs::read_dir(&dir) {
-            Ok(entries) => entries
-                .filter_map(Result::ok)
-                .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-                .map(|e| Spooled {
-                    events: events_in_name(&e.path()),
-                    bytes: e.metadata().map(|m| m.len()).unwrap_or(0),
-                    path: e.path(),
-                })
-                .collect(),
-            Err(_) => Vec::new(),
-        };
+        let entries: Vec<fs::DirEntry> = fs::read_dir(&dir)
+            .map(|entries| entries.filter_map(Result::ok).collect())
+            .unwrap_or_default();
+        for left in entries
+            .iter()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(ASIDE))
+        {
+            let _ = fs::remove_file(left.path());
+        }
+        let mut index: Vec<Spooled> = entries
+            .into_iter()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+            .map(|e| Spooled {
+                events: events_in_name(&e.path()),
+                bytes: e.metadata().map(|m| m.len()).unwrap_or(0),
+                path: e.path(),
+            })
+            .collect();
         index.sort_by(|a, b| a.path.cmp(&b.path));
         Spool {
             dir,
@@ -389,10 +407,13 @@ impl Spool {
         self.put(aside, &name, &bytes, rest, Place::First)
     }
 
-    /// Writes a batch's bytes under a temporary name (which the spool never lists).
+    /// Writes a batch's bytes under a temporary name (which the spool never lists); a write that
+    /// fails (a full disk) leaves nothing behind, outside the spool's limit.
     fn write_aside(&self, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-        let aside = self.dir.join(format!("{name}.tmp"));
-        fs::write(&aside, bytes)?;
+        let aside = self.dir.join(format!("{name}{ASIDE}"));
+        fs::write(&aside, bytes).inspect_err(|_| {
+            let _ = fs::remove_file(&aside);
+        })?;
         Ok(aside)
     }
 
@@ -578,6 +599,36 @@ mod tests {
             "e0 was delivered, bad-1 refused"
         );
         drains_counting_nothing_twice(shipper, &stats, 3);
+    }
+
+    #[test]
+    fn a_refused_event_is_counted_once_though_its_batch_is_resent_whole() {
+        let (mut shipper, stats) = shipper(dir("rewrite-fails"), 1 << 20);
+        shipper.spool_only(&[event("a0"), event("bad-a1"), event("late-a2")]);
+        // The rest (late-a2) is written aside as `<millis>-<seq>-1.json.tmp`: a directory there
+        // makes the rewrite fail, as a full disk would, so the batch is resent whole each time.
+        let oldest = shipper.spool.index[0].path.clone();
+        let stem = oldest.file_stem().unwrap().to_str().unwrap().to_string();
+        let prefix = stem.rsplit_once('-').unwrap().0.to_string();
+        fs::create_dir_all(shipper.spool.dir.join(format!("{prefix}-1.json.tmp"))).unwrap();
+        for _ in 0..3 {
+            shipper.ship_with(&picky, &[], true, RESEND_BUDGET);
+        }
+        assert_eq!(
+            stats.dropped.load(Ordering::Relaxed),
+            3,
+            "bad-a1 stands for 3 accesses, refused once"
+        );
+    }
+
+    #[test]
+    fn a_batch_left_half_written_by_a_crash_is_removed_when_the_spool_opens() {
+        let dir = dir("left-aside");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("1-1-3.json.tmp"), b"[{\"eventId\":").unwrap();
+        let spool = Spool::open(dir.clone(), 1 << 20);
+        assert!(spool.is_empty());
+        assert!(!dir.join("1-1-3.json.tmp").exists());
     }
 
     #[test]
