@@ -183,8 +183,11 @@ impl Group {
         }
     }
 
-    /// One more identical access.
+    /// One more identical access; the first of a group whose accesses have all been reported.
     pub(crate) fn add(&mut self, now: Instant) {
+        if self.count == 0 {
+            self.first = now;
+        }
         self.count += 1;
         self.last = now;
     }

@@ -343,3 +343,32 @@ fn unchecked_and_unrequested_accesses_are_not_recorded() {
     );
     assert_eq!(auditor.queued(), 0);
 }
+
+#[test]
+fn a_refusal_after_one_reported_is_reported_at_its_own_time() {
+    let auditor = Auditor::new(100);
+    let t = |ms: i64| Instant::from_unix_millis(1_800_000_000_000 + ms);
+    auditor.record(
+        &context("bob"),
+        &write("orders"),
+        &Reason::NoPolicy,
+        3,
+        t(0),
+    );
+    let first = take(&auditor, t(10), false);
+    assert_eq!((first.len(), first[0].first), (1, t(0)));
+    auditor.record(
+        &context("bob"),
+        &write("orders"),
+        &Reason::NoPolicy,
+        3,
+        t(500),
+    );
+    let later = take(&auditor, t(2000), false);
+    assert_eq!(later.len(), 1);
+    assert_eq!(
+        (later[0].count, later[0].first, later[0].last),
+        (1, t(500), t(500)),
+        "occurredAt of the follow-up is its own access, not the one reported before"
+    );
+}
