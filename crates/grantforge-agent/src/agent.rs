@@ -24,7 +24,7 @@ use crate::rules;
 use crate::settings;
 use crate::source::file::OfflineSource;
 use crate::source::server::ServerSync;
-use crate::source::Source;
+use crate::source::{AuditAtClose, Source};
 
 /// Why an agent did not start.
 #[derive(Debug)]
@@ -104,6 +104,8 @@ pub struct Agent {
     event_ids: EventIds,
     delivery: Arc<DeliveryStats>,
     background: Mutex<Option<JoinHandle<()>>>,
+    /// How `close()` keeps the audit itself when the agent's thread is held up past the deadline.
+    audit_at_close: Option<AuditAtClose>,
 }
 
 impl Agent {
@@ -137,6 +139,7 @@ impl Agent {
                 settings.instance.clone(),
             ),
         };
+        let audit_at_close = source.audit_at_close();
         let agent = Arc::new(Agent {
             current: RwLock::new(None),
             generation: AtomicU64::new(0),
@@ -155,6 +158,7 @@ impl Agent {
             instance,
             delivery,
             background: Mutex::new(None),
+            audit_at_close,
             config,
         });
         source.start(&agent);
@@ -421,8 +425,11 @@ impl Agent {
             if handle.is_finished() {
                 let _ = handle.join();
             } else {
+                // The thread is held up by the server: the process may end as soon as this returns,
+                // so what waits in memory is kept here (spooled, or counted dropped).
+                let kept = self.keep_audit_at_close();
                 tracing::warn!(
-                    "the final audit delivery did not finish within {} s of close(); it goes on in the background, and what it cannot send stays in the audit spool",
+                    "the agent's thread did not finish within {} s of close() (the server is slow to answer); {kept}, and the thread goes on in the background",
                     CLOSE_DEADLINE.as_secs()
                 );
             }
@@ -628,6 +635,27 @@ impl Agent {
     /// Turns due audit groups into events and hands them on to the source: to GrantForge in server
     /// mode, to the log `grantforge.audit` in offline mode.
     fn deliver_audit(&self, source: &mut dyn Source, fold_over: bool, retry_spool: bool) {
+        let events = self.take_audit_events(fold_over);
+        source.hand_on(&events, retry_spool, self.stopping.load(Ordering::Acquire));
+    }
+
+    /// Every access event waiting, from the close path: spooled beside the agent's thread (which
+    /// takes no event twice). Says what became of them.
+    fn keep_audit_at_close(&self) -> String {
+        let events = self.take_audit_events(true);
+        let accesses: u64 = events.iter().map(|e| e.count).sum();
+        match &self.audit_at_close {
+            _ if events.is_empty() => "no access waited to be audited".to_string(),
+            Some(keep) => {
+                keep(&events);
+                format!("{accesses} accesses waiting to be audited were put in the audit spool")
+            }
+            None => format!("{accesses} accesses waiting to be audited are left to it"),
+        }
+    }
+
+    /// The access events due now (every folded group when `fold_over`), counted as evented.
+    fn take_audit_events(&self, fold_over: bool) -> Vec<AccessEvent> {
         self.lanes.hand_on(&self.auditor, self.generation());
         let mut events = self
             .auditor
@@ -650,7 +678,7 @@ impl Agent {
                 settings::AUDIT_FOLD_WINDOW.key
             );
         }
-        source.hand_on(&events, retry_spool, self.stopping.load(Ordering::Acquire));
+        events
     }
 }
 

@@ -38,7 +38,17 @@ pub(crate) trait Source: Send {
     fn has_backlog(&self) -> bool {
         false
     }
+
+    /// Where `close()` puts the audit itself when the agent's thread is held up past the close
+    /// deadline (by a server that does not answer): a writer of its own, usable from the closing
+    /// thread beside this one. `None` when the thread hands events on without waiting for anyone.
+    fn audit_at_close(&self) -> Option<AuditAtClose> {
+        None
+    }
 }
+
+/// Keeps access events from the closing thread: written to the audit spool, or counted dropped.
+pub(crate) type AuditAtClose = Box<dyn Fn(&[AccessEvent]) + Send + Sync>;
 
 /// Whether a verified snapshot of `next` (service, policy version) may follow the one applied: the
 /// same service, and no rollback. Server mode and a signed policy file hold snapshots to this one

@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use common::*;
 use grantforge_agent::{registry, AgentConfig};
@@ -695,4 +695,45 @@ fn plain_http_without_a_signing_key_file_is_refused_naming_that_key() {
         0,
         "the key was not fetched"
     );
+}
+
+#[test]
+fn close_keeps_the_audit_in_the_spool_when_the_server_holds_up_the_agents_thread() {
+    let server = server("close-held-up");
+    let cache = temp_dir("close-held-up-cache");
+    let agent = agent(&server, &cache, FAST_AUDIT);
+    assert!(agent.await_snapshot(PATIENCE));
+    server
+        .set_fault(fault(
+            r#"{"mode": "slow", "endpoints": ["heartbeat"], "delayMs": 20000}"#,
+        ))
+        .unwrap();
+    // The next round (every second here) starts, and waits on the heartbeat.
+    std::thread::sleep(Duration::from_millis(2500));
+    for _ in 0..5 {
+        assert!(access(&agent, "alice", "orders", Operation::Write));
+    }
+    assert!(!access(&agent, "bob", "orders", Operation::Write));
+    registry::release(&agent);
+    // The process may end now: the six accesses must be on disk.
+    let spooled: u64 = std::fs::read_dir(cache.join("audit-spool"))
+        .map(|dir| {
+            dir.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+                .map(|e| {
+                    let batch: Vec<serde_json::Value> =
+                        serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap();
+                    batch
+                        .iter()
+                        .map(|event| event["count"].as_u64().unwrap())
+                        .sum::<u64>()
+                })
+                .sum()
+        })
+        .unwrap_or(0);
+    assert_eq!(
+        spooled, 6,
+        "alice's 5 accesses and bob's refusal, spooled at close"
+    );
+    assert_eq!(server.events().len(), 0, "none could be delivered");
 }

@@ -173,6 +173,18 @@ impl Shipper {
         self.backlog
     }
 
+    /// What another thread needs to spool events beside this shipper: at close, when the agent's
+    /// thread is held up by the server.
+    pub fn spool_beside(&self) -> SpoolBeside {
+        SpoolBeside {
+            instance: self.instance.clone(),
+            batch_size: self.batch_size,
+            dir: self.spool.dir.clone(),
+            limit: self.spool.limit,
+            stats: std::sync::Arc::clone(&self.stats),
+        }
+    }
+
     /// Sends spooled batches oldest first, merged up to the batch size, until `deadline`. Of a
     /// batch taken in part, only the rest stays spooled, still first: a refused event is counted
     /// lost once, never resent.
@@ -270,6 +282,30 @@ impl Shipper {
         self.stats.lost(&evicted);
         self.stats.lost_unreadable(unreadable);
         evicted.len() as u64 + unreadable
+    }
+}
+
+/// A shipper's spool as another thread opens it: its own index of the directory, taken when
+/// opened, and the same limit and counts. Its batches are named apart from the shipper's, so
+/// neither overwrites the other's.
+pub struct SpoolBeside {
+    instance: String,
+    batch_size: usize,
+    dir: PathBuf,
+    limit: u64,
+    stats: std::sync::Arc<DeliveryStats>,
+}
+
+impl SpoolBeside {
+    /// A shipper on the same spool (only to spool with: it sends nothing).
+    pub fn open(&self) -> Shipper {
+        Shipper::new(
+            &self.instance,
+            self.batch_size,
+            self.dir.clone(),
+            self.limit,
+            std::sync::Arc::clone(&self.stats),
+        )
     }
 }
 
@@ -379,12 +415,18 @@ impl Spool {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis())
             .unwrap_or(0);
-        self.seq += 1;
-        let name = format!(
-            "{millis:019}-{:06}-{}.json",
-            self.seq % 1_000_000,
-            batch.len()
-        );
+        // Another thread may spool beside this one (at close): a name taken is never written over.
+        let name = loop {
+            self.seq += 1;
+            let name = format!(
+                "{millis:019}-{:06}-{}.json",
+                self.seq % 1_000_000,
+                batch.len()
+            );
+            if !self.dir.join(&name).exists() {
+                break name;
+            }
+        };
         let aside = self.write_aside(&name, &bytes)?;
         self.put(aside, &name, &bytes, batch, Place::Last)
     }

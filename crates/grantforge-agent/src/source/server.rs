@@ -678,6 +678,14 @@ impl Source for ServerSync {
     fn has_backlog(&self) -> bool {
         self.shipper.has_backlog()
     }
+
+    fn audit_at_close(&self) -> Option<super::AuditAtClose> {
+        let spool = self.shipper.spool_beside();
+        Some(Box::new(move |events: &[AccessEvent]| {
+            let batch: Vec<Value> = events.iter().map(AccessEvent::to_json).collect();
+            spool.open().spool_only(&batch);
+        }))
+    }
 }
 
 #[cfg(test)]
