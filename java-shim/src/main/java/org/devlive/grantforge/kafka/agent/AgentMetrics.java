@@ -5,7 +5,9 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import javax.management.Attribute;
 import javax.management.AttributeList;
@@ -183,30 +185,42 @@ final class AgentMetrics implements DynamicMBean {
      * if JMX refuses.
      */
     static AgentMetrics registerAs(AgentMetrics metrics, String keys) {
-        try {
-            ObjectName name = new ObjectName(DOMAIN + ":" + keys);
-            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-            if (server.isRegistered(name)) {
-                server.unregisterMBean(name);
+        synchronized (REGISTERED) {
+            try {
+                ObjectName name = new ObjectName(DOMAIN + ":" + keys);
+                MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+                if (server.isRegistered(name)) {
+                    server.unregisterMBean(name);
+                }
+                server.registerMBean(metrics, name);
+                metrics.name = name;
+                REGISTERED.put(name, metrics);
+                return metrics;
+            } catch (JMException | RuntimeException e) {
+                LOG.warn("GrantForge agent metrics are not in JMX: {}", e.toString());
+                return null;
             }
-            server.registerMBean(metrics, name);
-            metrics.name = name;
-            return metrics;
-        } catch (JMException | RuntimeException e) {
-            LOG.warn("GrantForge agent metrics are not in JMX: {}", e.toString());
-            return null;
         }
     }
 
+    /** Unregisters this MBean, unless another has taken its name since (two authorizers of one name in a JVM). */
     void unregister() {
-        try {
-            if (name != null && ManagementFactory.getPlatformMBeanServer().isRegistered(name)) {
-                ManagementFactory.getPlatformMBeanServer().unregisterMBean(name);
+        synchronized (REGISTERED) {
+            if (name == null || !REGISTERED.remove(name, this)) {
+                return;
             }
-        } catch (JMException e) {
-            LOG.debug("unregistering {} failed: {}", name, e.toString());
+            try {
+                if (ManagementFactory.getPlatformMBeanServer().isRegistered(name)) {
+                    ManagementFactory.getPlatformMBeanServer().unregisterMBean(name);
+                }
+            } catch (JMException e) {
+                LOG.debug("unregistering {} failed: {}", name, e.toString());
+            }
         }
     }
+
+    /** Which metrics each name of this class loader's MBeans stands for: only its owner unregisters it. */
+    private static final Map<ObjectName, AgentMetrics> REGISTERED = new HashMap<ObjectName, AgentMetrics>();
 
     /** One reading, or null when the native library answers nothing. */
     private Reading read() {

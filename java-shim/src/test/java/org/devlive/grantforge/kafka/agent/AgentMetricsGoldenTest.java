@@ -1,8 +1,10 @@
 package org.devlive.grantforge.kafka.agent;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
@@ -86,5 +88,22 @@ class AgentMetricsGoldenTest {
         } finally {
             metrics.unregister();
         }
+    }
+
+    /** Two authorizers of one instance name in a JVM (an embedded cluster): closing one leaves the other's MBean. */
+    @Test
+    void closingOneAuthorizerLeavesTheMBeanThatTookItsName() throws Exception {
+        byte[] golden = GoldenFixtures.read("metrics.bin");
+        AgentMetrics first = AgentMetrics.register(new AgentMetrics(() -> golden), "twin-test");
+        AgentMetrics second = AgentMetrics.register(new AgentMetrics(() -> golden), "twin-test");
+        ObjectName name = new ObjectName(AgentMetrics.DOMAIN + ":type=Agent,instance=\"broker-1\",role=twin-test");
+        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        try {
+            first.unregister();
+            assertTrue(server.isRegistered(name), "the second authorizer's MBean stays");
+        } finally {
+            second.unregister();
+        }
+        assertFalse(server.isRegistered(name));
     }
 }
