@@ -50,6 +50,8 @@ pub(crate) struct FoldKey {
     pub operation: Option<Operation>,
     pub request_type: i16,
     pub policy_id: Option<i64>,
+    /// The version of the snapshot that decided: accesses of two versions are two events.
+    pub policy_version: i64,
     /// The principal's accesses past its share: no resource, address or policy kept.
     pub overflow: bool,
 }
@@ -65,6 +67,7 @@ impl FoldKey {
             operation: self.operation,
             request_type: self.request_type,
             policy_id: self.policy_id,
+            policy_version: self.policy_version,
             overflow: self.overflow,
         }
     }
@@ -81,6 +84,7 @@ struct KeyParts<'a> {
     operation: Option<Operation>,
     request_type: i16,
     policy_id: Option<i64>,
+    policy_version: i64,
     overflow: bool,
 }
 
@@ -89,7 +93,12 @@ impl<'a> KeyParts<'a> {
     /// that a group costs a bounded number of bytes however long the names a client sends (Kafka
     /// asks the authorizer before it validates them). Accesses whose names differ only beyond the
     /// limits fold together: their events would read the same.
-    fn of(context: &'a RequestContext, action: &Action<'a>, reason: &Reason) -> KeyParts<'a> {
+    fn of(
+        context: &'a RequestContext,
+        action: &Action<'a>,
+        reason: &Reason,
+        policy_version: i64,
+    ) -> KeyParts<'a> {
         KeyParts {
             principal_type: clamp(&context.principal.principal_type, limits::NAME),
             principal_name: clamp(&context.principal.name, limits::USER),
@@ -99,6 +108,7 @@ impl<'a> KeyParts<'a> {
             operation: action.operation,
             request_type: context.request_type,
             policy_id: reason.policy_id(),
+            policy_version,
             overflow: false,
         }
     }
@@ -124,6 +134,7 @@ impl<'a> KeyParts<'a> {
             operation: self.operation,
             request_type: self.request_type,
             policy_id: self.policy_id,
+            policy_version: self.policy_version,
             overflow: self.overflow,
         }
     }
@@ -140,7 +151,8 @@ fn pack(packed: &mut Vec<u8>, parts: &KeyParts<'_>) -> usize {
         .byte(parts.operation.map_or(0, |o| o.code()));
     w.i64(i64::from(parts.request_type))
         .byte(u8::from(parts.policy_id.is_some()))
-        .i64(parts.policy_id.unwrap_or(0));
+        .i64(parts.policy_id.unwrap_or(0))
+        .i64(parts.policy_version);
     principal
 }
 
@@ -155,7 +167,6 @@ pub(crate) struct Group {
     request_version: i16,
     listener: String,
     client_id: String,
-    policy_version: i64,
     /// Refusals: whether the first one has been reported already.
     reported: bool,
 }
@@ -170,7 +181,7 @@ impl Group {
         now: Instant,
     ) -> Group {
         Group {
-            key: KeyParts::of(context, action, reason).owned(),
+            key: KeyParts::of(context, action, reason, version).owned(),
             allowed: reason.allowed(),
             count: 1,
             first: now,
@@ -178,7 +189,6 @@ impl Group {
             request_version: context.request_version,
             listener: clamp(&context.conditions.listener, limits::REQUEST_PART).to_string(),
             client_id: clamp(&context.conditions.client_id, limits::REQUEST_PART).to_string(),
-            policy_version: version,
             reported: false,
         }
     }
@@ -244,8 +254,9 @@ impl Arrival<'_> {
                 context,
                 action,
                 reason,
+                version,
                 ..
-            } => KeyParts::of(context, action, reason),
+            } => KeyParts::of(context, action, reason, *version),
             Arrival::Folded(group) => group.key.parts(),
         }
     }
@@ -623,7 +634,7 @@ impl Group {
             request_version: self.request_version,
             listener: self.listener.clone(),
             client_id: self.client_id.clone(),
-            policy_version: self.policy_version,
+            policy_version: self.key.policy_version,
         }
     }
 }

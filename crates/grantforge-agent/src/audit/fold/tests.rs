@@ -372,3 +372,32 @@ fn a_refusal_after_one_reported_is_reported_at_its_own_time() {
         "occurredAt of the follow-up is its own access, not the one reported before"
     );
 }
+
+#[test]
+fn accesses_decided_under_another_snapshot_are_an_event_of_their_own_version() {
+    let auditor = Auditor::new(100);
+    let t = |ms: i64| Instant::from_unix_millis(1_800_000_000_000 + ms);
+    // No snapshot yet: refused under version -1; then version 3 is applied and refuses too.
+    auditor.record(
+        &context("bob"),
+        &write("orders"),
+        &Reason::NoSnapshot,
+        -1,
+        t(0),
+    );
+    let first = take(&auditor, t(10), false);
+    assert_eq!(first[0].policy_version, -1);
+    auditor.record(
+        &context("bob"),
+        &write("orders"),
+        &Reason::NoPolicy,
+        3,
+        t(300),
+    );
+    let later = take(&auditor, t(2000), false);
+    assert_eq!(
+        later.iter().map(|e| e.policy_version).collect::<Vec<_>>(),
+        [3],
+        "decided under version 3"
+    );
+}
