@@ -57,6 +57,15 @@ class GrantForgeKafkaAuthorizerTest {
         opened.forEach(GrantForgeKafkaAuthorizer::close);
     }
 
+    /** The fixture with {@code policies} (a JSON array) as its policies, as the authorizers' policy file. */
+    private void writePolicies(String policies) throws IOException {
+        String fixture = new String(Files.readAllBytes(FIXTURE), StandardCharsets.UTF_8);
+        int policiesAt = fixture.indexOf("\"policies\":[");
+        int rolesAt = fixture.indexOf(",\"roles\":{", policiesAt);
+        Files.write(tmp.resolve("policies.json"), (fixture.substring(0, policiesAt) + "\"policies\":" + policies
+            + fixture.substring(rolesAt)).getBytes(StandardCharsets.UTF_8));
+    }
+
     private GrantForgeKafkaAuthorizer authorizer(Map<String, Object> extra) throws IOException {
         Path policies = tmp.resolve("policies.json");
         if (!Files.exists(policies)) {
@@ -169,16 +178,12 @@ class GrantForgeKafkaAuthorizerTest {
         for (int i = 0; i < 500; i++) {
             users.append(i == 0 ? "" : ",").append("\"user-").append(i).append('"');
         }
-        String fixture = new String(Files.readAllBytes(FIXTURE), StandardCharsets.UTF_8);
         String policy = "[{\"id\":\"1\",\"name\":\"one huge topic\",\"type\":\"ACCESS\",\"priority\":\"NORMAL\","
             + "\"document\":{\"resources\":{\"topic\":{\"values\":[\"" + name + "\"],\"excludes\":false,"
             + "\"recursive\":false}},\"allow\":[{\"users\":[" + users + "],\"groups\":[],\"roles\":[],"
             + "\"accessTypes\":[\"read\"],\"conditions\":[],\"maskType\":null,\"maskValue\":null,"
             + "\"rowFilter\":null}],\"allowExceptions\":[],\"deny\":[],\"denyExceptions\":[],\"validity\":[]}}]";
-        int policiesAt = fixture.indexOf("\"policies\":[");
-        int rolesAt = fixture.indexOf(",\"roles\":{", policiesAt);
-        Files.write(tmp.resolve("policies.json"), (fixture.substring(0, policiesAt) + "\"policies\":" + policy
-            + fixture.substring(rolesAt)).getBytes(StandardCharsets.UTF_8));
+        writePolicies(policy);
         GrantForgeKafkaAuthorizer authorizer = authorizer(Collections.emptyMap());
         assertEquals(500, authorizer.aclCount());
 
@@ -198,16 +203,12 @@ class GrantForgeKafkaAuthorizerTest {
     @Test
     void aclCountCountsTheRowsThisKafkaLists() throws Exception {
         assertEquals(AclOperation.UNKNOWN, AclOperation.fromCode((byte) 15), "a Kafka without TWO_PHASE_COMMIT");
-        String fixture = new String(Files.readAllBytes(FIXTURE), StandardCharsets.UTF_8);
         String policy = "[{\"id\":\"1\",\"name\":\"tx\",\"type\":\"ACCESS\",\"priority\":\"NORMAL\","
             + "\"document\":{\"resources\":{\"transactional_id\":{\"values\":[\"tx\"],\"excludes\":false,"
             + "\"recursive\":false}},\"allow\":[{\"users\":[\"bob\"],\"groups\":[],\"roles\":[],"
             + "\"accessTypes\":[\"two_phase_commit\",\"describe\"],\"conditions\":[]}],"
             + "\"allowExceptions\":[],\"deny\":[],\"denyExceptions\":[],\"validity\":[]}}]";
-        int policiesAt = fixture.indexOf("\"policies\":[");
-        int rolesAt = fixture.indexOf(",\"roles\":{", policiesAt);
-        Files.write(tmp.resolve("policies.json"), (fixture.substring(0, policiesAt) + "\"policies\":" + policy
-            + fixture.substring(rolesAt)).getBytes(StandardCharsets.UTF_8));
+        writePolicies(policy);
         GrantForgeKafkaAuthorizer authorizer = authorizer(Collections.emptyMap());
 
         List<AclBinding> all = listed(authorizer);
