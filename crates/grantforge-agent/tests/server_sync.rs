@@ -737,3 +737,47 @@ fn close_keeps_the_audit_in_the_spool_when_the_server_holds_up_the_agents_thread
     );
     assert_eq!(server.events().len(), 0, "none could be delivered");
 }
+
+#[test]
+fn events_the_server_does_not_take_are_sent_again_after_a_back_off() {
+    let server = server("events-back-off");
+    // Heartbeats every 8 s, and answered: only the events endpoint fails.
+    let settings = [FAST_AUDIT, &[("grantforge.refresh.interval.ms", "8000")]].concat();
+    let agent = agent(&server, &temp_dir("events-back-off-cache"), &settings);
+    assert!(agent.await_snapshot(PATIENCE));
+    server
+        .set_fault(fault(
+            r#"{"mode":"status","status":500,"endpoints":["access-events"]}"#,
+        ))
+        .unwrap();
+    let before = last_seq(&server);
+    let started = Instant::now();
+    let mut refused = 0;
+    while started.elapsed() < Duration::from_secs(6) {
+        // A refusal of a topic of its own each time: an event to send at every tick.
+        assert!(!access(
+            &agent,
+            "bob",
+            &format!("t{refused}"),
+            Operation::Write
+        ));
+        refused += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let posts = requests_after(&server, before)
+        .iter()
+        .filter(|r| r.endpoint.as_deref() == Some("access-events"))
+        .count();
+    // Back-offs of 1, 2 and 4 s (each ±20 %) in 6 s; a tick (250 ms) would have sent 24 times.
+    assert!(
+        (2..=5).contains(&posts),
+        "{posts} deliveries of events in 6 s, {refused} refusals"
+    );
+    server.clear_fault();
+    eventually(
+        "the spooled refusals are delivered once the server takes them",
+        PATIENCE,
+        || counted(&server, "bob", "DENIED", "t0") == 1,
+    );
+    registry::release(&agent);
+}

@@ -116,15 +116,17 @@ impl Shipper {
 
     /// Delivers `events` (or spools them when the server is known to be away), after the spool,
     /// resending for at most `budget`: events that would overtake spooled ones are spooled behind them.
+    /// Returns whether the server did not take what it was sent (nothing is sent to a server
+    /// known to be away): the caller backs off before sending again.
     pub fn ship(
         &mut self,
         client: &ServerClient,
         events: &[Value],
         server_answers: bool,
         budget: Duration,
-    ) {
+    ) -> bool {
         let post = |body: &Value| client.send_events(body);
-        self.ship_with(&post, events, server_answers, budget);
+        self.ship_with(&post, events, server_answers, budget)
     }
 
     fn ship_with(
@@ -133,13 +135,14 @@ impl Shipper {
         events: &[Value],
         server_answers: bool,
         budget: Duration,
-    ) {
+    ) -> bool {
         let resent = if server_answers {
             self.resend_spool(post, Instant::now() + budget)
         } else {
             Resend::Failed
         };
         self.backlog = resent == Resend::OutOfBudget;
+        let mut refused = server_answers && resent == Resend::Failed;
         let mut deliverable = resent == Resend::Drained;
         for batch in events.chunks(self.batch_size) {
             if !deliverable {
@@ -148,12 +151,14 @@ impl Shipper {
             }
             if let Err(Later(rest)) = self.send(post, batch) {
                 deliverable = false;
+                refused = true;
                 self.spool_batch(&rest);
             }
         }
         self.stats
             .spooled_bytes
             .store(self.spool.bytes(), Ordering::Relaxed);
+        refused
     }
 
     /// Spools `events` without trying to deliver them: what a delivery interrupted by a panic does

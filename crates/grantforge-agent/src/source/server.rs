@@ -97,6 +97,10 @@ pub struct ServerSync {
     failures: u32,
     /// Refused snapshots in a row (the server answers): their own backoff, the audit keeps flowing.
     refusals: u32,
+    /// Deliveries of access events in a row that the server did not take while it answered
+    /// heartbeats, and when events may be sent again: the spool waits a back-off of its own.
+    delivery_failures: u32,
+    next_delivery: Option<Clock>,
     /// The service type of the snapshot that made the agent refuse everything, as recorded in the
     /// cache directory; `None` when nothing is refused for that reason.
     refused_type: Option<String>,
@@ -186,6 +190,8 @@ impl ServerSync {
             applied: None,
             failures: 0,
             refusals: 0,
+            delivery_failures: 0,
+            next_delivery: None,
             refused_type,
             last_problem: None,
             clamped_round: None,
@@ -499,14 +505,29 @@ impl ServerSync {
     }
 
     fn ship_within(&mut self, events: &[Value], budget: Duration) {
-        let deliverable = self.failures == 0;
+        let backing_off = self.next_delivery.is_some_and(|at| Clock::now() < at);
+        let deliverable = self.failures == 0 && !backing_off;
         let (shipper, client) = (&mut self.shipper, &self.client);
         let shipped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             shipper.ship(client, events, deliverable, budget)
         }));
-        if let Err(panic) = shipped {
-            self.shipper.spool_only(events);
-            std::panic::resume_unwind(panic);
+        match shipped {
+            Ok(true) => {
+                // The heartbeat answers but the events are not taken: spooled, and sent again
+                // after a back-off of their own.
+                self.delivery_failures = self.delivery_failures.saturating_add(1);
+                let wait = back_off(self.delivery_failures, self.refresh_interval);
+                self.next_delivery = Some(Clock::now() + wait);
+            }
+            Ok(false) if deliverable => {
+                self.delivery_failures = 0;
+                self.next_delivery = None;
+            }
+            Ok(false) => {}
+            Err(panic) => {
+                self.shipper.spool_only(events);
+                std::panic::resume_unwind(panic);
+            }
         }
     }
 
@@ -515,6 +536,7 @@ impl ServerSync {
     /// server has not taken by then is still in the spool for the next start.
     fn ship_last(&mut self, events: &[Value]) {
         self.shipper.spool_only(events);
+        self.next_delivery = None; // one last try, whatever the back-off
         self.ship_within(&[], crate::agent::CLOSE_DEADLINE);
     }
 
