@@ -66,7 +66,14 @@ public final class NativeLibraryLoader {
             loadBundled(platform);
             from = "the agent JAR, " + platform;
         }
-        int abi = NativeAgent.abiVersion();
+        int abi;
+        try {
+            abi = NativeAgent.abiVersion();
+        } catch (UnsatisfiedLinkError e) {
+            // A library of another program, or of an agent older than the ABI check.
+            throw new NativeLoadException(PATH_KEY + ": the native library loaded from " + from + " is not the GrantForge "
+                + "agent's (" + e.getMessage() + "); use the library of the same agent version (or unset " + PATH_KEY + ")");
+        }
         if (abi != NativeAgent.ABI_VERSION) {
             throw new NativeLoadException(PATH_KEY + ": the native library speaks ABI " + abi + " but this JAR needs "
                 + NativeAgent.ABI_VERSION + "; use the library of the same agent version (or unset " + PATH_KEY + ")");

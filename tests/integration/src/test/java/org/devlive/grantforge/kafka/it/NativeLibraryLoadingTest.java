@@ -115,6 +115,16 @@ class NativeLibraryLoadingTest {
     }
 
     @Test
+    void aLibraryOfAnotherProgramStopsTheBrokerNamingTheKey() throws Exception {
+        Path source = tmp.resolve("another_program.c");
+        Files.writeString(source, "int another_program(void) { return 1; }\n");
+        Path library = tmp.resolve("libanother_program.so");
+        assumeTrue(run("gcc", "-shared", "-fPIC", "-o", library.toString(), source.toString()) == 0,
+            "gcc builds a stand-in library");
+        assertRefusesToStart(node("another-program").property(KEY, library.toString()), KEY, "is not the GrantForge agent's");
+    }
+
+    @Test
     void aFileThatIsNoLibraryStopsTheBrokerNamingTheKey() {
         Path notALibrary = ItPaths.snapshot("e2e.json");
         assertRefusesToStart(node("not-a-library").property(KEY, notALibrary.toString()), KEY, notALibrary.toString());
