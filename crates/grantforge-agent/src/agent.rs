@@ -640,18 +640,19 @@ impl Agent {
     }
 
     /// Every access event waiting, from the close path: spooled beside the agent's thread (which
-    /// takes no event twice). Says what became of them.
+    /// takes no event twice). Without a place to put them, they are not taken: the thread hands
+    /// them on when it can. Says what became of them.
     fn keep_audit_at_close(&self) -> String {
+        let Some(keep) = &self.audit_at_close else {
+            return "the accesses waiting to be audited are left to it".to_string();
+        };
         let events = self.take_audit_events(true);
-        let accesses: u64 = events.iter().map(|e| e.count).sum();
-        match &self.audit_at_close {
-            _ if events.is_empty() => "no access waited to be audited".to_string(),
-            Some(keep) => {
-                keep(&events);
-                format!("{accesses} accesses waiting to be audited were put in the audit spool")
-            }
-            None => format!("{accesses} accesses waiting to be audited are left to it"),
+        if events.is_empty() {
+            return "no access waited to be audited".to_string();
         }
+        keep(&events);
+        let accesses: u64 = events.iter().map(|e| e.count).sum();
+        format!("{accesses} accesses waiting to be audited were put in the audit spool")
     }
 
     /// The access events due now (every folded group when `fold_over`), counted as evented.
@@ -732,5 +733,40 @@ fn survive_panic<R>(part: &str, last: &mut Option<String>, run: impl FnOnce() ->
             }
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{context, write};
+
+    #[test]
+    fn close_leaves_the_audit_to_the_agents_thread_when_it_has_nowhere_else_to_put_it() {
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/snapshots/e2e.json"
+        );
+        let settings = [("grantforge.policy.file".to_string(), fixture.to_string())];
+        let agent = Agent::start(AgentConfig::from_settings(&settings.into()).unwrap()).unwrap();
+        let refused = grantforge_kafka::Reason::NoPolicy;
+        agent.auditor.record(
+            &context("bob"),
+            &write("orders"),
+            &refused,
+            1,
+            Instant::now(),
+        );
+        assert_eq!(
+            agent.keep_audit_at_close(),
+            "the accesses waiting to be audited are left to it",
+            "offline mode: the log is the thread's"
+        );
+        assert_eq!(
+            agent.queued_audit_groups(),
+            1,
+            "still there, not taken and lost"
+        );
+        agent.shutdown();
     }
 }
