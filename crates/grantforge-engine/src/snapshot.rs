@@ -135,8 +135,7 @@ impl Snapshot {
             #[serde(rename = "serviceType")]
             service_type: Option<String>,
         }
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        let head: Head = serde_json::from_slice(bytes).ok()?;
+        let head: Head = serde_json::from_slice(without_bom(bytes)).ok()?;
         head.service_type.filter(|_| head.format == Some(FORMAT))
     }
 
@@ -172,6 +171,11 @@ impl Snapshot {
         }
         Ok(())
     }
+}
+
+/// The bytes of a snapshot without the UTF-8 byte order mark an editor may have put first.
+fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 
 /// Takes a snapshot's ACCESS policies one by one as they are read, so that no whole model of them

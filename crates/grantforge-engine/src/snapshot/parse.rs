@@ -50,7 +50,7 @@ pub(super) fn stream(
 type StreamTo<'s> = Option<(&'s mut dyn PolicyStream, &'s Cell<bool>)>;
 
 fn read(bytes: &[u8], stream: StreamTo<'_>) -> Result<(Snapshot, bool), SnapshotError> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let bytes = super::without_bom(bytes);
     let ctx = Ctx::default();
     let root = Path::ROOT;
     let cx = Cx {
