@@ -4,9 +4,10 @@
 #   linux-x86_64, linux-aarch64            glibc 2.17 and newer (RHEL 7/8 and newer, Debian, Ubuntu, UBI)
 #   linux-musl-x86_64, linux-musl-aarch64  musl (Alpine: the official apache/kafka image)
 # The loader (NativeLibraryLoader.java) picks one by the JVM's architecture and C library. Each
-# library is checked (scripts/check-native-library.sh). zig links them (cargo-zigbuild), pinned to
-# old glibc symbols; both come from PyPI, and each target's standard library from rustup, installed
-# here when missing.
+# library's linkage is checked (scripts/check-native-library.sh; loading the musl ones with musl's own
+# loader is a test, not part of the build). zig links them (cargo-zigbuild), pinned to old glibc
+# symbols; both come from PyPI, and each target's standard library from rustup, installed here when
+# missing: the build needs no root and nothing beyond the README's prerequisites.
 # Usage: scripts/build-native.sh <output-dir>
 #   GF_NATIVE_PLATFORMS="linux-x86_64" builds only those (a faster build while developing; the
 #   tests of the other platforms then fail for want of their library).
@@ -21,11 +22,20 @@ declare -A rust_target=(
   [linux-musl-aarch64]=aarch64-unknown-linux-musl
 )
 platforms=(${GF_NATIVE_PLATFORMS:-linux-x86_64 linux-aarch64 linux-musl-x86_64 linux-musl-aarch64})
-if ! command -v cargo-zigbuild >/dev/null 2>&1 || ! python3 -c "import ziglang" 2>/dev/null; then
-  echo "installing ziglang and cargo-zigbuild from PyPI (the linker for every platform)"
-  python3 -m pip install --quiet --disable-pip-version-check "ziglang==0.17.1" "cargo-zigbuild==0.24.1"
-  hash -r
+# zig and cargo-zigbuild go into a folder of this project's (pip --target), not into the user's
+# Python: that needs no root and no venv, and works with a distribution's externally managed Python
+# (PEP 668), where a plain `pip install` is refused. Pinned versions, one folder per pin.
+zig_version=0.17.1
+zigbuild_version=0.24.1
+tools="${GF_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/grantforge-kafka/tools}/zig-$zig_version-zigbuild-$zigbuild_version"
+if [[ ! -x "$tools/bin/cargo-zigbuild" ]] || ! PYTHONPATH="$tools" python3 -c "import ziglang" 2>/dev/null; then
+  echo "installing ziglang $zig_version and cargo-zigbuild $zigbuild_version from PyPI into $tools (the linker for every platform)"
+  python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --upgrade \
+    --target "$tools" "ziglang==$zig_version" "cargo-zigbuild==$zigbuild_version"
 fi
+# cargo-zigbuild runs zig as `python3 -m ziglang` when no zig is on PATH
+export PATH="$tools/bin:$PATH" PYTHONPATH="$tools${PYTHONPATH:+:$PYTHONPATH}"
+hash -r
 installed=$(rustup target list --installed)
 targets=()
 for platform in "${platforms[@]}"; do
