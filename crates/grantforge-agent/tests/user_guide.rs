@@ -261,3 +261,131 @@ fn the_examples_of_the_explain_page_are_the_tools_output() {
         "only {compared} examples compared: did the page change?"
     );
 }
+
+fn read(page: &str) -> String {
+    std::fs::read_to_string(repository().join(page)).unwrap_or_else(|e| panic!("{page}: {e}"))
+}
+
+/// The first number of a table cell, bold or not, without its thousands separators.
+fn number_in(cell: &str) -> String {
+    cell.trim_start_matches(|c: char| !c.is_ascii_digit())
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .filter(|c| *c != ',')
+        .collect()
+}
+
+/// The cache-hit figures the README and the guide quote are those of the summary of
+/// `docs/benchmarks.md`: the agent now, and StandardAuthorizer in the same run.
+#[test]
+fn the_readme_and_the_guide_quote_the_benchmarks_summary() {
+    let benchmarks = read("docs/benchmarks.md");
+    let row = benchmarks
+        .lines()
+        .find(|l| l.starts_with("| cache hit, 1 thread"))
+        .expect("docs/benchmarks.md's summary has the row `| cache hit, 1 thread`");
+    let cells: Vec<&str> = row.trim_matches('|').split(" | ").collect();
+    let (agent, anchor) = (number_in(cells[3]), number_in(cells[4]));
+    assert!(!agent.is_empty() && !anchor.is_empty(), "{row}");
+    for page in ["README.md", "docs/user-guide.md"] {
+        let text = read(page).replace('\n', " ").replace("  ", " ");
+        for figure in [&agent, &anchor] {
+            assert!(
+                text.contains(&format!("about {figure} ns")),
+                "{page} must quote the summary of docs/benchmarks.md: about {agent} ns for a cache \
+                 hit against about {anchor} ns for StandardAuthorizer"
+            );
+        }
+    }
+}
+
+/// The default of a key, in seconds, from `docs/configuration.md` (held to the settings table by
+/// `settings.rs`).
+fn default_seconds(configuration: &str, key: &str) -> u64 {
+    let row = configuration
+        .lines()
+        .find(|l| l.starts_with(&format!("| `{key}` |")))
+        .unwrap_or_else(|| panic!("docs/configuration.md has no row for {key}"));
+    let millis: u64 = number_in(row.split(" | ").nth(1).unwrap()).parse().unwrap();
+    millis / 1000
+}
+
+/// How soon a change applies, as the README and the guide say it, follows from the defaults: a
+/// changed file within its poll interval, a server's change within a heartbeat and the jitter.
+#[test]
+fn how_soon_a_change_applies_is_what_the_defaults_make_it() {
+    let configuration = read("docs/configuration.md");
+    let poll = default_seconds(&configuration, "grantforge.policy.file.poll.interval.ms");
+    let heartbeat = default_seconds(&configuration, "grantforge.refresh.interval.ms");
+    let jitter = default_seconds(&configuration, "grantforge.download.jitter.ms");
+    let readme = read("README.md").replace('\n', " ").replace("  ", " ");
+    for (said, what) in [
+        (
+            format!("within {poll} s of a changed file"),
+            "the file's poll interval",
+        ),
+        (
+            format!("within {} s of a server's change at the defaults", heartbeat + jitter),
+            "the heartbeat plus the jitter",
+        ),
+        (format!("heartbeat ({heartbeat} s,"), "the heartbeat"),
+        (format!("up to {jitter} s"), "the jitter"),
+    ] {
+        assert!(readme.contains(&said), "README.md must say `{said}`: {what}");
+    }
+    let guide = read("docs/user-guide.md").replace('\n', " ");
+    let at_defaults = format!("at the defaults it takes up to {} s", heartbeat + jitter);
+    assert!(guide.contains(&at_defaults), "docs/user-guide.md must say `{at_defaults}`");
+}
+
+const GETTING_STARTED: &str = "docs/examples/getting-started";
+
+/// `docs/getting-started.md` shows the node's `server.properties` whole: the file that
+/// `GettingStartedTest` starts real nodes from.
+#[test]
+fn the_getting_started_page_shows_the_tested_server_properties_whole() {
+    let page = read("docs/getting-started.md");
+    let shown = page
+        .split("```properties\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("docs/getting-started.md shows a properties block");
+    assert_eq!(
+        shown,
+        read(&format!("{GETTING_STARTED}/server.properties")),
+        "docs/getting-started.md must show {GETTING_STARTED}/server.properties as it is"
+    );
+}
+
+/// The getting-started policy file carries the agent's own definition of the `kafka` type, and
+/// decides as the page says: alice writes orders, bob does not.
+#[test]
+fn the_getting_started_policies_carry_the_definition_and_refuse_bob() {
+    let file = repository().join(format!("{GETTING_STARTED}/policies.json"));
+    let policies: serde_json::Value = serde_json::from_str(&read(&format!("{GETTING_STARTED}/policies.json"))).unwrap();
+    let definition: serde_json::Value =
+        serde_json::from_str(&read("crates/grantforge-kafka/kafka-service-type.json")).unwrap();
+    assert_eq!(
+        policies["definition"], definition,
+        "{GETTING_STARTED}/policies.json's definition must be crates/grantforge-kafka/kafka-service-type.json"
+    );
+    let ask = |user: &str| {
+        let args: Vec<String> = [
+            "--snapshot",
+            file.to_str().unwrap(),
+            "--principal",
+            user,
+            "--operation",
+            "WRITE",
+            "--topic",
+            "orders",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+        grantforge_agent::explain::run(&args, "")
+    };
+    let (alice, bob) = (ask("User:alice"), ask("User:bob"));
+    assert!(alice.1.contains("decision: ALLOWED by policy 1"), "{}", alice.1);
+    assert!(bob.1.contains("decision: DENIED"), "{}", bob.1);
+}

@@ -160,6 +160,9 @@ public final class KafkaNode implements AutoCloseable {
     // configuration
 
     private Map<String, String> buildServerProperties() {
+        if (config.documentedProperties != null) {
+            return onThisNode(config.documentedProperties);
+        }
         Map<String, String> p = new LinkedHashMap<>();
         Role role = config.role;
         StringBuilder clientListeners = new StringBuilder("SASL_PLAINTEXT://127.0.0.1:" + brokerPort);
@@ -246,6 +249,19 @@ public final class KafkaNode implements AutoCloseable {
                 p.put(e.getKey(), e.getValue());
             }
         }
+        return p;
+    }
+
+    /**
+     * A documented {@code server.properties} as this node runs it: its own ports for the documented
+     * {@code localhost:9092} and {@code localhost:9093}, and its own data directory for {@code log.dirs}; nothing else
+     * changed, nothing of the harness's added.
+     */
+    private Map<String, String> onThisNode(Map<String, String> documented) {
+        Map<String, String> p = new LinkedHashMap<>();
+        documented.forEach((key, value) -> p.put(key, value.replace("localhost:9092", "localhost:" + brokerPort)
+                .replace("localhost:9093", "localhost:" + controllerPort)));
+        p.put("log.dirs", dataDir.toString());
         return p;
     }
 
@@ -719,6 +735,7 @@ public final class KafkaNode implements AutoCloseable {
         private Path agentJar = ItPaths.agentJar();
         private Path policyFile;
         private final Map<String, String> overrides = new LinkedHashMap<>();
+        private Map<String, String> documentedProperties;
         private final List<String> jvmArgs = new ArrayList<>();
         private final List<Path> extraClasspath = new ArrayList<>();
         private final List<Listener> listeners = new ArrayList<>();
@@ -812,6 +829,16 @@ public final class KafkaNode implements AutoCloseable {
         }
 
         /** Adds or overrides a server property; a null value removes it. */
+        /**
+         * Runs the node on exactly a documented {@code server.properties} (listeners on {@code localhost:9092} and
+         * {@code localhost:9093}), given this node's ports and data directory; the other settings of this builder
+         * that write properties do not apply.
+         */
+        public Builder documentedProperties(Map<String, String> properties) {
+            this.documentedProperties = new LinkedHashMap<>(properties);
+            return this;
+        }
+
         public Builder property(String key, String value) {
             overrides.put(key, value);
             return this;

@@ -89,6 +89,33 @@ class AgentJarCommandsTest {
                 "README.md says " + stated.group(1) + " MB; the JAR has " + String.format("%.2f", measured) + " MB");
     }
 
+    /**
+     * {@code docs/compatibility.md} shows the build's check of each library with its size: each stated size is that of
+     * the library in the JAR, within 5 % (the figure is an example of the output, not a contract to the KiB).
+     */
+    @Test
+    void theCompatibilityPageStatesTheSizeOfEachLibraryAsBuilt() throws Exception {
+        Path jar = ItPaths.agentJar();
+        Path page = ItPaths.fixtures().resolve("../../docs/compatibility.md").normalize();
+        java.util.regex.Matcher stated = java.util.regex.Pattern.compile("/(linux-[a-z0-9_-]+)/libgrantforge_kafka_jni\\.so \\(\\1, ([0-9]+) KiB\\)")
+                .matcher(java.nio.file.Files.readString(page));
+        int checked = 0;
+        try (java.util.jar.JarFile contents = new java.util.jar.JarFile(jar.toFile())) {
+            while (stated.find()) {
+                String platform = stated.group(1);
+                java.util.jar.JarEntry library = contents.stream()
+                        .filter(e -> e.getName().endsWith("/native/" + platform + "/libgrantforge_kafka_jni.so")).findFirst()
+                        .orElseThrow(() -> new AssertionError(jar + " lacks the library of " + platform));
+                long measuredKib = library.getSize() / 1024;
+                long statedKib = Long.parseLong(stated.group(2));
+                assertTrue(Math.abs(measuredKib - statedKib) <= statedKib / 20,
+                        "docs/compatibility.md says " + statedKib + " KiB for " + platform + "; the JAR's is " + measuredKib + " KiB");
+                checked++;
+            }
+        }
+        assertEquals(4, checked, "docs/compatibility.md shows the check of the four libraries");
+    }
+
     @Test
     void eachCommandsHelpIsItsUsageAndExitsZero() throws Exception {
         Run explain = jar("explain", "--help");
