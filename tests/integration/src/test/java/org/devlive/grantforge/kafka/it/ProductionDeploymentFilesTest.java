@@ -160,6 +160,36 @@ class ProductionDeploymentFilesTest {
     }
 
     @Test
+    void whatThePageShowsOfTheFilesIsInTheFiles() throws IOException {
+        String page = read("docs/production.md");
+        List<String> envFile = Files.readAllLines(ItPaths.inRepo("deploy/docker/grantforge.env"), StandardCharsets.UTF_8);
+        List<String> log4jFile = Files.readAllLines(ItPaths.inRepo("deploy/logging/log4j-kafka-3.properties"), StandardCharsets.UTF_8);
+        List<String> strimziFile = Files.readAllLines(ItPaths.inRepo("deploy/strimzi/kafka.yaml"), StandardCharsets.UTF_8);
+        List<String> notInFiles = new ArrayList<>();
+        int shown = 0;
+        for (String line : page.split("\n")) {
+            String trimmed = line.trim();
+            boolean inFile;
+            if (trimmed.matches("KAFKA_[A-Z_]+=\\S+")) {
+                inFile = envFile.contains(trimmed);
+            } else if (trimmed.startsWith("log4j.")) {
+                inFile = log4jFile.contains(trimmed);
+            } else if (trimmed.matches("(authorizerClass|supportsAdminApi|type|image|- CN=admin|grantforge\\.[a-z.]+|client\\.quota\\.callback\\.class):? ?.*")
+                    && line.startsWith("    ")) {
+                inFile = strimziFile.stream().anyMatch(l -> l.trim().equals(trimmed));
+            } else {
+                continue;
+            }
+            shown++;
+            if (!inFile) {
+                notInFiles.add(trimmed);
+            }
+        }
+        assertTrue(shown >= 20, "the page shows the environment file, the log4j lines and the Strimzi excerpt: " + shown + " lines");
+        assertEquals(List.of(), notInFiles, "lines docs/production.md shows that its files do not have");
+    }
+
+    @Test
     void theAlertsPassPromtoolsUnitTests() throws Exception {
         Path dir = ItPaths.inRepo("deploy/prometheus");
         for (List<String> args : List.of(List.of("check", "rules", "grantforge-alerts.yaml"),

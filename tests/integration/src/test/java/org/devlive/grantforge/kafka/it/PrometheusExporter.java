@@ -45,24 +45,30 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The Prometheus JMX exporter's Java agent, as Kafka operators run it (from Maven Central, {@code -javaagent:} on the
- * node's JVM), with the shipped rules of {@code deploy/prometheus/grantforge-jmx-exporter.yaml}, on a real Kafka 4.3.1
- * node with the agent and its quota callback: its HTTP endpoint, scraped, shows every metric {@code docs/production.md}
- * lists, with the values a refused and an allowed client, a quota and a refused policy file give.
+ * node's JVM), with the shipped rules of {@code deploy/prometheus/grantforge-jmx-exporter.yaml}, on a real Kafka node
+ * with the agent and its quota callback: its HTTP endpoint, scraped, shows every metric {@code docs/production.md}
+ * lists, with the values a refused and an allowed client, a quota and a refused policy file give. One subclass per
+ * release ({@code PrometheusExporterKafka<version>Test}): the newest and the oldest.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class PrometheusExporterTest {
+abstract class PrometheusExporter {
     private static final Duration PATIENCE = Duration.ofSeconds(60);
     /** A row of the metrics table of docs/production.md: metric, type, MBean attribute. */
     private static final Pattern DOCUMENTED_ROW = Pattern.compile("^\\| `(grantforge_[a-z_]+)` \\| (counter|gauge) \\| `(\\w+)`");
     /** A sample of Prometheus's text format: name, labels, value. */
     private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*\\})? (\\S+)$");
 
+    private final String kafkaVersion;
     private KafkaNode node;
     private Jmx jmx;
     private int exporterPort;
     private Path policyFile;
+
+    PrometheusExporter(String kafkaVersion) {
+        this.kafkaVersion = kafkaVersion;
+    }
 
     @BeforeAll
     void startNodeWithTheExporter() throws Exception {
@@ -73,7 +79,7 @@ class PrometheusExporterTest {
         Files.copy(ItPaths.snapshot("e2e.json"), policyFile, StandardCopyOption.REPLACE_EXISTING);
         exporterPort = Ports.free();
         jmx = Jmx.onFreePort();
-        KafkaNode.Builder builder = KafkaNode.builder().name("prometheus-exporter").kafkaVersion("4.3.1")
+        KafkaNode.Builder builder = KafkaNode.builder().name("prometheus-exporter-" + kafkaVersion).kafkaVersion(kafkaVersion)
                 .jvmArg("-javaagent:" + exporterJar.toAbsolutePath() + "=127.0.0.1:" + exporterPort + ":" + rules.toAbsolutePath())
                 .policyFile(policyFile)
                 .property("client.quota.callback.class", "org.devlive.grantforge.kafka.agent.GrantForgeClientQuotaCallback");
