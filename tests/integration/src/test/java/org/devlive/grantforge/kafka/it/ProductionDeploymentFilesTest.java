@@ -157,6 +157,15 @@ class ProductionDeploymentFilesTest {
         }
         assertEquals(new java.util.TreeMap<>(expected), new java.util.TreeMap<>(got),
                 "server.properties the image writes from deploy/docker/grantforge.env (the environment alone, as docs/production.md says)");
+
+        // with a server.properties mounted in /mnt/shared/config: that file, and the environment appended to it
+        Files.writeString(mounted.resolve("server.properties"), "# the operator's own\nnode.id=7\n");
+        Path appended = Files.createDirectories(dir.resolve("opt-kafka-config-mounted"));
+        List<String> withMounted = renderWithTheImagesWrapper("4.3.1", env, defaults, mounted, appended);
+        assertTrue(withMounted.contains("node.id=7"), "the mounted file kept: " + withMounted);
+        assertTrue(withMounted.indexOf("node.id=7") < withMounted.indexOf("grantforge.cache.dir=/var/lib/kafka/grantforge-cache"),
+                "the environment appended after it: " + withMounted);
+        assertFalse(withMounted.contains("process.roles=broker,controller"), "not the image's default: " + withMounted);
     }
 
     @Test
