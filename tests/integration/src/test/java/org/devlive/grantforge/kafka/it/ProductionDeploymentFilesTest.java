@@ -135,6 +135,18 @@ class ProductionDeploymentFilesTest {
         env.put("KAFKA_GRANTFORGE_INSTANCE", "broker-1");
         // what the image's start does with its environment: Kafka's own KafkaDockerWrapper, of the release the image runs
         Path dir = Files.createTempDirectory("apache-kafka-image");
+        try {
+            imageRendersTheEnvironmentFile(env, dir);
+        } finally {
+            try (Stream<Path> walk = Files.walk(dir)) {
+                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).collect(Collectors.toList())) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        }
+    }
+
+    private static void imageRendersTheEnvironmentFile(Map<String, String> env, Path dir) throws Exception {
         Path defaults = Files.createDirectories(dir.resolve("etc-kafka-docker"));
         Path mounted = Files.createDirectories(dir.resolve("mnt-shared-config"));
         Path finalConfigs = Files.createDirectories(dir.resolve("opt-kafka-config"));

@@ -89,9 +89,13 @@ abstract class PrometheusExporter {
     }
 
     @AfterAll
-    void stopNode() {
+    void stopNode() throws IOException {
         if (node != null) {
             node.close();
+        }
+        if (policyFile != null) {
+            Files.deleteIfExists(policyFile);
+            Files.deleteIfExists(policyFile.getParent());
         }
     }
 
