@@ -64,6 +64,11 @@ public final class ItPaths {
         return findFromWorkingDir(Paths.get("scripts", "aarch64-java-home"), Paths.get("..", "..", "scripts", "aarch64-java-home"));
     }
 
+    /** A file of the repository, by its path from the root ({@code deploy/...}, {@code docs/...}). */
+    public static Path inRepo(String path) {
+        return findFromWorkingDir(Paths.get(path), Paths.get("..", "..").resolve(path));
+    }
+
     public static Path snapshot(String name) {
         return fixtures().resolve("snapshots").resolve(name);
     }

@@ -317,6 +317,11 @@ public final class KafkaNode implements AutoCloseable {
         cmd.add("-Djava.awt.headless=true");
         cmd.add("-Dgrantforge.it.node=" + dir.getFileName());
         Path logConfig = logConfigFile(role);
+        if (role.equals("server") && config.serverLogConfig != null) {
+            // an operator's file, as bin/kafka-run-class.sh runs it: its paths under kafka.logs.dir
+            logConfig = config.serverLogConfig.toAbsolutePath();
+            cmd.add("-Dkafka.logs.dir=" + dir);
+        }
         if (dist.usesLog4j2()) {
             cmd.add("-Dlog4j2.configurationFile=" + logConfig);
         } else {
@@ -741,6 +746,7 @@ public final class KafkaNode implements AutoCloseable {
         private final List<Listener> listeners = new ArrayList<>();
         private final Map<String, String> logLevels = new LinkedHashMap<>();
         private String rootLevel = "INFO";
+        private Path serverLogConfig;
         private String maxHeap = "512m";
         private Duration startTimeout = Duration.ofSeconds(Long.getLong("grantforge.it.start.timeout.s", 180));
         private Duration stopTimeout = Duration.ofSeconds(20);
@@ -876,6 +882,17 @@ public final class KafkaNode implements AutoCloseable {
 
         public Builder rootLogLevel(String level) {
             this.rootLevel = level;
+            return this;
+        }
+
+        /**
+         * The log configuration of the node's server JVM, in the release's flavour, instead of the one the harness
+         * writes: run with {@code -Dkafka.logs.dir=<node directory>} as Kafka's scripts pass it, so a file that logs
+         * Kafka to {@code ${kafka.logs.dir}/server.log} gives {@link KafkaNode#logText()} its log ({@link #logLevel(String, String)} does not
+         * apply to it).
+         */
+        public Builder serverLogConfig(Path file) {
+            this.serverLogConfig = file;
             return this;
         }
 
