@@ -325,17 +325,26 @@ fn how_soon_a_change_applies_is_what_the_defaults_make_it() {
             "the file's poll interval",
         ),
         (
-            format!("within {} s of a server's change at the defaults", heartbeat + jitter),
+            format!(
+                "within {} s of a server's change at the defaults",
+                heartbeat + jitter
+            ),
             "the heartbeat plus the jitter",
         ),
         (format!("heartbeat ({heartbeat} s,"), "the heartbeat"),
         (format!("up to {jitter} s"), "the jitter"),
     ] {
-        assert!(readme.contains(&said), "README.md must say `{said}`: {what}");
+        assert!(
+            readme.contains(&said),
+            "README.md must say `{said}`: {what}"
+        );
     }
     let guide = read("docs/user-guide.md").replace('\n', " ");
     let at_defaults = format!("at the defaults it takes up to {} s", heartbeat + jitter);
-    assert!(guide.contains(&at_defaults), "docs/user-guide.md must say `{at_defaults}`");
+    assert!(
+        guide.contains(&at_defaults),
+        "docs/user-guide.md must say `{at_defaults}`"
+    );
 }
 
 const GETTING_STARTED: &str = "docs/examples/getting-started";
@@ -362,7 +371,8 @@ fn the_getting_started_page_shows_the_tested_server_properties_whole() {
 #[test]
 fn the_getting_started_policies_carry_the_definition_and_refuse_bob() {
     let file = repository().join(format!("{GETTING_STARTED}/policies.json"));
-    let policies: serde_json::Value = serde_json::from_str(&read(&format!("{GETTING_STARTED}/policies.json"))).unwrap();
+    let policies: serde_json::Value =
+        serde_json::from_str(&read(&format!("{GETTING_STARTED}/policies.json"))).unwrap();
     let definition: serde_json::Value =
         serde_json::from_str(&read("crates/grantforge-kafka/kafka-service-type.json")).unwrap();
     assert_eq!(
@@ -386,6 +396,10 @@ fn the_getting_started_policies_carry_the_definition_and_refuse_bob() {
         grantforge_agent::explain::run(&args, "")
     };
     let (alice, bob) = (ask("User:alice"), ask("User:bob"));
-    assert!(alice.1.contains("decision: ALLOWED by policy 1"), "{}", alice.1);
+    assert!(
+        alice.1.contains("decision: ALLOWED by policy 1"),
+        "{}",
+        alice.1
+    );
     assert!(bob.1.contains("decision: DENIED"), "{}", bob.1);
 }
