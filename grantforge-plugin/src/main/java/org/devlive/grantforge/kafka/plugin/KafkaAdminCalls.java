@@ -1,0 +1,86 @@
+package org.devlive.grantforge.kafka.plugin;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
+import org.apache.kafka.clients.admin.ListTransactionsOptions;
+import org.apache.kafka.clients.admin.TransactionListing;
+import org.apache.kafka.common.Node;
+import org.devlive.grantforge.plugin.api.ServiceConfig;
+
+/**
+ * The plugin's calls to Kafka, each with one Admin client made for it and closed before it returns (a rescan
+ * drops the plugin's class loader; a client left open would keep its threads and classes alive). Every request
+ * carries the service's timeout, and each wait is bounded by it again, so a call ends within the host's limit.
+ */
+final class KafkaAdminCalls implements AutoCloseable {
+
+    private final Admin admin;
+    private final int timeoutMs;
+
+    private KafkaAdminCalls(Admin admin, int timeoutMs) {
+        this.admin = admin;
+        this.timeoutMs = timeoutMs;
+    }
+
+    static KafkaAdminCalls open(ServiceConfig config) {
+        int timeoutMs = AdminSettings.timeoutMs(config);
+        // Kafka finds its login modules and callback handlers through the context class loader, which the host
+        // sets to the plugin's during a call; set it anyway for callers that do not
+        Thread thread = Thread.currentThread();
+        ClassLoader previous = thread.getContextClassLoader();
+        thread.setContextClassLoader(KafkaAdminCalls.class.getClassLoader());
+        try {
+            return new KafkaAdminCalls(Admin.create(AdminSettings.of(config)), timeoutMs);
+        } finally {
+            thread.setContextClassLoader(previous);
+        }
+    }
+
+    record ClusterSummary(String clusterId, int brokers, int visibleTopics) {
+    }
+
+    ClusterSummary describe() throws Exception {
+        DescribeClusterResult cluster = admin.describeCluster(new DescribeClusterOptions().timeoutMs(timeoutMs));
+        String clusterId = cluster.clusterId().get(timeoutMs, TimeUnit.MILLISECONDS);
+        Collection<Node> nodes = cluster.nodes().get(timeoutMs, TimeUnit.MILLISECONDS);
+        return new ClusterSummary(clusterId, nodes.size(), topics(false).size());
+    }
+
+    Set<String> topics(boolean internal) throws Exception {
+        return admin.listTopics(new ListTopicsOptions().listInternal(internal).timeoutMs(timeoutMs)).names()
+                .get(timeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** Groups of every type the broker knows: classic, consumer, share and streams (KIP-1043). */
+    Stream<String> groups() throws Exception {
+        Collection<GroupListing> groups = admin.listGroups(new ListGroupsOptions().timeoutMs(timeoutMs)).all()
+                .get(timeoutMs, TimeUnit.MILLISECONDS);
+        return groups.stream().map(GroupListing::groupId);
+    }
+
+    Stream<String> transactionalIds() throws Exception {
+        Collection<TransactionListing> transactions = admin.listTransactions(new ListTransactionsOptions().timeoutMs(timeoutMs))
+                .all().get(timeoutMs, TimeUnit.MILLISECONDS);
+        return transactions.stream().map(TransactionListing::transactionalId);
+    }
+
+    @Override
+    public void close() {
+        admin.close(Duration.ofMillis(AdminSettings.CLOSE_TIMEOUT_MS));
+    }
+
+    static List<String> matching(Stream<String> names, String prefix, int limit) {
+        return names.filter(name -> name.startsWith(prefix)).distinct().sorted().limit(limit).toList();
+    }
+}
