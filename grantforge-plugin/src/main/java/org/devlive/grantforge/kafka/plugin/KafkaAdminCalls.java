@@ -25,6 +25,9 @@ import org.devlive.grantforge.plugin.api.ServiceConfig;
  */
 final class KafkaAdminCalls implements AutoCloseable {
 
+    /** Beyond the requests' own timeout, so that Kafka's error (which says more) arrives before the wait ends. */
+    private static final int WAIT_SLACK_MS = 500;
+
     private final Admin admin;
     private final int timeoutMs;
 
@@ -52,27 +55,31 @@ final class KafkaAdminCalls implements AutoCloseable {
 
     ClusterSummary describe() throws Exception {
         DescribeClusterResult cluster = admin.describeCluster(new DescribeClusterOptions().timeoutMs(timeoutMs));
-        String clusterId = cluster.clusterId().get(timeoutMs, TimeUnit.MILLISECONDS);
-        Collection<Node> nodes = cluster.nodes().get(timeoutMs, TimeUnit.MILLISECONDS);
+        String clusterId = cluster.clusterId().get(waitMs(), TimeUnit.MILLISECONDS);
+        Collection<Node> nodes = cluster.nodes().get(waitMs(), TimeUnit.MILLISECONDS);
         return new ClusterSummary(clusterId, nodes.size(), topics(false).size());
     }
 
     Set<String> topics(boolean internal) throws Exception {
         return admin.listTopics(new ListTopicsOptions().listInternal(internal).timeoutMs(timeoutMs)).names()
-                .get(timeoutMs, TimeUnit.MILLISECONDS);
+                .get(waitMs(), TimeUnit.MILLISECONDS);
     }
 
     /** Groups of every type the broker knows: classic, consumer, share and streams (KIP-1043). */
     Stream<String> groups() throws Exception {
         Collection<GroupListing> groups = admin.listGroups(new ListGroupsOptions().timeoutMs(timeoutMs)).all()
-                .get(timeoutMs, TimeUnit.MILLISECONDS);
+                .get(waitMs(), TimeUnit.MILLISECONDS);
         return groups.stream().map(GroupListing::groupId);
     }
 
     Stream<String> transactionalIds() throws Exception {
         Collection<TransactionListing> transactions = admin.listTransactions(new ListTransactionsOptions().timeoutMs(timeoutMs))
-                .all().get(timeoutMs, TimeUnit.MILLISECONDS);
+                .all().get(waitMs(), TimeUnit.MILLISECONDS);
         return transactions.stream().map(TransactionListing::transactionalId);
+    }
+
+    private long waitMs() {
+        return timeoutMs + WAIT_SLACK_MS;
     }
 
     @Override

@@ -34,7 +34,7 @@ record KafkaFailure(LookupException.Reason reason, String message) {
     }
 
     private static KafkaFailure known(Throwable cause, String bootstrap, int timeoutMs) {
-        if (cause instanceof TimeoutException) {
+        if (cause instanceof TimeoutException || cause instanceof java.util.concurrent.TimeoutException) {
             return new KafkaFailure(LookupException.Reason.UNREACHABLE, "cannot reach " + bootstrap + ": no answer within "
                     + timeoutMs + " ms (check the address, the port, the security protocol and the network)");
         }
