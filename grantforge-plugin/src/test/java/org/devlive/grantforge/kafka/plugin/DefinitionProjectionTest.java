@@ -66,17 +66,20 @@ class DefinitionProjectionTest {
         }
     }
 
+    /**
+     * The access types each level accepts are the table in docs/kafka-service-type.md, which the agent's
+     * {@code ResourceType::access_types} (what {@code migrate-acls} writes) is held to as well.
+     */
     @Test
-    void eachLevelOffersKafkasOperationsForItsResourceTypeAndAll() {
-        assertEquals(List.of("read", "write", "create", "delete", "alter", "describe", "describe_configs", "alter_configs", "all"),
-                DEFINITION.accessTypesFor("topic"));
-        assertEquals(List.of("read", "delete", "describe", "describe_configs", "alter_configs", "all"),
-                DEFINITION.accessTypesFor("group"));
-        assertEquals(List.of("create", "delete", "alter", "describe", "cluster_action", "describe_configs", "alter_configs",
-                "idempotent_write", "all"), DEFINITION.accessTypesFor("cluster"));
-        assertEquals(List.of("write", "describe", "two_phase_commit", "all"), DEFINITION.accessTypesFor("transactional_id"));
-        assertEquals(List.of("describe", "all"), DEFINITION.accessTypesFor("delegation_token"));
-        assertEquals(List.of("create_tokens", "describe_tokens", "all"), DEFINITION.accessTypesFor("user"));
+    void eachLevelAcceptsTheAccessTypesTheServiceTypesDocListsAsTheAgentDoes() throws Exception {
+        String doc = Files.readString(Path.of(System.getProperty("grantforge.docs", "../docs"), "kafka-service-type.md"));
+        for (ResourceDefinition level : DEFINITION.resources()) {
+            String listed = DEFINITION.accessTypesFor(level.name()).stream().map(name -> "`" + name + "`")
+                    .collect(java.util.stream.Collectors.joining(", "));
+            assertEquals(level.accessTypes().size(), DEFINITION.accessTypesFor(level.name()).size(), level.name());
+            String row = "| `" + level.name() + "` | " + listed + " |";
+            assertTrue(doc.contains(row), "docs/kafka-service-type.md has " + row);
+        }
     }
 
     @Test
