@@ -39,7 +39,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The {@code kafka} service plugin, loaded from its shaded jar as a GrantForge host loads it ({@link PluginHost}),
  * against a real node whose authorizer is the agent: {@code testConnection} and {@code lookup} over SASL_PLAINTEXT
- * (PLAIN), SASL_SSL with SCRAM-SHA-512 and mutual TLS, each as a principal a GrantForge policy lets DESCRIBE topics,
+ * (PLAIN), SASL_SSL with SCRAM-SHA-512 and mutual TLS (stores as files, and as PEM text in the fields), each as a principal a GrantForge policy lets DESCRIBE topics,
  * groups, transactional ids and the cluster. A principal without DESCRIBE sees no names (Kafka filters them). A wrong
  * password, an address nothing listens on and a broker certificate from an unknown CA each fail with their reason,
  * within the host's call limit, and with no secret in the text the console would show.
@@ -73,6 +73,7 @@ abstract class GrantForgePluginAgainstKafka {
     private Map<String, String> plain;
     private Map<String, String> scram;
     private Map<String, String> mutualTls;
+    private Map<String, String> mutualTlsFromPem;
 
     GrantForgePluginAgainstKafka(String kafkaVersion) {
         this.kafkaVersion = kafkaVersion;
@@ -102,6 +103,22 @@ abstract class GrantForgePluginAgainstKafka {
                 "ssl.truststore.type", "PKCS12", "ssl.truststore.location", truststore, "ssl.truststore.password", TestPki.PASSWORD,
                 "ssl.keystore.type", "PKCS12", "ssl.keystore.location", keystore.toString(), "ssl.keystore.password",
                 TestPki.PASSWORD, "ssl.key.password", TestPki.PASSWORD);
+        // the same login as PEM text in the service's fields: no file on the GrantForge server
+        mutualTlsFromPem = Map.of("bootstrap.servers", node.bootstrapServers(Transports.MTLS), "security.protocol", "SSL",
+                "ssl.truststore.type", "PEM", "ssl.truststore.certificates", Files.readString(work.resolve("pki/ca.pem")),
+                "ssl.keystore.type", "PEM", "ssl.keystore.certificate.chain",
+                Files.readString(transports.pki().certificatePem("grantforge")), "ssl.keystore.key", privateKeyPem(keystore));
+    }
+
+    /** The key of a PKCS12 key store of {@link TestPki}, as unencrypted PKCS#8 PEM text. */
+    private static String privateKeyPem(Path keystore) throws Exception {
+        java.security.KeyStore store = java.security.KeyStore.getInstance("PKCS12");
+        try (java.io.InputStream in = Files.newInputStream(keystore)) {
+            store.load(in, TestPki.PASSWORD.toCharArray());
+        }
+        byte[] key = store.getKey("key", TestPki.PASSWORD.toCharArray()).getEncoded();
+        return "-----BEGIN PRIVATE KEY-----\n" + java.util.Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(key)
+                + "\n-----END PRIVATE KEY-----\n";
     }
 
     /** Topics, groups (by committed offsets) and a transactional id, some starting with "orders". */
@@ -142,7 +159,7 @@ abstract class GrantForgePluginAgainstKafka {
 
     Stream<Transport> transports() {
         return Stream.of(new Transport("SASL_PLAINTEXT with PLAIN", plain), new Transport("SASL_SSL with SCRAM-SHA-512", scram),
-                new Transport("mutual TLS", mutualTls));
+                new Transport("mutual TLS", mutualTls), new Transport("mutual TLS from PEM text", mutualTlsFromPem));
     }
 
     private ServiceConfig service(Map<String, String> fields) {
