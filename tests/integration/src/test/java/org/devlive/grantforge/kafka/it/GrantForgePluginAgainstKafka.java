@@ -39,7 +39,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The {@code kafka} service plugin, loaded from its shaded jar as a GrantForge host loads it ({@link PluginHost}),
  * against a real node whose authorizer is the agent: {@code testConnection} and {@code lookup} over SASL_PLAINTEXT
- * (PLAIN), SASL_SSL with SCRAM-SHA-512 and mutual TLS (stores as files, and as PEM text in the fields), each as a principal a GrantForge policy lets DESCRIBE topics,
+ * (PLAIN), SASL_SSL with SCRAM-SHA-512 or Kerberos (a KDC in this JVM, the plugin's keytab) and mutual TLS (stores
+ * as files, and as PEM text in the fields), each as a principal a GrantForge policy lets DESCRIBE topics,
  * groups, transactional ids and the cluster. A principal without DESCRIBE sees no names (Kafka filters them). A wrong
  * password, an address nothing listens on and a broker certificate from an unknown CA each fail with their reason,
  * within the host's call limit, and with no secret in the text the console would show.
@@ -50,8 +51,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class GrantForgePluginAgainstKafka {
     private static final long WAIT_S = 30;
-    /** Client certificates of OU=clients are named by their CN in lower case. */
-    private static final String MAPPING_RULES = "RULE:^CN=([^,]+),OU=clients,.*$/$1/L,DEFAULT";
     private static final String LOOKUP_USER = "grantforge";
     private static final String SCRAM_PASSWORD = "grantforge-scram-secret";
     /** What a lookup principal needs: DESCRIBE where names are listed (and on the cluster, for describeCluster). */
@@ -74,6 +73,7 @@ abstract class GrantForgePluginAgainstKafka {
     private Map<String, String> scram;
     private Map<String, String> mutualTls;
     private Map<String, String> mutualTlsFromPem;
+    private Map<String, String> kerberos;
 
     GrantForgePluginAgainstKafka(String kafkaVersion) {
         this.kafkaVersion = kafkaVersion;
@@ -87,8 +87,13 @@ abstract class GrantForgePluginAgainstKafka {
         Path snapshot = work.resolve("snapshot.json");
         GrantForgeSnapshot.writePolicies(snapshot, "kafka-plugin-it", DESCRIBED_LEVELS.stream()
                 .map(level -> describePolicy(DESCRIBED_LEVELS.indexOf(level) + 1, level)).toList());
-        node = KafkaNode.builder().name("plugin-" + kafkaVersion).kafkaVersion(kafkaVersion).policyFile(snapshot)
-                .listener(transports.mutualTlsListener(MAPPING_RULES)).listener(transports.scramListener()).start();
+        TestKdc kdc = TestKdc.shared();
+        KafkaNode.Builder builder = KafkaNode.builder().name("plugin-" + kafkaVersion).kafkaVersion(kafkaVersion)
+                .policyFile(snapshot).listener(transports.mutualTlsListener(ProductionTransports.MAPPING_RULES))
+                .listener(transports.scramListener())
+                .listener(transports.kerberosListener(kdc, ProductionTransports.KERBEROS_RULES));
+        kdc.jvmArgs().forEach(builder::jvmArg);
+        node = builder.start();
         try (Admin admin = node.admin(KafkaNode.SUPER_USER)) {
             createNamesToLookUp(admin);
         }
@@ -103,6 +108,11 @@ abstract class GrantForgePluginAgainstKafka {
                 "ssl.truststore.type", "PKCS12", "ssl.truststore.location", truststore, "ssl.truststore.password", TestPki.PASSWORD,
                 "ssl.keystore.type", "PKCS12", "ssl.keystore.location", keystore.toString(), "ssl.keystore.password",
                 TestPki.PASSWORD, "ssl.key.password", TestPki.PASSWORD);
+        String kerberosPrincipal = "GrantForge/localhost@" + TestKdc.REALM;
+        kerberos = Map.of("bootstrap.servers", node.bootstrapServers(Transports.KERBEROS), "security.protocol", "SASL_SSL",
+                "sasl.mechanism", "GSSAPI", "kerberos.principal", kerberosPrincipal,
+                "kerberos.keytab", kdc.keytab(kerberosPrincipal).toString(), "ssl.truststore.type", "PKCS12",
+                "ssl.truststore.location", truststore, "ssl.truststore.password", TestPki.PASSWORD);
         // the same login as PEM text in the service's fields: no file on the GrantForge server
         mutualTlsFromPem = Map.of("bootstrap.servers", node.bootstrapServers(Transports.MTLS), "security.protocol", "SSL",
                 "ssl.truststore.type", "PEM", "ssl.truststore.certificates", Files.readString(work.resolve("pki/ca.pem")),
@@ -159,7 +169,8 @@ abstract class GrantForgePluginAgainstKafka {
 
     Stream<Transport> transports() {
         return Stream.of(new Transport("SASL_PLAINTEXT with PLAIN", plain), new Transport("SASL_SSL with SCRAM-SHA-512", scram),
-                new Transport("mutual TLS", mutualTls), new Transport("mutual TLS from PEM text", mutualTlsFromPem));
+                new Transport("mutual TLS", mutualTls), new Transport("mutual TLS from PEM text", mutualTlsFromPem),
+                new Transport("SASL_SSL with Kerberos from a keytab", kerberos));
     }
 
     private ServiceConfig service(Map<String, String> fields) {
