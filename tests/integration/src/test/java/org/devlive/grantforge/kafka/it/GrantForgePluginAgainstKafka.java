@@ -39,8 +39,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The {@code kafka} service plugin, loaded from its shaded jar as a GrantForge host loads it ({@link PluginHost}),
  * against a real node whose authorizer is the agent: {@code testConnection} and {@code lookup} over SASL_PLAINTEXT
- * (PLAIN), SASL_SSL with SCRAM-SHA-512 or Kerberos (a KDC in this JVM, the plugin's keytab) and mutual TLS (stores
- * as files, and as PEM text in the fields), each as a principal a GrantForge policy lets DESCRIBE topics,
+ * (PLAIN), SASL_SSL with SCRAM-SHA-512, Kerberos (a KDC in this JVM, the plugin's keytab) or OAuth (tokens from a
+ * token endpoint, client credentials) and mutual TLS (stores as files, and as PEM text in the fields), each as a principal a GrantForge policy lets DESCRIBE topics,
  * groups, transactional ids and the cluster. A principal without DESCRIBE sees no names (Kafka filters them). A wrong
  * password, an address nothing listens on and a broker certificate from an unknown CA each fail with their reason,
  * within the host's call limit, and with no secret in the text the console would show.
@@ -53,6 +53,7 @@ abstract class GrantForgePluginAgainstKafka {
     private static final long WAIT_S = 30;
     private static final String LOOKUP_USER = "grantforge";
     private static final String SCRAM_PASSWORD = "grantforge-scram-secret";
+    private static final String OAUTH_CLIENT_SECRET = "grantforge-oauth-secret";
     /** What a lookup principal needs: DESCRIBE where names are listed (and on the cluster, for describeCluster). */
     private static final List<String> DESCRIBED_LEVELS = List.of("topic", "group", "transactional_id", "cluster");
 
@@ -74,6 +75,8 @@ abstract class GrantForgePluginAgainstKafka {
     private Map<String, String> mutualTls;
     private Map<String, String> mutualTlsFromPem;
     private Map<String, String> kerberos;
+    private Map<String, String> oauth;
+    private TokenEndpoint tokenEndpoint;
 
     GrantForgePluginAgainstKafka(String kafkaVersion) {
         this.kafkaVersion = kafkaVersion;
@@ -88,11 +91,15 @@ abstract class GrantForgePluginAgainstKafka {
         GrantForgeSnapshot.writePolicies(snapshot, "kafka-plugin-it", DESCRIBED_LEVELS.stream()
                 .map(level -> describePolicy(DESCRIBED_LEVELS.indexOf(level) + 1, level)).toList());
         TestKdc kdc = TestKdc.shared();
+        TestIdentityProvider idp = TestIdentityProvider.create(work.resolve("idp"));
+        tokenEndpoint = TokenEndpoint.start(idp, LOOKUP_USER, OAUTH_CLIENT_SECRET);
         KafkaNode.Builder builder = KafkaNode.builder().name("plugin-" + kafkaVersion).kafkaVersion(kafkaVersion)
                 .policyFile(snapshot).listener(transports.mutualTlsListener(ProductionTransports.MAPPING_RULES))
                 .listener(transports.scramListener())
-                .listener(transports.kerberosListener(kdc, ProductionTransports.KERBEROS_RULES));
+                .listener(transports.kerberosListener(kdc, ProductionTransports.KERBEROS_RULES))
+                .listener(transports.oauthListener(idp));
         kdc.jvmArgs().forEach(builder::jvmArg);
+        idp.jvmArgs().forEach(builder::jvmArg);
         node = builder.start();
         try (Admin admin = node.admin(KafkaNode.SUPER_USER)) {
             createNamesToLookUp(admin);
@@ -113,6 +120,13 @@ abstract class GrantForgePluginAgainstKafka {
                 "sasl.mechanism", "GSSAPI", "kerberos.principal", kerberosPrincipal,
                 "kerberos.keytab", kdc.keytab(kerberosPrincipal).toString(), "ssl.truststore.type", "PKCS12",
                 "ssl.truststore.location", truststore, "ssl.truststore.password", TestPki.PASSWORD);
+        // Kafka 4 clients fetch tokens only from URLs this JVM-wide list allows; GrantForge's operators set it likewise
+        System.setProperty("org.apache.kafka.sasl.oauthbearer.allowed.urls", tokenEndpoint.url());
+        oauth = Map.of("bootstrap.servers", node.bootstrapServers(Transports.OAUTH), "security.protocol", "SASL_SSL",
+                "sasl.mechanism", "OAUTHBEARER", "sasl.oauthbearer.token.endpoint.url", tokenEndpoint.url(),
+                "sasl.jaas.config", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId=\""
+                        + LOOKUP_USER + "\" clientSecret=\"" + OAUTH_CLIENT_SECRET + "\";",
+                "ssl.truststore.type", "PKCS12", "ssl.truststore.location", truststore, "ssl.truststore.password", TestPki.PASSWORD);
         // the same login as PEM text in the service's fields: no file on the GrantForge server
         mutualTlsFromPem = Map.of("bootstrap.servers", node.bootstrapServers(Transports.MTLS), "security.protocol", "SSL",
                 "ssl.truststore.type", "PEM", "ssl.truststore.certificates", Files.readString(work.resolve("pki/ca.pem")),
@@ -162,6 +176,9 @@ abstract class GrantForgePluginAgainstKafka {
     @AfterAll
     void stop() {
         PluginHost.closeQuietly(plugin);
+        if (tokenEndpoint != null) {
+            tokenEndpoint.close();
+        }
         if (node != null) {
             node.close();
         }
@@ -170,7 +187,8 @@ abstract class GrantForgePluginAgainstKafka {
     Stream<Transport> transports() {
         return Stream.of(new Transport("SASL_PLAINTEXT with PLAIN", plain), new Transport("SASL_SSL with SCRAM-SHA-512", scram),
                 new Transport("mutual TLS", mutualTls), new Transport("mutual TLS from PEM text", mutualTlsFromPem),
-                new Transport("SASL_SSL with Kerberos from a keytab", kerberos));
+                new Transport("SASL_SSL with Kerberos from a keytab", kerberos),
+                new Transport("SASL_SSL with OAuth tokens from a token endpoint", oauth));
     }
 
     private ServiceConfig service(Map<String, String> fields) {
