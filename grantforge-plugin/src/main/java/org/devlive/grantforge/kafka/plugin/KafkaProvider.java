@@ -64,7 +64,7 @@ public final class KafkaProvider implements ServiceTypeProvider {
         if (level.equals("cluster")) {
             return KafkaAdminCalls.matching(Stream.of(KafkaVocabulary.CLUSTER_NAME), request.userInput(), request.limit());
         }
-        if (!List.of("topic", "group", "transactional_id").contains(level)) {
+        if (!KafkaVocabulary.offersLookup(level)) {
             throw new LookupException(LookupException.Reason.INVALID_INPUT, "level " + level + " has no lookup: its values "
                     + "are named by hand");
         }

@@ -64,4 +64,8 @@ final class KafkaVocabulary {
 
     private KafkaVocabulary() {
     }
+
+    static boolean offersLookup(String level) {
+        return LEVELS.stream().anyMatch(l -> l.name().equals(level) && l.lookup());
+    }
 }
