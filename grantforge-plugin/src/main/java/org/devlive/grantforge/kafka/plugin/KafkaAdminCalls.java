@@ -29,22 +29,26 @@ final class KafkaAdminCalls implements AutoCloseable {
     private static final int WAIT_SLACK_MS = 500;
 
     private final Admin admin;
-    private final int timeoutMs;
+    /**
+     * One budget for the whole call, from before the client is made: requests made one after another share it, so
+     * a call takes at most the service's timeout, the slack and the close (at most 8 + 0.5 + 1 s of the host's 10).
+     */
+    private final long deadlineNanos;
 
-    private KafkaAdminCalls(Admin admin, int timeoutMs) {
+    private KafkaAdminCalls(Admin admin, long deadlineNanos) {
         this.admin = admin;
-        this.timeoutMs = timeoutMs;
+        this.deadlineNanos = deadlineNanos;
     }
 
     static KafkaAdminCalls open(ServiceConfig config) {
-        int timeoutMs = AdminSettings.timeoutMs(config);
+        long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(AdminSettings.timeoutMs(config));
         // Kafka finds its login modules and callback handlers through the context class loader, which the host
         // sets to the plugin's during a call; set it anyway for callers that do not
         Thread thread = Thread.currentThread();
         ClassLoader previous = thread.getContextClassLoader();
         thread.setContextClassLoader(KafkaAdminCalls.class.getClassLoader());
         try {
-            return new KafkaAdminCalls(Admin.create(AdminSettings.of(config)), timeoutMs);
+            return new KafkaAdminCalls(Admin.create(AdminSettings.of(config)), deadlineNanos);
         } finally {
             thread.setContextClassLoader(previous);
         }
@@ -54,32 +58,37 @@ final class KafkaAdminCalls implements AutoCloseable {
     }
 
     ClusterSummary describe() throws Exception {
-        DescribeClusterResult cluster = admin.describeCluster(new DescribeClusterOptions().timeoutMs(timeoutMs));
+        DescribeClusterResult cluster = admin.describeCluster(new DescribeClusterOptions().timeoutMs(remainingMs()));
         String clusterId = cluster.clusterId().get(waitMs(), TimeUnit.MILLISECONDS);
         Collection<Node> nodes = cluster.nodes().get(waitMs(), TimeUnit.MILLISECONDS);
         return new ClusterSummary(clusterId, nodes.size(), topics(false).size());
     }
 
     Set<String> topics(boolean internal) throws Exception {
-        return admin.listTopics(new ListTopicsOptions().listInternal(internal).timeoutMs(timeoutMs)).names()
+        return admin.listTopics(new ListTopicsOptions().listInternal(internal).timeoutMs(remainingMs())).names()
                 .get(waitMs(), TimeUnit.MILLISECONDS);
     }
 
     /** Groups of every type the broker knows: classic, consumer, share and streams (KIP-1043). */
     Stream<String> groups() throws Exception {
-        Collection<GroupListing> groups = admin.listGroups(new ListGroupsOptions().timeoutMs(timeoutMs)).all()
+        Collection<GroupListing> groups = admin.listGroups(new ListGroupsOptions().timeoutMs(remainingMs())).all()
                 .get(waitMs(), TimeUnit.MILLISECONDS);
         return groups.stream().map(GroupListing::groupId);
     }
 
     Stream<String> transactionalIds() throws Exception {
-        Collection<TransactionListing> transactions = admin.listTransactions(new ListTransactionsOptions().timeoutMs(timeoutMs))
+        Collection<TransactionListing> transactions = admin.listTransactions(new ListTransactionsOptions().timeoutMs(remainingMs()))
                 .all().get(waitMs(), TimeUnit.MILLISECONDS);
         return transactions.stream().map(TransactionListing::transactionalId);
     }
 
+    /** What is left of the budget for the next request; at least 1 ms, so that Kafka still reports its timeout. */
+    private int remainingMs() {
+        return (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
+    }
+
     private long waitMs() {
-        return timeoutMs + WAIT_SLACK_MS;
+        return remainingMs() + WAIT_SLACK_MS;
     }
 
     @Override
