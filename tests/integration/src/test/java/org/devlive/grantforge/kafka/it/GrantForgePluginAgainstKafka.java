@@ -191,11 +191,20 @@ abstract class GrantForgePluginAgainstKafka {
                 new Transport("SASL_SSL with OAuth tokens from a token endpoint", oauth));
     }
 
+    KafkaNode node() {
+        return node;
+    }
+
+    /** The service as SASL_PLAINTEXT with PLAIN: what tests of one release add look up with. */
+    Map<String, String> plainService() {
+        return plain;
+    }
+
     private ServiceConfig service(Map<String, String> fields) {
         return new ServiceConfig("kafka-it", plugin.definition().withDefaults(fields));
     }
 
-    private List<String> lookup(Map<String, String> fields, String level, String typed, int limit) throws Exception {
+    List<String> lookup(Map<String, String> fields, String level, String typed, int limit) throws Exception {
         return plugin.call(p -> p.lookup(new LookupRequest(service(fields), level, typed, Map.of(), limit)));
     }
 
