@@ -15,6 +15,7 @@ import org.devlive.grantforge.plugin.api.model.MatcherType;
 import org.devlive.grantforge.plugin.api.model.PolicyType;
 import org.devlive.grantforge.plugin.api.model.ResourceDefinition;
 import org.devlive.grantforge.plugin.api.model.ServiceTypeDefinition;
+import org.devlive.grantforge.standin.host.SnapshotProjection;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -28,6 +28,8 @@ import org.devlive.grantforge.plugin.api.ConnectionResult;
 import org.devlive.grantforge.plugin.api.LookupException;
 import org.devlive.grantforge.plugin.api.LookupRequest;
 import org.devlive.grantforge.plugin.api.ServiceConfig;
+import org.devlive.grantforge.standin.host.PluginHost;
+import org.devlive.grantforge.standin.host.SnapshotProjection;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -38,7 +40,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The {@code kafka} service plugin, loaded from its shaded jar as a GrantForge host loads it ({@link PluginHost}),
- * against a real node whose authorizer is the agent: {@code testConnection} and {@code lookup} over SASL_PLAINTEXT
+ * against a real node whose authorizer is the agent, in server mode against the test server serving the plugin's
+ * definition as GrantForge projects it ({@link SnapshotProjection}): {@code testConnection} and {@code lookup} over SASL_PLAINTEXT
  * (PLAIN), SASL_SSL with SCRAM-SHA-512, Kerberos (a KDC in this JVM, the plugin's keytab) or OAuth (tokens from a
  * token endpoint, client credentials) and mutual TLS (stores as files, and as PEM text in the fields), each as a principal a GrantForge policy lets DESCRIBE topics,
  * groups, transactional ids and the cluster. A principal without DESCRIBE sees no names (Kafka filters them). A wrong
@@ -69,6 +72,7 @@ abstract class GrantForgePluginAgainstKafka {
     private Path work;
     private Transports transports;
     private KafkaNode node;
+    private TestServer server;
     private PluginHost plugin;
     private Map<String, String> plain;
     private Map<String, String> scram;
@@ -87,19 +91,18 @@ abstract class GrantForgePluginAgainstKafka {
         work = Files.createTempDirectory("plugin-" + kafkaVersion + "-");
         plugin = PluginHost.load(PluginJar.path());
         transports = new Transports(TestPki.create(work.resolve("pki")));
-        Path snapshot = work.resolve("snapshot.json");
-        GrantForgeSnapshot.writePolicies(snapshot, "kafka-plugin-it", DESCRIBED_LEVELS.stream()
-                .map(level -> describePolicy(DESCRIBED_LEVELS.indexOf(level) + 1, level)).toList());
+        server = serverOfThePluginsDefinition();
         TestKdc kdc = TestKdc.shared();
         TestIdentityProvider idp = TestIdentityProvider.create(work.resolve("idp"));
         tokenEndpoint = TokenEndpoint.start(idp, LOOKUP_USER, OAUTH_CLIENT_SECRET);
         KafkaNode.Builder builder = KafkaNode.builder().name("plugin-" + kafkaVersion).kafkaVersion(kafkaVersion)
-                .policyFile(snapshot).listener(transports.mutualTlsListener(ProductionTransports.MAPPING_RULES))
+                .listener(transports.mutualTlsListener(ProductionTransports.MAPPING_RULES))
                 .listener(transports.scramListener())
                 .listener(transports.kerberosListener(kdc, ProductionTransports.KERBEROS_RULES))
                 .listener(transports.oauthListener(idp));
         kdc.jvmArgs().forEach(builder::jvmArg);
         idp.jvmArgs().forEach(builder::jvmArg);
+        server.agentOf(builder, work.resolve("cache"), "plugin-" + kafkaVersion);
         node = builder.start();
         try (Admin admin = node.admin(KafkaNode.SUPER_USER)) {
             createNamesToLookUp(admin);
@@ -145,6 +148,22 @@ abstract class GrantForgePluginAgainstKafka {
                 + "\n-----END PRIVATE KEY-----\n";
     }
 
+    /**
+     * The test server, serving as the {@code kafka} type's definition what GrantForge's server would project from the
+     * loaded plugin's definition, and policies that let the lookup principals DESCRIBE: the node's agent decides the
+     * plugin's own requests with the plugin's definition, as in production.
+     */
+    private TestServer serverOfThePluginsDefinition() throws Exception {
+        Path definition = work.resolve("projected-definition.json");
+        Files.writeString(definition, SnapshotProjection.toJson(SnapshotProjection.of(plugin.definition())));
+        Path policies = work.resolve("policies.json");
+        Files.writeString(policies, "{\"service\":\"kafka-plugin-it\",\"serviceEnabled\":true,\"policies\":["
+                + String.join(",", DESCRIBED_LEVELS.stream()
+                        .map(level -> describePolicy(DESCRIBED_LEVELS.indexOf(level) + 1, level)).toList())
+                + "],\"roles\":{},\"groups\":{}}");
+        return TestServer.startWithDefinition(policies, work.resolve("server"), 1, definition);
+    }
+
     /** Topics, groups (by committed offsets) and a transactional id, some starting with "orders". */
     private void createNamesToLookUp(Admin admin) throws Exception {
         admin.createTopics(Stream.of("orders", "orders-eu", "payments").map(t -> new NewTopic(t, 1, (short) 1)).toList())
@@ -181,6 +200,9 @@ abstract class GrantForgePluginAgainstKafka {
         }
         if (node != null) {
             node.close();
+        }
+        if (server != null) {
+            server.close();
         }
     }
 

@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.it;
+package org.devlive.grantforge.standin.host;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -36,9 +36,9 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * (constructor and {@code definition()} included) on a daemon thread whose context class loader is the plugin's,
  * waited for at most {@link #CALL_LIMIT}.
  */
-final class PluginHost implements AutoCloseable {
+public final class PluginHost implements AutoCloseable {
 
-    static final Duration CALL_LIMIT = Duration.ofSeconds(10);
+    public static final Duration CALL_LIMIT = Duration.ofSeconds(10);
     private static final int MAX_DESCRIPTOR_BYTES = 64 * 1024;
     private static final String[] SHARED_PREFIXES = {"org.devlive.grantforge.plugin.api.", "org.jspecify.annotations."};
     private static final AtomicInteger THREADS = new AtomicInteger();
@@ -69,7 +69,7 @@ final class PluginHost implements AutoCloseable {
     }
 
     /** Loads the plugin jar as the host does; any failure is the plugin's FAILED status. */
-    static PluginHost load(Path jar) throws Exception {
+    public static PluginHost load(Path jar) throws Exception {
         return new PluginHost(jar);
     }
 
@@ -85,7 +85,7 @@ final class PluginHost implements AutoCloseable {
         }
     }
 
-    static PluginDescriptor readDescriptor(Path jar) throws IOException {
+    public static PluginDescriptor readDescriptor(Path jar) throws IOException {
         try (JarFile file = new JarFile(jar.toFile())) {
             ZipEntry entry = file.getEntry(PluginDescriptor.FILE_NAME);
             if (entry == null) {
@@ -107,20 +107,20 @@ final class PluginHost implements AutoCloseable {
         }
     }
 
-    PluginDescriptor descriptor() {
+    public PluginDescriptor descriptor() {
         return descriptor;
     }
 
-    ServiceTypeDefinition definition() {
+    public ServiceTypeDefinition definition() {
         return definition;
     }
 
-    ClassLoader loader() {
+    public ClassLoader loader() {
         return loader;
     }
 
     /** A call into the plugin as the host makes it; the limit passing is a failure of the test. */
-    <T> T call(Function<ServiceTypeProvider, T> call) throws Exception {
+    public <T> T call(Function<ServiceTypeProvider, T> call) throws Exception {
         Future<T> answer = calls.submit(() -> {
             Thread thread = Thread.currentThread();
             ClassLoader previous = thread.getContextClassLoader();
@@ -173,7 +173,7 @@ final class PluginHost implements AutoCloseable {
         }
     }
 
-    static void closeQuietly(PluginHost host) {
+    public static void closeQuietly(PluginHost host) {
         if (host != null) {
             try {
                 host.close();

@@ -1,4 +1,4 @@
-package org.devlive.grantforge.kafka.plugin;
+package org.devlive.grantforge.standin.host;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -17,14 +17,15 @@ import org.devlive.grantforge.plugin.api.model.ServiceTypeDefinition;
  * type its name and its implied grants, sorted; per condition its name, evaluator and options; the data mask's
  * mask types, or none. Arrays keep the declaration order; everything else (labels, per-level access types, lookup
  * flags, config fields) never reaches agents. Written as {@code kafka-service-type.json} is laid out: two-space
- * indents, {@code "key": value}, keys in the order of §3.1's table.
+ * indents, {@code "key": value}, keys in the order of §3.1's table (the server sorts keys; content and array
+ * order, which is what agents read, are the same).
  */
-final class SnapshotProjection {
+public final class SnapshotProjection {
 
     private SnapshotProjection() {
     }
 
-    static Map<String, Object> of(ServiceTypeDefinition definition) {
+    public static Map<String, Object> of(ServiceTypeDefinition definition) {
         Map<String, Object> projected = new LinkedHashMap<>();
         projected.put("resources", definition.resources().stream().map(SnapshotProjection::level).toList());
         projected.put("accessTypes", definition.accessTypes().stream().map(SnapshotProjection::accessType).toList());
@@ -66,7 +67,7 @@ final class SnapshotProjection {
     }
 
     /** Pretty JSON as the file has it; no trailing newline. */
-    static String toJson(Object value) {
+    public static String toJson(Object value) {
         StringBuilder out = new StringBuilder();
         write(value, "", out);
         return out.toString();
