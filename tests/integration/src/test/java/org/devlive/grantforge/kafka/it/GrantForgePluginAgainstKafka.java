@@ -57,6 +57,7 @@ abstract class GrantForgePluginAgainstKafka {
     private static final String LOOKUP_USER = "grantforge";
     private static final String SCRAM_PASSWORD = "grantforge-scram-secret";
     private static final String OAUTH_CLIENT_SECRET = "grantforge-oauth-secret";
+    private static final String ALLOWED_URLS = "org.apache.kafka.sasl.oauthbearer.allowed.urls";
     /** What a lookup principal needs: DESCRIBE where names are listed (and on the cluster, for describeCluster). */
     private static final List<String> DESCRIBED_LEVELS = List.of("topic", "group", "transactional_id", "cluster");
 
@@ -81,6 +82,7 @@ abstract class GrantForgePluginAgainstKafka {
     private Map<String, String> kerberos;
     private Map<String, String> oauth;
     private TokenEndpoint tokenEndpoint;
+    private String allowedUrlsBefore;
 
     GrantForgePluginAgainstKafka(String kafkaVersion) {
         this.kafkaVersion = kafkaVersion;
@@ -107,6 +109,11 @@ abstract class GrantForgePluginAgainstKafka {
         try (Admin admin = node.admin(KafkaNode.SUPER_USER)) {
             createNamesToLookUp(admin);
         }
+        fillInTheServices(kdc);
+    }
+
+    /** The fields an operator would fill in for each transport, as the plugin's principal of that transport. */
+    private void fillInTheServices(TestKdc kdc) throws Exception {
         String truststore = transports.pki().truststore().toString();
         plain = Map.of("bootstrap.servers", node.bootstrapServers(), "security.protocol", "SASL_PLAINTEXT",
                 "sasl.mechanism", "PLAIN", "sasl.username", "alice", "sasl.password", KafkaNode.USERS.get("alice"));
@@ -124,7 +131,7 @@ abstract class GrantForgePluginAgainstKafka {
                 "kerberos.keytab", kdc.keytab(kerberosPrincipal).toString(), "ssl.truststore.type", "PKCS12",
                 "ssl.truststore.location", truststore, "ssl.truststore.password", TestPki.PASSWORD);
         // Kafka 4 clients fetch tokens only from URLs this JVM-wide list allows; GrantForge's operators set it likewise
-        System.setProperty("org.apache.kafka.sasl.oauthbearer.allowed.urls", tokenEndpoint.url());
+        allowedUrlsBefore = System.setProperty(ALLOWED_URLS, tokenEndpoint.url());
         oauth = Map.of("bootstrap.servers", node.bootstrapServers(Transports.OAUTH), "security.protocol", "SASL_SSL",
                 "sasl.mechanism", "OAUTHBEARER", "sasl.oauthbearer.token.endpoint.url", tokenEndpoint.url(),
                 "sasl.jaas.config", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId=\""
@@ -197,6 +204,11 @@ abstract class GrantForgePluginAgainstKafka {
         PluginHost.closeQuietly(plugin);
         if (tokenEndpoint != null) {
             tokenEndpoint.close();
+            if (allowedUrlsBefore == null) {
+                System.clearProperty(ALLOWED_URLS);
+            } else {
+                System.setProperty(ALLOWED_URLS, allowedUrlsBefore);
+            }
         }
         if (node != null) {
             node.close();
