@@ -264,6 +264,18 @@ abstract class GrantForgePluginAgainstKafka {
         assertEquals(List.of(), lookup(fields, "cluster", "other", 100));
     }
 
+    /** A rescan drops the plugin's class loader: a client left open would keep its thread and classes alive. */
+    @Test
+    void everyCallClosesItsAdminClientBeforeItReturns() throws Exception {
+        plugin.call(p -> p.testConnection(service(scram)));
+        lookup(scram, "group", "", 10);
+        assertThrows(LookupException.class, () -> lookup(Map.of("bootstrap.servers", "127.0.0.1:" + Ports.free(),
+                "request.timeout.ms", "1000"), "topic", "", 10));
+        List<String> adminThreads = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
+                .filter(name -> name.startsWith("kafka-admin-client-thread | grantforge-kafka-it-")).toList();
+        assertEquals(List.of(), adminThreads);
+    }
+
     @Test
     void internalTopicsAreOfferedOnlyWhenTheServiceAsksForThem() throws Exception {
         Map<String, String> internal = new HashMap<>(plain);
