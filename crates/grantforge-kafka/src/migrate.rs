@@ -62,7 +62,7 @@ pub fn migrate_acls(acls: &[KafkaAcl], service: &str) -> Result<Migration, LoadE
     let mut report = Vec::new();
     let mut migrated = 0;
     for (index, acl) in acls.iter().enumerate() {
-        let mapped = map_acl(acl);
+        let mapped = map_acl(acl, &model);
         report.extend(report::entries_of(index, acl, &mapped, &model));
         if let Ok(mapped) = mapped {
             migrated += 1;

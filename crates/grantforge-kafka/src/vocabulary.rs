@@ -130,6 +130,43 @@ impl ResourceType {
     pub fn from_level(level: &str) -> Option<ResourceType> {
         Self::from_service_name(level)
     }
+
+    /// The operations a policy of this type's level may name: those a broker of any supported
+    /// release (3.7 to 4.3) asks of the type (Kafka's `AclEntry.supportedOperations`, whose 4.x
+    /// line adds the configs of groups and `two_phase_commit`), and `all`. The service plugin
+    /// offers exactly these per level and GrantForge refuses a policy naming another
+    /// (`docs/kafka-service-type.md`, "Access types per level", which both are held to).
+    pub fn access_types(self) -> &'static [Operation] {
+        use Operation::*;
+        match self {
+            ResourceType::Topic => &[
+                Read,
+                Write,
+                Create,
+                Delete,
+                Alter,
+                Describe,
+                DescribeConfigs,
+                AlterConfigs,
+                All,
+            ],
+            ResourceType::Group => &[Read, Delete, Describe, DescribeConfigs, AlterConfigs, All],
+            ResourceType::Cluster => &[
+                Create,
+                Delete,
+                Alter,
+                Describe,
+                ClusterAction,
+                DescribeConfigs,
+                AlterConfigs,
+                IdempotentWrite,
+                All,
+            ],
+            ResourceType::TransactionalId => &[Write, Describe, TwoPhaseCommit, All],
+            ResourceType::DelegationToken => &[Describe, All],
+            ResourceType::User => &[CreateTokens, DescribeTokens, All],
+        }
+    }
 }
 
 impl Operation {

@@ -1,6 +1,7 @@
 //! The `kafka` service type (`kafka-service-type.json`, and its table in
 //! `docs/kafka-service-type.md`) is the agent's vocabulary: a level per resource type, an access
-//! type per operation (all of them implied by `all`), a condition per evaluator. A row added to one
+//! type per operation (all of them implied by `all`), a condition per evaluator, and the access types
+//! each level accepts (which the service plugin is held to as well). A row added to one
 //! and not the other fails here.
 
 use std::collections::BTreeSet;
@@ -93,6 +94,30 @@ fn a_condition_per_evaluator() {
     assert_eq!(names(&service_type()["conditions"]), evaluators);
     for name in &evaluators {
         let row = format!("| `{name}` |");
+        assert!(
+            doc().contains(&row),
+            "docs/kafka-service-type.md has `{row}`"
+        );
+    }
+}
+
+#[test]
+fn the_access_types_of_each_level_are_those_the_doc_lists_in_definition_order() {
+    let service_type = service_type();
+    for t in ResourceType::ALL {
+        let accepted: Vec<String> = service_type["accessTypes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["name"].as_str().unwrap())
+            .filter(|name| {
+                t.access_types()
+                    .contains(&Operation::from_access_type(name).unwrap())
+            })
+            .map(|name| format!("`{name}`"))
+            .collect();
+        assert_eq!(accepted.len(), t.access_types().len(), "{t:?}");
+        let row = format!("| `{}` | {} |", t.level(), accepted.join(", "));
         assert!(
             doc().contains(&row),
             "docs/kafka-service-type.md has `{row}`"

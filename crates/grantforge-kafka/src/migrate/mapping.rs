@@ -39,7 +39,7 @@ pub(super) struct Mapped {
 
 /// The piece of a policy that decides exactly what `acl` decides (or says so in the report), or
 /// why there is none.
-pub(super) fn map_acl(acl: &KafkaAcl) -> Result<Mapped, String> {
+pub(super) fn map_acl(acl: &KafkaAcl, model: &ServiceModel) -> Result<Mapped, String> {
     let resource_type = ResourceType::from_code(acl.resource_type).ok_or_else(|| {
         format!(
             "resource type code {} is unknown to this agent",
@@ -66,8 +66,47 @@ pub(super) fn map_acl(acl: &KafkaAcl) -> Result<Mapped, String> {
         permission,
         host: host_of(&acl.host)?,
         subject: subject_of(&acl.principal)?,
-        operation,
+        operation: operation_on_level(resource_type, operation, permission, model)?,
     })
+}
+
+/// The operation a policy of the level names for the ACL. Kafka's Admin API stores ACLs of
+/// operations a broker never asks of the resource type (only `kafka-acls` checks), and GrantForge
+/// refuses a policy naming them on the level (`access-type-unknown`). Such an ACL decides only
+/// through what its operation implies that Kafka does ask: an ALLOW WRITE on the cluster allows
+/// DESCRIBE of it, so the policy names `describe`, which decides exactly the same. A DENY (which
+/// in Kafka denies its operation only) and an ALLOW implying nothing asked decide nothing.
+fn operation_on_level(
+    resource_type: ResourceType,
+    operation: Operation,
+    permission: Permission,
+    model: &ServiceModel,
+) -> Result<Operation, String> {
+    let accepted = resource_type.access_types();
+    if accepted.contains(&operation) {
+        return Ok(operation);
+    }
+    let never_asked = format!(
+        "Kafka never asks {} of a {} and GrantForge refuses `{}` on level `{}`",
+        operation.kafka_name(),
+        resource_type.kafka_name(),
+        operation.access_type(),
+        resource_type.level()
+    );
+    if permission == Permission::Deny {
+        return Err(format!("{never_asked}: this DENY decided nothing"));
+    }
+    let asked: Vec<Operation> = implied_operations(model, operation)
+        .into_iter()
+        .filter(|o| accepted.contains(o))
+        .collect();
+    match asked.as_slice() {
+        [one] => Ok(*one),
+        _ => Err(format!(
+            "{never_asked}, and it implies nothing Kafka asks of a {}",
+            resource_type.kafka_name()
+        )),
+    }
 }
 
 /// The value of the level: the name (LITERAL), `*` (Kafka's wildcard), or the prefix and `*`

@@ -470,14 +470,20 @@ fn cluster_acls_and_every_resource_type_migrate() {
         Operation::IdempotentWrite,
         ALLOW,
     )];
+    // a describing operation Kafka asks of each type (of a user: its tokens)
+    let describing = |t: ResourceType| match t {
+        ResourceType::User => Operation::DescribeTokens,
+        _ => Operation::Describe,
+    };
     for code in 2..=7 {
+        let t = ResourceType::from_code(code).unwrap();
         acls.push(acl(
             code,
             LITERAL,
             "r",
             "User:bob",
             "*",
-            Operation::Describe,
+            describing(t),
             ALLOW,
         ));
     }
@@ -494,10 +500,167 @@ fn cluster_acls_and_every_resource_type_migrate() {
     for code in 2..=7 {
         let t = ResourceType::from_code(code).unwrap();
         assert!(
-            decides(&m, "User:bob", "10.0.0.1", t, "r", Operation::Describe),
+            decides(&m, "User:bob", "10.0.0.1", t, "r", describing(t)),
             "{t:?}"
         );
     }
+}
+
+/// Every ACL Kafka's Admin API can store: each resource type, operation and permission.
+fn every_storable_acl() -> Vec<KafkaAcl> {
+    let mut acls = Vec::new();
+    for t in ResourceType::ALL {
+        for o in Operation::ALL {
+            for permission in [ALLOW, DENY] {
+                let name = if *t == ResourceType::Cluster {
+                    "kafka-cluster"
+                } else {
+                    "r"
+                };
+                acls.push(acl(
+                    t.code(),
+                    LITERAL,
+                    name,
+                    "User:bob",
+                    "*",
+                    *o,
+                    permission,
+                ));
+            }
+        }
+    }
+    acls
+}
+
+#[test]
+fn policy_requests_name_only_access_types_their_level_accepts() {
+    let m = migrate(&every_storable_acl());
+    let requests: Value = serde_json::from_str(&m.policy_requests_json).unwrap();
+    let requests = requests.as_array().unwrap();
+    assert_eq!(requests.len(), ResourceType::ALL.len());
+    for request in requests {
+        let resources = request["document"]["resources"].as_object().unwrap();
+        let level = resources.keys().next().unwrap();
+        let accepted: BTreeSet<&str> = ResourceType::from_level(level)
+            .unwrap()
+            .access_types()
+            .iter()
+            .map(|o| o.access_type())
+            .collect();
+        for list in ["allow", "deny"] {
+            for item in request["document"][list].as_array().unwrap() {
+                for access_type in item["accessTypes"].as_array().unwrap() {
+                    let access_type = access_type.as_str().unwrap();
+                    assert!(
+                        accepted.contains(access_type),
+                        "{list} `{access_type}` on level `{level}`: GrantForge refuses it"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn an_allow_kafka_never_asks_of_its_type_becomes_what_it_implies_that_kafka_asks() {
+    let m = migrate(&[
+        acl(
+            CLUSTER,
+            LITERAL,
+            "kafka-cluster",
+            "User:alice",
+            "*",
+            Operation::Write,
+            ALLOW,
+        ),
+        acl(
+            GROUP,
+            LITERAL,
+            "g",
+            "User:alice",
+            "*",
+            Operation::Write,
+            ALLOW,
+        ),
+    ]);
+    assert_eq!((m.migrated, m.report.len()), (2, 0), "{:?}", m.report);
+    let requests: Value = serde_json::from_str(&m.policy_requests_json).unwrap();
+    for request in requests.as_array().unwrap() {
+        assert_eq!(
+            request["document"]["allow"][0]["accessTypes"],
+            json!(["describe"])
+        );
+    }
+    // as in Kafka, where an ALLOW WRITE allows DESCRIBE of any resource type
+    assert!(decides(
+        &m,
+        "User:alice",
+        "10.0.0.1",
+        ResourceType::Cluster,
+        "kafka-cluster",
+        Operation::Describe
+    ));
+    assert!(decides(
+        &m,
+        "User:alice",
+        "10.0.0.1",
+        ResourceType::Group,
+        "g",
+        Operation::Describe
+    ));
+    assert!(!decides(
+        &m,
+        "User:alice",
+        "10.0.0.1",
+        ResourceType::Group,
+        "g",
+        Operation::Read
+    ));
+}
+
+#[test]
+fn acls_that_decide_nothing_kafka_asks_are_reported_not_migrated() {
+    let acls = [
+        acl(
+            TOPIC,
+            LITERAL,
+            "t",
+            "User:alice",
+            "*",
+            Operation::IdempotentWrite,
+            ALLOW,
+        ),
+        acl(
+            7,
+            LITERAL,
+            "u",
+            "User:alice",
+            "*",
+            Operation::Describe,
+            ALLOW,
+        ),
+        acl(
+            GROUP,
+            LITERAL,
+            "g",
+            "User:alice",
+            "*",
+            Operation::Write,
+            DENY,
+        ),
+    ];
+    let m = migrate(&acls);
+    assert_eq!((m.migrated, m.policies), (0, 0));
+    let messages: Vec<&str> = m.report.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert!(messages[0].starts_with("Kafka never asks IDEMPOTENT_WRITE of a TOPIC and GrantForge refuses `idempotent_write` on level `topic`, and it implies nothing"), "{}", messages[0]);
+    assert!(
+        messages[1].starts_with("Kafka never asks DESCRIBE of a USER"),
+        "{}",
+        messages[1]
+    );
+    assert!(messages[2].starts_with("Kafka never asks WRITE of a GROUP and GrantForge refuses `write` on level `group`: this DENY decided nothing"), "{}", messages[2]);
+    assert!(m.report.iter().all(|e| e.finding == Finding::NotMigrated));
 }
 
 #[test]

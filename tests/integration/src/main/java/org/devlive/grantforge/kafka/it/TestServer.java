@@ -44,7 +44,16 @@ public final class TestServer implements AutoCloseable {
 
     /** Starts a server on a free loopback port serving {@code policies}, heartbeat interval {@code refreshSeconds}. */
     public static TestServer start(Path policies, Path stateDir, int refreshSeconds) throws IOException {
-        return start(policies, stateDir, refreshSeconds, false);
+        return start(policies, stateDir, refreshSeconds, false, List.of());
+    }
+
+    /**
+     * As {@link #start(Path, Path, int)}, serving {@code definition} (in the format of
+     * {@code crates/grantforge-kafka/kafka-service-type.json}) as the service type's definition.
+     */
+    public static TestServer startWithDefinition(Path policies, Path stateDir, int refreshSeconds, Path definition)
+            throws IOException {
+        return start(policies, stateDir, refreshSeconds, false, List.of("--definition", definition.toString()));
     }
 
     /**
@@ -52,16 +61,18 @@ public final class TestServer implements AutoCloseable {
      * {@code <state dir>/tls} ({@link #caFile()}), which agents then trust through {@code grantforge.ssl.ca.file}.
      */
     public static TestServer startHttps(Path policies, Path stateDir, int refreshSeconds) throws IOException {
-        return start(policies, stateDir, refreshSeconds, true);
+        return start(policies, stateDir, refreshSeconds, true, List.of());
     }
 
-    private static TestServer start(Path policies, Path stateDir, int refreshSeconds, boolean https) throws IOException {
+    private static TestServer start(Path policies, Path stateDir, int refreshSeconds, boolean https, List<String> options)
+            throws IOException {
         Files.createDirectories(stateDir);
         List<String> command = new ArrayList<>(List.of(binary().toString(), "--policies", policies.toString(),
             "--state-dir", stateDir.toString(), "--listen", "127.0.0.1:0", "--refresh-seconds", String.valueOf(refreshSeconds)));
         if (https) {
             command.addAll(List.of("--tls-dir", stateDir.resolve("tls").toString()));
         }
+        command.addAll(options);
         ProcessBuilder builder = new ProcessBuilder(command)
             .redirectError(stateDir.resolve("server.err").toFile());
         Process process = builder.start();
