@@ -90,7 +90,8 @@ public final class Main {
         }
         byte[] stdin;
         if (bootstrapServers != null) {
-            Collections.addAll(arguments, "--quota-file", "-");
+            // named too: the native side then takes no entities as the cluster's answer, not as an empty file
+            Collections.addAll(arguments, "--bootstrap-server", bootstrapServers, "--quota-file", "-");
             stdin = clusterQuotas(bootstrapServers, commandConfig);
         } else {
             stdin = readStdin ? readAll(System.in) : new byte[0];
