@@ -8,15 +8,20 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
+import org.devlive.grantforge.kafka.agent.OpenedAgent;
 import org.devlive.grantforge.kafka.agent.jni.AgentVersion;
+import org.devlive.grantforge.kafka.agent.jni.NativeLibraryLoader;
 
 /**
  * {@code check-config server.properties}: loads each class a node's {@code server.properties} names for the agent
  * ({@code authorizer.class.name}, {@code client.quota.callback.class}) as Kafka will, with Kafka's jars on the class
  * path, and names the key and the fix of each that cannot load. Kafka loads these classes while it reads its
  * configuration ({@code kafka-storage format} too), before any of the agent's code runs: a class built for a newer
- * Kafka then fails with a bare {@code NoClassDefFoundError} that names no key. Run this first.
+ * Kafka then fails with a bare {@code NoClassDefFoundError} that names no key. Then it has the agent check its own
+ * settings ({@code grantforge.*}, {@code super.users}) as the node's start would, without opening it. Run this first.
  */
 final class CheckConfig {
     static final String AUTHORIZER = "authorizer.class.name";
@@ -29,7 +34,8 @@ final class CheckConfig {
 
     static final String USAGE = "usage: check-config SERVER.PROPERTIES\n"
         + "loads the classes server.properties names in " + AUTHORIZER + " and " + QUOTA_CALLBACK + " as Kafka will,\n"
-        + "and names the key and the fix of each that cannot load; exits 1 when one cannot. Run it with the node's\n"
+        + "and names the key and the fix of each that cannot load, then checks the agent's own settings (grantforge.*,\n"
+        + "super.users) as the node's start would; exits 1 on a problem. Run it with the node's\n"
         + "Kafka jars on the class path, before kafka-storage format and the node:\n"
         + "  java -cp \"grantforge-agent-kafka-" + AgentVersion.VERSION + ".jar:$KAFKA_HOME/libs/*\" " + Main.class.getName()
         + " check-config config/server.properties";
@@ -69,11 +75,16 @@ final class CheckConfig {
                 problems.add(problem);
             }
         }
+        String settings = agentSettingsProblem(server);
+        if (settings != null) {
+            problems.add(settings);
+        }
         for (String problem : problems) {
             err.println("check-config: " + args[0] + ": " + problem);
         }
         if (problems.isEmpty()) {
-            out.println(args[0] + ": " + AUTHORIZER + " and " + QUOTA_CALLBACK + " load on this Kafka");
+            out.println(args[0] + ": " + AUTHORIZER + " and " + QUOTA_CALLBACK + " load on this Kafka, and the agent"
+                + " accepts its settings");
             return 0;
         }
         return 1;
@@ -93,6 +104,20 @@ final class CheckConfig {
                 + " names the agent's classes)";
         } catch (LinkageError e) {
             return key + " = " + className + " cannot load on this Kafka (" + e + ")" + fixOf(className, e);
+        }
+    }
+
+    /** Why the agent would stop the node at start for its own settings, in its words, or null. */
+    private static String agentSettingsProblem(Properties server) {
+        Map<String, String> settings = new TreeMap<>();
+        for (String key : server.stringPropertyNames()) {
+            settings.put(key, server.getProperty(key));
+        }
+        try {
+            String problem = OpenedAgent.settingsProblem(settings);
+            return problem == null ? null : "the agent would not start: " + problem;
+        } catch (NativeLibraryLoader.NativeLoadException e) {
+            return "the agent's native library does not load, so its settings were not checked: " + e.getMessage();
         }
     }
 

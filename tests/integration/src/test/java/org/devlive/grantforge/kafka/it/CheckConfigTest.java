@@ -23,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A {@code Monitorable…} class of the JAR named in {@code server.properties} of a Kafka without plugin metrics
  * (3.7.2): Kafka's own {@code kafka-storage format} stops with a bare {@code NoClassDefFoundError} that names no key,
  * as {@code docs/operations.md} says, and the JAR's {@code check-config}, run before it with the same jars, names
- * the key and the class to name instead; on Kafka 4.3.1 the same file passes.
+ * the key and the class to name instead; on Kafka 4.3.1 the same file passes. {@code check-config} also has the agent
+ * check its own settings as the node's start would: {@code super.users} written with commas is named with its fix.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class CheckConfigTest {
@@ -55,8 +56,8 @@ class CheckConfigTest {
         return new Run(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
     }
 
-    /** A single KRaft node's settings, naming the Kafka 4.1 quota callback. */
-    private Path serverProperties() throws IOException {
+    /** A single KRaft node's settings with the agent, naming the Kafka 4.1 quota callback. */
+    private Path serverProperties(String... more) throws IOException {
         Path file = work.resolve("server.properties");
         Files.writeString(file, String.join("\n",
                 "process.roles=broker,controller",
@@ -65,7 +66,11 @@ class CheckConfigTest {
                 "listeners=PLAINTEXT://127.0.0.1:" + Ports.free() + ",CONTROLLER://127.0.0.1:" + Ports.free(),
                 "controller.listener.names=CONTROLLER",
                 "log.dirs=" + work.resolve("data"),
+                "authorizer.class.name=org.devlive.grantforge.kafka.agent.GrantForgeKafkaAuthorizer",
+                "super.users=User:admin",
+                "grantforge.policy.file=" + ItPaths.snapshot("e2e.json").toAbsolutePath(),
                 "client.quota.callback.class=" + MONITORABLE_CALLBACK,
+                String.join("\n", more),
                 ""), StandardCharsets.UTF_8);
         return file;
     }
@@ -90,6 +95,25 @@ class CheckConfigTest {
     void theSameSettingsPassOnKafka431() throws Exception {
         Run check = java("4.3.1", "org.devlive.grantforge.kafka.agent.tools.Main", "check-config", serverProperties().toString());
         assertEquals(0, check.exitCode(), check.all());
-        assertTrue(check.stdout().contains("authorizer.class.name and client.quota.callback.class load on this Kafka"), check.all());
+        assertTrue(check.stdout().contains("authorizer.class.name and client.quota.callback.class load on this Kafka, and the"
+                + " agent accepts its settings"), check.all());
+    }
+
+    @Test
+    void theAgentsOwnSettingsAreCheckedAsTheNodesStartWould() throws Exception {
+        Run check = java("4.3.1", "org.devlive.grantforge.kafka.agent.tools.Main", "check-config",
+                serverProperties("super.users=User:admin,User:kafka", "grantforge.token=whatever").toString());
+        assertEquals(1, check.exitCode(), check.all());
+        assertTrue(check.stderr().contains("the agent would not start: "), check.all());
+        // the agent names the first problem it meets, as the node's start would
+        assertTrue(check.stderr().contains("grantforge.token: is not a setting of the GrantForge agent (did you mean"
+                + " grantforge.token.file?)"), check.all());
+        assertFalse(check.all().contains("whatever"), "a value is never shown: " + check.all());
+
+        Run commas = java("4.3.1", "org.devlive.grantforge.kafka.agent.tools.Main", "check-config",
+                serverProperties("super.users=User:admin,User:kafka").toString());
+        assertEquals(1, commas.exitCode(), commas.all());
+        assertTrue(commas.stderr().contains("super.users: ") && commas.stderr().contains("super.users=User:admin;User:kafka"),
+                commas.all());
     }
 }
