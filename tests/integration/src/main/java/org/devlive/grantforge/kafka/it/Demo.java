@@ -35,10 +35,11 @@ import org.apache.kafka.common.resource.ResourceType;
  * downloads at once), with the policies in {@code .demo/policies.json}. alice may produce to
  * {@code orders}, bob may not; the policies are listed as ACLs the way {@code kafka-acls --list} shows
  * them; then the demo edits the policy file to let bob write, measures when bob's produce goes
- * through, puts the file back and shows bob refused again, so that what it printed last is what holds. With
- * {@code --keep-running} it then writes each user's client settings into {@code .demo/} and prints the command
- * lines of Kafka's console producer that connect with them. Every run starts from the same state: the policies from the fixture, no agent cache and no
- * server state of an earlier run (which would still allow bob), so it shows the same thing each time.
+ * through, puts the file back and shows bob refused again, so that what it printed last is what holds.
+ * With {@code --keep-running} it then writes each user's client settings into {@code .demo/} and prints
+ * the command lines of Kafka's console producer that connect with them. Every run starts from the same
+ * state: the policies from the fixture, no agent cache and no server state of an earlier run (which would
+ * still allow bob), so it shows the same thing each time.
  *
  * <pre>
  * scripts/demo                      the whole show, then the node stops
