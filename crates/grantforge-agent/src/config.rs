@@ -490,17 +490,42 @@ pub fn host_name() -> String {
 
 /// `super.users` as Kafka reads it: `;`-separated `Type:name` entries, trimmed.
 fn unknown_key(key: &str) -> ConfigError {
-    let nearest = SETTINGS
-        .iter()
-        .map(|known| (edit_distance(key, known.key), known.key))
-        .min()
-        .filter(|(distance, _)| *distance <= 3)
-        .map(|(_, known)| format!(" (did you mean {known}?)"))
-        .unwrap_or_default();
+    let nearest = likely_keys(key);
+    let nearest = if nearest.is_empty() {
+        String::new()
+    } else {
+        format!(" (did you mean {}?)", nearest.join(" or "))
+    };
     ConfigError::new(
         key,
         format!("is not a setting of the GrantForge agent{nearest}; fix or remove it (docs/configuration.md lists every key)"),
     )
+}
+
+/// The keys an unknown `key` was likely meant to be: those it is the beginning of
+/// (`grantforge.token` for `grantforge.token.file`, a key cut short), else the one nearest in
+/// spelling (a typo).
+fn likely_keys(key: &str) -> Vec<&'static str> {
+    let longer: Vec<&'static str> = SETTINGS
+        .iter()
+        .map(|known| known.key)
+        .filter(|known| {
+            known
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.starts_with('.'))
+        })
+        .collect();
+    if !longer.is_empty() {
+        return longer;
+    }
+    SETTINGS
+        .iter()
+        .map(|known| (edit_distance(key, known.key), known.key))
+        .min()
+        .filter(|(distance, _)| *distance <= 3)
+        .map(|(_, known)| known)
+        .into_iter()
+        .collect()
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -700,6 +725,35 @@ mod tests {
         assert_eq!(err.key, "grantforge.polcy.file");
         assert!(
             err.message.contains("did you mean grantforge.policy.file?"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_key_cut_short_suggests_the_keys_it_begins() {
+        let err =
+            AgentConfig::from_settings(&settings(&[("grantforge.token", "s3cret")])).unwrap_err();
+        assert_eq!(err.key, "grantforge.token");
+        assert!(
+            err.message.contains("did you mean grantforge.token.file?"),
+            "{err}"
+        );
+        assert!(
+            !err.to_string().contains("s3cret"),
+            "the value is a secret: {err}"
+        );
+    }
+
+    #[test]
+    fn principals_joined_by_commas_in_super_users_stop_the_agent_naming_the_key() {
+        let err = AgentConfig::from_settings(&settings(&[
+            ("grantforge.policy.file", "/x"),
+            ("super.users", "User:admin,User:kafka"),
+        ]))
+        .unwrap_err();
+        assert_eq!(err.key, "super.users");
+        assert!(
+            err.message.contains("super.users=User:admin;User:kafka"),
             "{err}"
         );
     }

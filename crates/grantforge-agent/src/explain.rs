@@ -241,6 +241,15 @@ struct Question {
     client_id: String,
 }
 
+/// Every operation `--operation` takes, as Kafka's tools name them.
+fn kafka_operations() -> String {
+    Operation::ALL
+        .iter()
+        .map(|op| op.kafka_name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn parse_question(words: &[String]) -> Result<Question, String> {
     let mut principal = None;
     let mut operation = None;
@@ -269,8 +278,13 @@ fn parse_question(words: &[String]) -> Result<Question, String> {
                 });
             }
             "--operation" => {
-                let op = Operation::from_access_type(&value.to_ascii_lowercase())
-                    .ok_or_else(|| format!("--operation `{value}` is not a Kafka operation (READ, WRITE, DESCRIBE, ...)"))?;
+                let op =
+                    Operation::from_access_type(&value.to_ascii_lowercase()).ok_or_else(|| {
+                        format!(
+                            "--operation `{value}` is not a Kafka operation; give one of {}",
+                            kafka_operations()
+                        )
+                    })?;
                 operation = Some(op);
             }
             "--host" => {
@@ -500,6 +514,16 @@ mod tests {
         assert!(answers[1]["error"].as_str().unwrap().contains("FLY"));
         assert_eq!(answers[2]["decision"], "DENIED");
         assert_eq!(answers[2]["request"]["resource"], "kafka-cluster");
+    }
+
+    #[test]
+    fn an_unknown_operation_lists_every_operation_kafka_has() {
+        let (code, out) = explain("--principal User:alice --operation FLY --topic t", "");
+        assert_eq!(code, 2, "{out}");
+        assert!(
+            out.contains("--operation `FLY` is not a Kafka operation; give one of ALL, READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, CREATE_TOKENS, DESCRIBE_TOKENS, TWO_PHASE_COMMIT"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -110,10 +110,32 @@ impl LockoutHint {
                 return false;
             }
         }
-        tracing::warn!(
-            "the policies refuse {name} CLUSTER_ACTION on listener {listener}, which Kafka uses between nodes ({key}): until super.users names {name} (or a policy allows it cluster_action on the cluster), nodes that connect as it cannot replicate or register; docs/transports.md, \"Mistakes that lock a cluster out\""
-        );
+        tracing::warn!("{}", lockout_warning(principal, &name, listener, key));
         true
+    }
+}
+
+/// Kafka's principal for a connection that did not authenticate (a PLAINTEXT listener, or SSL
+/// without client certificates): every such client is it.
+const ANONYMOUS: &str = "ANONYMOUS";
+
+/// The WARN for a refused cluster action between nodes. For an authenticated principal the fix is
+/// to name it in `super.users`. For `User:ANONYMOUS` that fix would make every client that
+/// connects without authenticating a super user: the safe fix, authenticating the nodes on that
+/// listener, comes first, and the dangerous one is named as such.
+fn lockout_warning(principal: &Principal, name: &str, listener: &str, key: &str) -> String {
+    let refused = format!(
+        "the policies refuse {name} CLUSTER_ACTION on listener {listener}, which Kafka uses between nodes ({key})"
+    );
+    let see = "docs/transports.md, \"Mistakes that lock a cluster out\"";
+    if principal.principal_type == "User" && principal.name == ANONYMOUS {
+        format!(
+            "{refused}: nodes that connect there do not authenticate, so they cannot replicate or register. Fix it safely: make {listener} authenticate the nodes (SASL, or TLS with client certificates: its protocol in listener.security.protocol.map) and put the nodes' own principal in super.users. Do NOT put {name} in super.users: on a listener without authentication every client is {name}, so every client would become a super user; {see}"
+        )
+    } else {
+        format!(
+            "{refused}: until super.users names {name} (or a policy allows it cluster_action on the cluster), nodes that connect as it cannot replicate or register; {see}"
+        )
     }
 }
 
@@ -161,6 +183,41 @@ mod tests {
         let by_protocol =
             LockoutHint::new(InterNodeListeners::from_kafka(Some(" "), Some("SSL"), None));
         assert!(by_protocol.refused_cluster_action(&user("CN=b"), "SSL"));
+    }
+
+    #[test]
+    fn an_unauthenticated_node_is_told_to_authenticate_not_to_make_anonymous_a_super_user() {
+        let warning = lockout_warning(
+            &user("ANONYMOUS"),
+            "User:ANONYMOUS",
+            "PLAINTEXT",
+            SECURITY_INTER_BROKER_PROTOCOL,
+        );
+        let safe = warning
+            .find("make PLAINTEXT authenticate the nodes")
+            .unwrap_or_else(|| panic!("no safe fix: {warning}"));
+        let dangerous = warning
+            .find("Do NOT put User:ANONYMOUS in super.users")
+            .unwrap_or_else(|| panic!("no danger named: {warning}"));
+        assert!(safe < dangerous, "the safe fix comes first: {warning}");
+        assert!(
+            !warning.contains("until super.users names User:ANONYMOUS"),
+            "{warning}"
+        );
+    }
+
+    #[test]
+    fn an_authenticated_node_is_told_to_name_its_principal_in_super_users() {
+        let warning = lockout_warning(
+            &user("broker"),
+            "User:broker",
+            "REPLICATION",
+            INTER_BROKER_LISTENER_NAME,
+        );
+        assert!(
+            warning.contains("until super.users names User:broker"),
+            "{warning}"
+        );
     }
 
     #[test]

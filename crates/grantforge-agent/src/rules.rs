@@ -16,12 +16,21 @@ pub struct SuperUsers(Vec<String>);
 
 impl SuperUsers {
     /// Parses `super.users` (`User:admin;User:kafka`; blanks around entries are ignored). The
-    /// error names the entry that is not a principal.
+    /// error names the entry that is not a principal, or the principals joined by commas.
     pub fn parse(value: &str) -> Result<SuperUsers, String> {
-        value
+        let entries: Vec<&str> = value
             .split(';')
             .map(str::trim)
             .filter(|entry| !entry.is_empty())
+            .collect();
+        if entries
+            .iter()
+            .any(|entry| joins_principals_with_commas(entry))
+        {
+            return Err(commas_instead_of_semicolons(&entries));
+        }
+        entries
+            .iter()
             .map(|entry| match entry.split_once(':') {
                 Some((kind, name)) if !kind.is_empty() && !name.is_empty() => Ok(entry.to_string()),
                 _ => Err(format!("`{entry}` is not a principal; write entries as Type:name separated by `;`, such as User:kafka")),
@@ -44,6 +53,55 @@ impl SuperUsers {
     pub fn entries(&self) -> &[String] {
         &self.0
     }
+}
+
+/// Whether `entry` is several principals joined by commas (`User:admin,User:kafka`), which Kafka
+/// reads as one principal named `admin,User:kafka` that no client ever is. A comma followed by
+/// `Type:` starts another principal; a certificate's name (`User:CN=broker,OU=ops`) has commas
+/// followed by `attribute=`, never by `Type:`.
+fn joins_principals_with_commas(entry: &str) -> bool {
+    entry.split(',').skip(1).any(starts_a_principal)
+}
+
+fn starts_a_principal(text: &str) -> bool {
+    text.trim().split_once(':').is_some_and(|(kind, _)| {
+        kind.starts_with(|c: char| c.is_ascii_alphabetic())
+            && kind.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// The error for `super.users` written with commas: what Kafka makes of it, and the value
+/// corrected (each comma that starts a principal becomes `;`).
+fn commas_instead_of_semicolons(entries: &[&str]) -> String {
+    let corrected: Vec<String> = entries
+        .iter()
+        .map(|entry| split_joined_principals(entry).join(";"))
+        .collect();
+    format!(
+        "separates principals with commas ({}), but Kafka separates super.users entries with `;` and reads each of those as one principal that no client is; write super.users={}",
+        entries
+            .iter()
+            .filter(|entry| joins_principals_with_commas(entry))
+            .map(|entry| format!("`{entry}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        corrected.join(";")
+    )
+}
+
+/// `User:admin,User:kafka` → `User:admin`, `User:kafka`; commas inside a principal's name stay.
+fn split_joined_principals(entry: &str) -> Vec<String> {
+    let mut principals: Vec<String> = Vec::new();
+    for piece in entry.split(',') {
+        match principals.last_mut() {
+            Some(last) if !starts_a_principal(piece) => {
+                last.push(',');
+                last.push_str(piece);
+            }
+            _ => principals.push(piece.trim().to_string()),
+        }
+    }
+    principals
 }
 
 /// The rules asked before a snapshot's own, in order: a super user is allowed (whatever is in
@@ -96,6 +154,24 @@ mod tests {
             assert!(SuperUsers::parse(bad).unwrap_err().contains(bad), "{bad}");
         }
         assert_eq!(SuperUsers::parse("").unwrap(), SuperUsers::default());
+    }
+
+    #[test]
+    fn principals_joined_by_commas_are_refused_with_the_value_written_with_semicolons() {
+        let err = SuperUsers::parse("User:admin,User:kafka").unwrap_err();
+        assert!(err.contains("`User:admin,User:kafka`"), "{err}");
+        assert!(err.contains("super.users=User:admin;User:kafka"), "{err}");
+        let err = SuperUsers::parse("User:ops ; User:admin, User:CN=broker,OU=b").unwrap_err();
+        assert!(
+            err.contains("super.users=User:ops;User:admin;User:CN=broker,OU=b"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn commas_inside_a_certificates_name_are_part_of_one_principal() {
+        let super_users = SuperUsers::parse("User:CN=broker,OU=brokers,O=Example").unwrap();
+        assert!(super_users.contains(&principal("User", "CN=broker,OU=brokers,O=Example")));
     }
 
     #[test]

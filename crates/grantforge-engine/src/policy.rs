@@ -251,14 +251,25 @@ fn check_access_types(
                     id,
                     field(index, format!("{list}[{at}].accessTypes[{t}]")),
                     format!(
-                        "policy {id} names an unknown access type {}",
-                        item.access_types[t]
+                        "policy {id} names an unknown access type {}; the definition's access types are {}",
+                        item.access_types[t],
+                        known_access_types(model)
                     ),
                 ));
             }
         }
     }
     Ok(())
+}
+
+/// The model's access types, in definition order, for an error that names an unknown one.
+fn known_access_types(model: &ServiceModel) -> String {
+    model
+        .access_types()
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Who asks, as ids of the engine's name tables: the user (if any policy or membership names it),

@@ -357,6 +357,10 @@ fn refuses_policies_and_requests_that_do_not_fit_the_model() {
     let fly = refused(table(1, "x", "y").with_allow(vec![users("fly", &["a"])]));
     assert!(fly.contains("unknown access type fly"), "{fly}");
     assert!(
+        fly.contains("the definition's access types are select, update, drop, all"),
+        "an unknown access type lists the valid ones: {fly}"
+    );
+    assert!(
         fly.contains("policies[0].document.allow[0].accessTypes[0]"),
         "{fly}"
     );

@@ -46,8 +46,9 @@ use grantforge_agent::comparison::Compared;
 /// (4: the metrics payload describes itself; 6: `migrateAcls`; 7: the quota table's `stats`;
 /// 8: `aclViewSerial`; 9: `NativeQuotas.configure`, and `resolve` says whether the answer is kept;
 /// 10: `operationCodes`; 11: `explain` takes one request of its codec; 12: `compare` and
-/// `describeKafkaBasis`; 13: `aclCount` counts the operations the running Kafka has.)
-pub const ABI_VERSION: jint = 13;
+/// `describeKafkaBasis`; 13: `aclCount` counts the operations the running Kafka has;
+/// 14: `checkSettings`.)
+pub const ABI_VERSION: jint = 14;
 
 /// `authorize` returns this when it wrote one byte per action into the buffer (more than 63
 /// actions); otherwise it returns a bitmask with bit i set when action i is allowed.
@@ -96,6 +97,26 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_o
         let bytes = env.convert_byte_array(&settings)?;
         let answer = settings_encoder::encode_answer(open_shell(&bytes));
         Ok(env.byte_array_from_slice(&answer)?)
+    })
+}
+
+/// `settings` as `open` takes them; the answer is empty when the agent would accept them, else
+/// the message `open` would refuse them with (naming the key and the fix). Nothing is opened:
+/// the JAR's `check-config` asks this before a node starts.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_checkSettings<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    settings: JByteArray<'local>,
+) -> JByteArray<'local> {
+    export_env(&mut env, |env| {
+        let bytes = env.convert_byte_array(&settings)?;
+        let problem = settings_encoder::check_settings(&bytes)
+            .err()
+            .unwrap_or_default();
+        Ok(env.byte_array_from_slice(problem.as_bytes())?)
     })
 }
 

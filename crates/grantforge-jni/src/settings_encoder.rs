@@ -32,6 +32,15 @@ pub fn decode_settings(bytes: &[u8]) -> Result<BTreeMap<String, String>, Malform
     Ok(settings)
 }
 
+/// Whether the agent would accept these settings, as `open` reads them, without opening it: the
+/// message `open` would refuse them with.
+pub(crate) fn check_settings(bytes: &[u8]) -> Result<(), String> {
+    let settings = decode_settings(bytes).map_err(|e| e.to_string())?;
+    grantforge_agent::AgentConfig::from_settings(&settings)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
 /// `open`'s answer: the handle and the start timeout, or why the agent cannot start.
 pub(crate) fn encode_answer(opened: Result<(jlong, Duration), String>) -> Vec<u8> {
     match opened {
@@ -53,6 +62,36 @@ pub(crate) fn encode_answer(opened: Result<(jlong, Duration), String>) -> Vec<u8
 mod tests {
     use super::*;
     use crate::wire::{golden, put_str};
+
+    #[test]
+    fn checked_settings_answer_as_open_would_without_opening() {
+        let encode = |pairs: &[(&str, &str)]| {
+            let mut bytes = Vec::new();
+            for (key, value) in pairs {
+                put_str(&mut bytes, key);
+                put_str(&mut bytes, value);
+            }
+            bytes
+        };
+        let commas = check_settings(&encode(&[
+            ("grantforge.policy.file", "/nowhere/policies.json"),
+            ("super.users", "User:admin,User:kafka"),
+        ]))
+        .unwrap_err();
+        assert!(
+            commas.starts_with("super.users: ")
+                && commas.contains("super.users=User:admin;User:kafka"),
+            "{commas}"
+        );
+        assert_eq!(
+            check_settings(&encode(&[(
+                "grantforge.policy.file",
+                "/nowhere/policies.json"
+            )])),
+            Ok(()),
+            "the file is read when the agent opens, not by the check"
+        );
+    }
 
     #[test]
     fn settings_round_trip_and_truncation_is_refused() {

@@ -54,6 +54,9 @@ pub(super) struct Entities {
 /// a file of them alone misses every `<user>`, `<client>` and default entity.
 const ONLY_USER_CLIENT: &str = "the quota entities are all <user, client> ones, as `kafka-configs --describe --entity-type users --entity-type clients` alone prints them: the <user>, <client> and default entities are missing, so a client may be throttled where this says unthrottled. Describe users, clients and both into the file (docs/quotas.md), or use --bootstrap-server";
 
+/// Why an empty quota file is refused rather than answered "unthrottled".
+const NO_ENTITIES: &str = "it holds no line of kafka-configs --describe, so every client would read as unthrottled whatever the cluster's quotas are. Put into it what kafka-configs --describe prints for --entity-type users, for --entity-type clients and for both (docs/quotas.md), or ask the cluster itself with --bootstrap-server";
+
 /// Reads the entities of a `kafka-configs --describe` text; a line it cannot read is named with
 /// its number.
 pub(super) fn read_entities(text: &str) -> Result<Entities, String> {
@@ -180,6 +183,7 @@ fn ends_a_side(after: &str) -> bool {
 /// Runs `explain --quota` (the arguments without `--quota`).
 pub(super) fn run(args: &[String], stdin: &str) -> Result<String, Failure> {
     let (mut user, mut client_id, mut file, mut json_output) = (None, String::new(), None, false);
+    let mut cluster = None;
     let mut bounds = SafeBounds::default();
     let mut i = 0;
     while i < args.len() {
@@ -197,6 +201,9 @@ pub(super) fn run(args: &[String], stdin: &str) -> Result<String, Failure> {
             "--user" => user = Some(value),
             "--client-id" => client_id = value,
             "--quota-file" => file = Some(value),
+            // The agent JAR reads the cluster's entities with Kafka's Admin API and hands them
+            // over on standard input, naming the cluster here.
+            "--bootstrap-server" => cluster = Some(value),
             "--socket-request-max-bytes" => {
                 let bytes = value.parse::<u64>().ok().filter(|b| *b > 0).ok_or_else(|| {
                     Failure::Usage(format!(
@@ -222,7 +229,15 @@ pub(super) fn run(args: &[String], stdin: &str) -> Result<String, Failure> {
                 .into(),
         )
     })?;
-    let (text, shown) = if file == "-" {
+    let from_cluster = cluster.is_some();
+    let (text, shown) = if let Some(cluster) = cluster {
+        if file != "-" {
+            return Err(Failure::Usage(format!(
+                "--bootstrap-server and --quota-file {file} both name the quota entities: give one"
+            )));
+        }
+        (stdin.to_string(), format!("the cluster at {cluster}"))
+    } else if file == "-" {
         (stdin.to_string(), "standard input".to_string())
     } else {
         let text = std::fs::read_to_string(Path::new(&file)).map_err(|e| {
@@ -233,6 +248,11 @@ pub(super) fn run(args: &[String], stdin: &str) -> Result<String, Failure> {
         })?;
         (text, file)
     };
+    // A cluster without quota entities is a true answer (every client unthrottled); a file
+    // without a line is a mistake (a redirect that failed, the wrong file) that would read as one.
+    if !from_cluster && text.trim().is_empty() {
+        return Err(Failure::Input(format!("{shown} is empty: {NO_ENTITIES}")));
+    }
     let mut entities = read_entities(&text).map_err(|e| Failure::Input(format!("{shown}: {e}")))?;
     entities.table.set_bounds(bounds);
     let answer = answer(&entities, &user, &client_id);
@@ -564,6 +584,46 @@ SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations
         );
         assert_eq!(code, 2, "{out}");
         assert!(out.contains("socket.request.max.bytes"), "{out}");
+    }
+
+    #[test]
+    fn an_empty_quota_file_is_an_error_not_unthrottled() {
+        let file = std::env::temp_dir().join(format!("gf-empty-quotas-{}.txt", std::process::id()));
+        std::fs::write(&file, "\n").unwrap();
+        let (code, out) = explain(
+            &format!("--quota --user alice --quota-file {}", file.display()),
+            "",
+        );
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(code, 1, "{out}");
+        assert!(
+            out.contains(&format!("{} is empty", file.display())),
+            "{out}"
+        );
+        assert!(out.contains("kafka-configs --describe"), "{out}");
+        assert!(!out.contains("unthrottled\n"), "{out}");
+        let (code, out) = explain("--quota --user alice --quota-file -", "");
+        assert_eq!(code, 1, "{out}");
+        assert!(out.contains("standard input is empty"), "{out}");
+    }
+
+    #[test]
+    fn a_cluster_without_quota_entities_leaves_every_client_unthrottled() {
+        let (code, out) = explain(
+            "--quota --user alice --bootstrap-server localhost:9092 --quota-file -",
+            "",
+        );
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("producer_byte_rate: unthrottled"), "{out}");
+        let (code, out) = explain(
+            "--quota --user alice --bootstrap-server localhost:9092 --quota-file -",
+            "hello\n",
+        );
+        assert_eq!(code, 1, "{out}");
+        assert!(
+            out.contains("the cluster at localhost:9092: line 1"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ import org.devlive.grantforge.kafka.agent.jni.SettingsEncoder;
  * over, the handle and the start timeout as the native configuration parsed them. Every authorizer of the JAR opens
  * its agent here; a setting the agent refuses stops the broker with a {@link ConfigException} naming the key.
  */
-final class OpenedAgent {
+public final class OpenedAgent {
     private static final Logger LOG = LoggerFactory.getLogger(OpenedAgent.class);
 
     /**
@@ -98,6 +98,21 @@ final class OpenedAgent {
     static ConfigException refuseToStart(String message) {
         LOG.error("GrantForge agent cannot start: {}", message);
         return new ConfigException(message);
+    }
+
+    /**
+     * What the agent would refuse in these settings, in the words that would stop the node (the key and the fix), or
+     * null when it would accept them. Nothing is opened: the JAR's {@code check-config} asks this before a node
+     * starts. Files the settings name (the token, the signing key) are read; the policy file is not.
+     */
+    public static String settingsProblem(Map<String, ?> configs) throws NativeLibraryLoader.NativeLoadException {
+        Map<String, String> settings = agentSettings(configs);
+        NativeLibraryLoader.load(settings.get(NativeLibraryLoader.PATH_KEY));
+        byte[] answer = NativeAgent.checkSettings(SettingsEncoder.encode(settings));
+        if (answer == null) {
+            return "the native agent failed to check the settings";
+        }
+        return answer.length == 0 ? null : new String(answer, StandardCharsets.UTF_8);
     }
 
     /** The keys the agent reads: its own and {@link #KAFKA_KEYS}. */

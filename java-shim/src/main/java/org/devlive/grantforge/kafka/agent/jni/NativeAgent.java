@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
  */
 public final class NativeAgent {
     /** Must equal {@code ABI_VERSION} of the library: the payloads' layouts and these signatures. */
-    static final int ABI_VERSION = 13;
+    static final int ABI_VERSION = 14;
 
     /** {@link #authorize} wrote one byte per action into the buffer instead of a bit mask. */
     public static final long RESULTS_IN_BUFFER = -2L;
@@ -28,6 +28,9 @@ public final class NativeAgent {
      * {@code [1] + message}.
      */
     public static native byte[] open(byte[] settings);
+
+    /** Settings as {@link #open} takes them: empty when the agent would accept them, else why not (UTF-8). */
+    public static native byte[] checkSettings(byte[] settings);
 
     /** The codes of the {@code AclOperation}s the agent knows (its one table of Kafka's operations), in Kafka's order. */
     public static native byte[] operationCodes();

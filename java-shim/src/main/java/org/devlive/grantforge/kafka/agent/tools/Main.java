@@ -25,8 +25,10 @@ public final class Main {
         + "  explain --principal-of ...  the principal Kafka gives a certificate or a Kerberos name (docs/transports.md)\n"
         + "  explain --disagreements ... what shadow or compare mode counted on a node, read over JMX (docs/operations.md)\n"
         + "  migrate-acls ...            Kafka's ACLs as GrantForge policies, and --verify (docs/operations.md)\n"
+        + "  check-config ...            whether the classes server.properties names for the agent load on this Kafka\n"
         + "  help                        this text; COMMAND --help prints the command's own\n"
-        + "explain --quota --bootstrap-server, explain --principal-of and migrate-acls need Kafka's jars on the class path:\n"
+        + "explain --quota --bootstrap-server, explain --principal-of, migrate-acls and check-config need Kafka's jars on the\n"
+        + "class path:\n"
         + "  java -cp \"grantforge-agent-kafka-" + AgentVersion.VERSION + ".jar:$KAFKA_HOME/libs/*\" " + Main.class.getName()
         + " COMMAND ...";
 
@@ -44,6 +46,9 @@ public final class Main {
                 return;
             case "migrate-acls":
                 System.exit(MigrateAcls.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.out, System.err));
+                return;
+            case "check-config":
+                System.exit(CheckConfig.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.out, System.err));
                 return;
             case "explain":
                 explain(args);
@@ -90,7 +95,8 @@ public final class Main {
         }
         byte[] stdin;
         if (bootstrapServers != null) {
-            Collections.addAll(arguments, "--quota-file", "-");
+            // named too: the native side then takes no entities as the cluster's answer, not as an empty file
+            Collections.addAll(arguments, "--bootstrap-server", bootstrapServers, "--quota-file", "-");
             stdin = clusterQuotas(bootstrapServers, commandConfig);
         } else {
             stdin = readStdin ? readAll(System.in) : new byte[0];

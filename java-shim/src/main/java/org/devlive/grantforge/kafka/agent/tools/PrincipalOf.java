@@ -112,12 +112,40 @@ final class PrincipalOf {
         @SuppressWarnings("unchecked")
         List<String> ruleList = (List<String>) ConfigDef.parseType(KERBEROS_RULES, rules.value, ConfigDef.Type.LIST);
         String realm = defaultRealm();
-        String name = KerberosShortNamer.fromUnparsedRules(realm, ruleList).shortName(KerberosName.parse(kerberosName));
+        KerberosName parsed = KerberosName.parse(kerberosName);
+        if (parsed.realm() == null) {
+            throw new IOException(noRealm(kerberosName, realm, rules));
+        }
+        String name;
+        try {
+            name = KerberosShortNamer.fromUnparsedRules(realm, ruleList).shortName(parsed);
+        } catch (IOException noRuleApplies) {
+            throw new IOException(noRuleApplies(kerberosName, parsed, realm, rules), noRuleApplies);
+        }
         out.println("principal: User:" + name);
         out.println("  Kerberos name: " + kerberosName + " (this host's default realm: "
             + (realm.isEmpty() ? "none, no krb5.conf" : realm) + ")");
         out.println("  " + rules);
         return name;
+    }
+
+    /**
+     * A name without a realm is never what a connection authenticates as (GSSAPI always gives the full name), and
+     * Kafka's rules, which match on the realm, would pass it through unmapped or answer "No rules apply".
+     */
+    static String noRealm(String kerberosName, String defaultRealm, Setting rules) {
+        return "the Kerberos name `" + kerberosName + "` has no realm: a client authenticates with its full name, realm"
+            + " included, and " + rules.key + " = " + rules.value + " maps that full name. Give it as klist or the"
+            + " keytab shows it, such as " + kerberosName + "@" + (defaultRealm.isEmpty() ? "EXAMPLE.COM" : defaultRealm);
+    }
+
+    /** Kafka's own words are only "No rules apply to NAME, rules [...]": say why, and what to do. */
+    static String noRuleApplies(String kerberosName, KerberosName parsed, String defaultRealm, Setting rules) {
+        return "no rule of " + rules.key + " = " + rules.value + " applies to `" + kerberosName + "`"
+            + (rules.value.equals("DEFAULT") ? ": DEFAULT maps only names of this host's default realm ("
+                + (defaultRealm.isEmpty() ? "none here: no krb5.conf" : defaultRealm) + ")" : "")
+            + ". Add a RULE for realm " + parsed.realm() + " to " + rules.key + " (docs/transports.md), or give the node's"
+            + " server.properties with " + PROPERTIES_OPTION + " and this host the node's krb5.conf";
     }
 
     /** As Kafka's SaslChannelBuilder finds it: the JDK's Kerberos configuration, or none. */
@@ -136,7 +164,7 @@ final class PrincipalOf {
     }
 
     /** The value of a rules key and where it came from. */
-    private static final class Setting {
+    static final class Setting {
         final String key;
         final String value;
         final boolean configured;

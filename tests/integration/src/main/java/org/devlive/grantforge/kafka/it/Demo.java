@@ -34,9 +34,12 @@ import org.apache.kafka.common.resource.ResourceType;
  * project's GrantForge test server (server mode: signed snapshots over HTTP, heartbeat every second,
  * downloads at once), with the policies in {@code .demo/policies.json}. alice may produce to
  * {@code orders}, bob may not; the policies are listed as ACLs the way {@code kafka-acls --list} shows
- * them; then the demo edits the policy file to let bob write, and measures when bob's produce goes
- * through. Every run starts from the same state: the policies from the fixture, no agent cache and no
- * server state of an earlier run (which would still allow bob), so it shows the same thing each time.
+ * them; then the demo edits the policy file to let bob write, measures when bob's produce goes
+ * through, puts the file back and shows bob refused again, so that what it printed last is what holds.
+ * With {@code --keep-running} it then writes each user's client settings into {@code .demo/} and prints
+ * the command lines of Kafka's console producer that connect with them. Every run starts from the same
+ * state: the policies from the fixture, no agent cache and no server state of an earlier run (which would
+ * still allow bob), so it shows the same thing each time.
  *
  * <pre>
  * scripts/demo                      the whole show, then the node stops
@@ -127,6 +130,7 @@ public final class Demo {
             }
             if (keepRunning) {
                 OUT.println("The node keeps running at " + node.bootstrapServers() + " (users alice, bob, carol; password <user>-secret).");
+                printHowToConnect(node, demoDir);
                 OUT.println("Edit " + policies + ": the broker follows within a heartbeat. Press Enter to stop"
                         + " (started in the background: kill " + ProcessHandle.current().pid() + ").");
                 if (System.in.read() < 0) {
@@ -163,7 +167,37 @@ public final class Demo {
         return policies;
     }
 
-    /** Lets bob write to orders by editing the policy file, and shows when the broker enforces it. */
+    /**
+     * Writes each user's client settings and the classpath of this node's Kafka into {@code demoDir}, and prints the
+     * console producer's command lines that use them: with the jars this node runs on, and with an installed Kafka's
+     * script.
+     */
+    private static void printHowToConnect(KafkaNode node, Path demoDir) throws java.io.IOException {
+        for (String user : List.of("admin", "alice", "bob", "carol")) {
+            // as the demo's own producers: a producer allowed no WRITE anywhere is otherwise refused IDEMPOTENT_WRITE
+            // on the cluster first, which hides that the topic is what it may not write
+            StringBuilder settings = new StringBuilder("# a producer setting: a refused write then names the topic\n"
+                    + ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG + "=false\n");
+            new TreeMap<>(node.clientProps(user)).forEach((k, v) -> settings.append(k).append('=')
+                    .append(NodeFiles.escapeProperty(v.toString())).append('\n'));
+            Files.writeString(demoDir.resolve(user + ".properties"), settings.toString());
+        }
+        Path classpath = demoDir.resolve("kafka.classpath");
+        Files.writeString(classpath, node.dist().classpath() + "\n");
+        String alice = demoDir.resolve("alice.properties").toString();
+        String connect = " --bootstrap-server " + node.bootstrapServers() + " --topic orders --producer.config ";
+        OUT.println("Client settings (SASL/PLAIN) for each user: " + demoDir.resolve("<user>.properties")
+                + " (admin, alice, bob, carol)");
+        OUT.println("Kafka " + node.dist().version() + "'s jars, the ones this node runs on, are listed in " + classpath);
+        OUT.println("alice writes to orders (as bob, with bob.properties, the write is refused):");
+        OUT.println("  echo hello | java -cp \"$(cat " + classpath + ")\" " + node.dist().consoleProducerClass() + connect + alice);
+        OUT.println("  or with Kafka installed: echo hello | $KAFKA_HOME/bin/kafka-console-producer.sh" + connect + alice);
+    }
+
+    /**
+     * Lets bob write to orders by editing the policy file, and shows when the broker enforces it; then puts the file
+     * back and shows bob refused again, so that the node goes on as the demo leaves it.
+     */
     private static void showPolicyChange(KafkaNode node, Path policies) throws Exception {
         String before = Files.readString(policies);
         String alice = "\"users\": [\n       \"alice\"\n      ],";
@@ -176,16 +210,27 @@ public final class Demo {
             + before.substring(at + alice.length()));
         long start = System.nanoTime();
         try {
-            String outcome;
-            do {
-                Thread.sleep(100);
-                outcome = produce(node, "bob", "bob's second order");
-            } while (outcome.startsWith("REFUSED") && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(WAIT_S));
+            String outcome = awaitBob(node, "REFUSED", start);
             OUT.printf("$ bob produces again: %s %.1f s after the edit (the agent's heartbeat is 1 s)%n  %s%n%n",
                     outcome.startsWith("REFUSED") ? "still refused" : "allowed", (System.nanoTime() - start) / 1e9, outcome);
         } finally {
             Files.writeString(policies, before);
         }
+        OUT.println("$ edit " + policies + ": put back as it was, policy 1 names alice alone again");
+        long putBack = System.nanoTime();
+        String outcome = awaitBob(node, "OK", putBack);
+        OUT.printf("$ bob produces again: %s %.1f s after putting it back%n  %s%n%n",
+                outcome.startsWith("REFUSED") ? "refused" : "still allowed", (System.nanoTime() - putBack) / 1e9, outcome);
+    }
+
+    /** Bob's produce, repeated while its outcome starts with {@code whileOutcome}, for at most WAIT_S from {@code start}. */
+    private static String awaitBob(KafkaNode node, String whileOutcome, long start) throws Exception {
+        String outcome;
+        do {
+            Thread.sleep(100);
+            outcome = produce(node, "bob", "bob's next order");
+        } while (outcome.startsWith(whileOutcome) && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(WAIT_S));
+        return outcome;
     }
 
     /** One record from {@code user} to orders (idempotence off, so a refusal names the topic). */

@@ -66,6 +66,11 @@ public final class KafkaDist {
         return major >= 4 ? "org.apache.kafka.tools.AclCommand" : "kafka.admin.AclCommand";
     }
 
+    /** The class {@code bin/kafka-console-producer.sh} of this release runs: moved to kafka-tools in 4.0. */
+    public String consoleProducerClass() {
+        return major >= 4 ? "org.apache.kafka.tools.ConsoleProducer" : "kafka.tools.ConsoleProducer";
+    }
+
     /** Kafka 4.0 moved the server to Log4j2. */
     public boolean usesLog4j2() {
         return major >= 4;

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class AgentJarCommandsTest {
     /** One line of the usage per command. */
     private static final List<String> COMMANDS = List.of("  explain ...", "  explain --quota ...", "  explain --principal-of ...",
-            "  explain --disagreements ...", "  migrate-acls ...");
+            "  explain --disagreements ...", "  migrate-acls ...", "  check-config ...");
 
     private record Run(int exitCode, String stdout, String stderr) {
     }
@@ -125,5 +125,8 @@ class AgentJarCommandsTest {
         Run migrate = jar("migrate-acls", "--help");
         assertEquals(0, migrate.exitCode(), migrate.toString());
         assertTrue(migrate.stdout().startsWith("usage: migrate-acls"), migrate.stdout());
+        Run checkConfig = jar("check-config", "--help");
+        assertEquals(0, checkConfig.exitCode(), checkConfig.toString());
+        assertTrue(checkConfig.stdout().startsWith("usage: check-config"), checkConfig.stdout());
     }
 }

@@ -69,6 +69,14 @@ class BadConfigurationTest {
     }
 
     @Test
+    void superUsersSeparatedByCommasStopTheNodeWithTheValueWrittenWithSemicolons() {
+        // Kafka reads "User:admin,User:broker" as one principal that no node or client is
+        assertNodeRefusesToStart("super-users-commas",
+                KafkaNode.builder().policyFile(ItPaths.snapshot("e2e.json")).property("super.users", "User:admin,User:broker"),
+                "super.users", "`User:admin,User:broker`", "super.users=User:admin;User:broker");
+    }
+
+    @Test
     void misspelledKeyStopsAKafka372NodeToo() {
         // the oldest release supported: its startup (createNewAuthorizer, reload4j logging) takes the same path
         Path snapshot = ItPaths.snapshot("e2e.json");

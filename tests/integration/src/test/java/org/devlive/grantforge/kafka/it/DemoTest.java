@@ -22,14 +22,19 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The demo as a newcomer runs it, twice in a row in one directory: each run shows alice allowed, bob refused, the
- * ACL creation refused and bob allowed after the policy edit, in that order (a second run once started from the
- * first run's cache, which still allowed bob), and the edit takes effect within about a heartbeat. The second run
- * is started in the background with {@code --keep-running}: with no terminal it keeps running until stopped.
+ * ACL creation refused, bob allowed after the policy edit and refused again once the file is put back, in that order
+ * (a second run once started from the first run's cache, which still allowed bob), and the edit takes effect within
+ * about a heartbeat. The second run is started in the background with {@code --keep-running}: with no terminal it
+ * keeps running until stopped, and the command line it prints connects to it with the client settings it wrote,
+ * alice's write accepted and bob's refused, as the demo last showed.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class DemoTest {
     /** What each step of the demo prints on the line after its {@code $ } line. */
-    private static final List<String> EXPECTED = List.of("OK", "REFUSED", "REFUSED", "OK");
+    private static final List<String> EXPECTED = List.of("OK", "REFUSED", "REFUSED", "OK", "REFUSED");
+    /** The console producer's command line the demo prints for alice, with the jars the node runs on. */
+    private static final Pattern ALICE_WRITES = Pattern.compile("^  (echo hello \\| java -cp .*ConsoleProducer .*alice\\.properties)$",
+            Pattern.MULTILINE);
     private static final Pattern CHANGE = Pattern.compile("bob produces again: allowed ([0-9.]+) s after the edit");
 
     @TempDir
@@ -50,6 +55,14 @@ class DemoTest {
         Process process = new ProcessBuilder(command).directory(work.toFile()).redirectErrorStream(true).start();
         process.getOutputStream().close(); // no terminal, as in the background
         return process;
+    }
+
+    /** Runs a command line as a user pastes it into a shell (in the demo's directory); returns its exit code and output. */
+    private String[] shell(String commandLine) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder("bash", "-c", commandLine).directory(work.toFile()).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "the command ends: " + commandLine + "\n" + output);
+        return new String[] {String.valueOf(process.exitValue()), output};
     }
 
     /** Reads the demo's output until {@code last} (or its end); returns the lines. */
@@ -97,6 +110,14 @@ class DemoTest {
             String secondText = String.join("\n", secondLines);
             assertEquals(EXPECTED, outcomes(secondLines), "the second run shows what the first did:\n" + secondText);
             assertFalse(second.waitFor(3, TimeUnit.SECONDS), "with no terminal, --keep-running keeps running:\n" + secondText);
+            String connecting = String.join("\n", readUntil(second, "kafka-console-producer.sh"));
+            Matcher alice = ALICE_WRITES.matcher(connecting);
+            assertTrue(alice.find(), "the demo prints how to connect:\n" + connecting);
+            String[] aliceRun = shell(alice.group(1));
+            assertEquals("0", aliceRun[0], "alice's write as printed:\n" + aliceRun[1]);
+            assertFalse(aliceRun[1].contains("Exception"), "alice's write as printed:\n" + aliceRun[1]);
+            String[] bobRun = shell(alice.group(1).replace("alice.properties", "bob.properties"));
+            assertTrue(bobRun[1].contains("TopicAuthorizationException"), "bob's write is refused:\n" + bobRun[1]);
         } finally {
             second.destroy();
             assertTrue(second.waitFor(60, TimeUnit.SECONDS), "a stopped demo ends");

@@ -2,6 +2,7 @@ package org.devlive.grantforge.kafka.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.List;
@@ -36,6 +37,29 @@ class LockOutWarningTest {
                     () -> node.logText().split("is Denied operation = CLUSTER_ACTION", -1).length > 3);
             assertEquals(1, warnings(node, expected).size(), node.diagnostics());
             assertFalse(node.logText().contains(KafkaNode.STARTED_MESSAGE), "the node hangs: " + node.diagnostics());
+        }
+    }
+
+    /**
+     * Nodes that meet over a listener without authentication are {@code User:ANONYMOUS}, as every client there is: the
+     * WARN tells to authenticate them first, and names {@code User:ANONYMOUS} in {@code super.users} only as what
+     * not to do.
+     */
+    @Test
+    void aNodeMeetingOverPlaintextIsToldToAuthenticateNotToMakeAnonymousASuperUser() throws Exception {
+        try (KafkaNode node = KafkaNode.builder().name("lock-out-plaintext")
+                .property("listener.security.protocol.map", "SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT")
+                .policyFile(ItPaths.snapshot("e2e.json"))
+                .build().launch()) {
+            String expected = "the policies refuse User:ANONYMOUS CLUSTER_ACTION on listener CONTROLLER, which Kafka uses"
+                    + " between nodes (controller.listener.names): nodes that connect there do not authenticate";
+            Await.until("one WARN for User:ANONYMOUS in " + node.serverLogFile(), Duration.ofSeconds(90),
+                    () -> warnings(node, expected).size() == 1);
+            String warning = warnings(node, expected).get(0);
+            int safe = warning.indexOf("Fix it safely: make CONTROLLER authenticate the nodes");
+            int dangerous = warning.indexOf("Do NOT put User:ANONYMOUS in super.users");
+            assertTrue(safe > 0 && dangerous > safe, "the safe fix first, the dangerous one named as such: " + warning);
+            assertFalse(warning.contains("until super.users names User:ANONYMOUS"), warning);
         }
     }
 
