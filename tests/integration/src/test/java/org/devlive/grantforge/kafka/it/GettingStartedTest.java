@@ -37,8 +37,8 @@ import org.junit.jupiter.api.Timeout;
  * {@code docs/examples/getting-started/}: its {@code server.properties} unchanged but for the node's ports, data
  * directory and where the policy file is, its policy file and its client files. The node starts on the oldest and
  * the newest release, registers (the node's own SASL principal is a super user: nothing runs as
- * {@code User:ANONYMOUS}, and no lock-out WARN is logged), alice produces and consumes, and bob is refused with
- * Kafka's own error.
+ * {@code User:ANONYMOUS}, and no lock-out WARN is logged), alice produces to orders and consumes it, and bob, who
+ * may write only returns, is refused orders with Kafka's own error.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class GettingStartedTest {
@@ -62,13 +62,15 @@ class GettingStartedTest {
         try (KafkaNode node = KafkaNode.builder().name("getting-started-" + release).kafkaVersion(release)
                 .documentedProperties(server).start()) {
             try (Admin admin = Admin.create(client(node, "admin"))) {
-                admin.createTopics(List.of(new NewTopic("orders", 1, (short) 1))).all().get(WAIT_S, TimeUnit.SECONDS);
+                admin.createTopics(List.of(new NewTopic("orders", 1, (short) 1), new NewTopic("returns", 1, (short) 1))).all()
+                        .get(WAIT_S, TimeUnit.SECONDS);
             }
             try (KafkaProducer<String, String> alice = producer(node, "alice")) {
                 alice.send(new ProducerRecord<>("orders", "first order")).get(WAIT_S, TimeUnit.SECONDS);
             }
             assertEquals(List.of("first order"), consume(node, "alice", "orders-readers"));
             try (KafkaProducer<String, String> bob = producer(node, "bob")) {
+                bob.send(new ProducerRecord<>("returns", "a return")).get(WAIT_S, TimeUnit.SECONDS);
                 ExecutionException refused = assertThrows(ExecutionException.class,
                         () -> bob.send(new ProducerRecord<>("orders", "bob's order")).get(WAIT_S, TimeUnit.SECONDS));
                 assertInstanceOf(TopicAuthorizationException.class, refused.getCause(), "bob's produce: " + refused.getCause());
