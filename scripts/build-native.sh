@@ -28,7 +28,8 @@ platforms=(${GF_NATIVE_PLATFORMS:-linux-x86_64 linux-aarch64 linux-musl-x86_64 l
 zig_version=0.17.1
 zigbuild_version=0.24.1
 tools="${GF_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/grantforge-kafka/tools}/zig-$zig_version-zigbuild-$zigbuild_version"
-if [[ ! -x "$tools/bin/cargo-zigbuild" ]] || ! PYTHONPATH="$tools" python3 -c "import ziglang" 2>/dev/null; then
+# the folder's own files: an import test would also pass with a ziglang of the user's Python
+if [[ ! -x "$tools/bin/cargo-zigbuild" || ! -f "$tools/ziglang/__main__.py" ]]; then
   echo "installing ziglang $zig_version and cargo-zigbuild $zigbuild_version from PyPI into $tools (the linker for every platform)"
   python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --upgrade \
     --target "$tools" "ziglang==$zig_version" "cargo-zigbuild==$zigbuild_version"

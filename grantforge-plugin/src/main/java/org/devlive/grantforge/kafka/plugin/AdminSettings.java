@@ -19,7 +19,8 @@ final class AdminSettings {
     /** Keys the plugin sets itself; {@code client.properties} may not set them. */
     static final Set<String> SET_BY_THE_PLUGIN = Set.of("client.id", "default.api.timeout.ms", "connections.max.idle.ms",
             "socket.connection.setup.timeout.ms", "socket.connection.setup.timeout.max.ms", "ssl.endpoint.identification.algorithm",
-            "sasl.kerberos.service.name", "sasl.login.callback.handler.class");
+            "sasl.kerberos.service.name", "sasl.login.callback.handler.class", "sasl.login.connect.timeout.ms",
+            "sasl.login.read.timeout.ms", "sasl.login.retry.backoff.ms", "sasl.login.retry.backoff.max.ms");
 
     /** A host (name, IPv4 or bracketed IPv6) and a port. */
     private static final Pattern HOST_AND_PORT = Pattern.compile("(\\[[0-9A-Fa-f:.]+\\]|[^\\s:\\[\\],]+):(\\d{1,5})");
@@ -27,6 +28,19 @@ final class AdminSettings {
     static final int CLOSE_TIMEOUT_MS = 1000;
 
     private AdminSettings() {
+    }
+
+    /**
+     * The login (an OAuth token endpoint's answer) happens while the Admin client is made, before any request's
+     * timeout runs, and Kafka's defaults let it retry for 10 s with no read timeout at all: bound each attempt and
+     * the retries to half the service's timeout each, so that a silent token endpoint ends the call in time too.
+     */
+    private static void addLoginTimeouts(int timeoutMs, Properties props) {
+        String half = Integer.toString(timeoutMs / 2);
+        props.put("sasl.login.connect.timeout.ms", half);
+        props.put("sasl.login.read.timeout.ms", half);
+        props.put("sasl.login.retry.backoff.ms", "100");
+        props.put("sasl.login.retry.backoff.max.ms", half);
     }
 
     static boolean isHostAndPort(String address) {
@@ -76,6 +90,7 @@ final class AdminSettings {
         props.put("connections.max.idle.ms", "10000");
         if (usesSasl(config)) {
             addSasl(config, props);
+            addLoginTimeouts(timeoutMs(config), props);
         }
         if (usesTls(config)) {
             addTls(config, props);

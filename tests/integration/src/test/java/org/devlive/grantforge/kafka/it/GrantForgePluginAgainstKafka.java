@@ -267,13 +267,52 @@ abstract class GrantForgePluginAgainstKafka {
     /** A rescan drops the plugin's class loader: a client left open would keep its thread and classes alive. */
     @Test
     void everyCallClosesItsAdminClientBeforeItReturns() throws Exception {
+        // the plugin's clients are named grantforge-<service>-<uuid>: an open client of that form is seen
+        Properties probe = node.clientProps("alice");
+        probe.put("client.id", "grantforge-kafka-it-probe");
+        try (Admin open = Admin.create(probe)) {
+            assertEquals(List.of("kafka-admin-client-thread | grantforge-kafka-it-probe"), pluginAdminThreads());
+        }
         plugin.call(p -> p.testConnection(service(scram)));
         lookup(scram, "group", "", 10);
         assertThrows(LookupException.class, () -> lookup(Map.of("bootstrap.servers", "127.0.0.1:" + Ports.free(),
                 "request.timeout.ms", "1000"), "topic", "", 10));
-        List<String> adminThreads = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
+        assertEquals(List.of(), pluginAdminThreads());
+    }
+
+    private static List<String> pluginAdminThreads() {
+        return Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
                 .filter(name -> name.startsWith("kafka-admin-client-thread | grantforge-kafka-it-")).toList();
-        assertEquals(List.of(), adminThreads);
+    }
+
+    /**
+     * The OAuth login happens while the Admin client is made, before any request's timeout runs: a token endpoint
+     * that takes connections and never answers must still end the call within the service's timeout, its slack
+     * and the close (Kafka's defaults read it without a timeout and retry for 10 s).
+     */
+    @Test
+    void aTokenEndpointThatNeverAnswersFailsWithinTheServicesTimeout() throws Exception {
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            String url = "http://127.0.0.1:" + silent.getLocalPort() + "/token";
+            String allowed = System.getProperty(ALLOWED_URLS);
+            System.setProperty(ALLOWED_URLS, allowed == null ? url : allowed + "," + url);
+            try {
+                Map<String, String> silentEndpoint = new HashMap<>(oauth);
+                silentEndpoint.put("sasl.oauthbearer.token.endpoint.url", url);
+                silentEndpoint.put("request.timeout.ms", "2000");
+                long start = System.nanoTime();
+                ConnectionResult result = plugin.call(p -> p.testConnection(service(silentEndpoint)));
+                long millis = (System.nanoTime() - start) / 1_000_000;
+                assertEquals(ConnectionResult.Status.FAILED, result.status(), result.message());
+                assertOneLineWithoutSecrets(result.message(), silentEndpoint);
+                assertTrue(millis <= 2000 + 500 + 1000, "failed after " + millis + " ms: " + result.message());
+            } finally {
+                System.setProperty(ALLOWED_URLS, allowed == null ? "" : allowed);
+                if (allowed == null) {
+                    System.clearProperty(ALLOWED_URLS);
+                }
+            }
+        }
     }
 
     @Test
@@ -312,7 +351,8 @@ abstract class GrantForgePluginAgainstKafka {
         nowhere.put("bootstrap.servers", "127.0.0.1:" + Ports.free());
         nowhere.put("request.timeout.ms", "2000");
         Failure failure = failure(nowhere, "cannot reach 127.0.0.1:", LookupException.Reason.UNREACHABLE);
-        failure.assertWithin(Duration.ofMillis(2000 + 1000));
+        // the service's timeout, the wait's slack and the close: what KafkaAdminCalls allows a call
+        failure.assertWithin(Duration.ofMillis(2000 + 500 + 1000));
     }
 
     @Test
