@@ -80,6 +80,9 @@ pub struct ServerSettings {
     pub signing_key: Option<SigningKey>,
     /// Extra CA certificates ([`settings::SSL_CA_FILE`]), PEM.
     pub ca_pem: Option<Vec<u8>>,
+    /// The service's new name after a rename in GrantForge ([`settings::SERVICE_RENAMED_TO`]):
+    /// a snapshot of it may follow one of another name.
+    pub renamed_to: Option<String>,
 }
 
 /// The agent token: read once from its file, never logged, never in an error message.
@@ -119,6 +122,9 @@ pub struct AgentConfig {
     pub refresh_interval: Duration,
     /// The longest random wait before downloading a changed policy version.
     pub download_jitter: Duration,
+    /// How often the snapshot in force is fetched again (conditionally) while the server's
+    /// policy version stays: role and group changes do not move the version.
+    pub revalidate_interval: Duration,
     pub connect_timeout: Duration,
     pub read_timeout: Duration,
     /// The longest a snapshot's whole body may take; each read of it still has `read_timeout`.
@@ -178,6 +184,7 @@ impl AgentConfig {
             start_timeout: reader.get(&settings::START_TIMEOUT)?,
             refresh_interval: reader.get(&settings::REFRESH_INTERVAL)?,
             download_jitter: reader.get(&settings::DOWNLOAD_JITTER)?,
+            revalidate_interval: reader.get(&settings::REVALIDATE_INTERVAL)?,
             connect_timeout: reader.get(&settings::CONNECT_TIMEOUT)?,
             read_timeout: reader.get(&settings::READ_TIMEOUT)?,
             snapshot_timeout: reader.get(&settings::SNAPSHOT_TIMEOUT)?,
@@ -360,6 +367,7 @@ impl Reader<'_> {
             cache_dir,
             signing_key,
             ca_pem,
+            renamed_to: self.text(&settings::SERVICE_RENAMED_TO),
         })
     }
 
