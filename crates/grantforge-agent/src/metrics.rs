@@ -20,9 +20,6 @@ use crate::request::lane::{self, Counts, SnapshotInForce};
 pub struct Metrics {
     pub heartbeat_failures: AtomicU64,
     pub last_error: Mutex<Option<String>>,
-    /// When the live server last confirmed the memberships (roles, groups) in force: a snapshot
-    /// applied, a 304 to a revalidation, or the same body again.
-    pub memberships_confirmed: Mutex<Option<std::time::Instant>>,
 }
 
 /// What a metric's reading is read from: the agent, and what [`Agent::stats`] reads once for all

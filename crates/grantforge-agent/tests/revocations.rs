@@ -84,6 +84,17 @@ fn a_role_ended_at_the_same_policy_version_is_revoked_within_one_revalidation_in
     assert_eq!(version(&agent), applied, "at the same policy version");
     assert!(may_read(&agent, "orders"), "alice's own policy stays");
     assert_eq!(agent.stats().last_error, "");
+    eventually(
+        "the heartbeat says how old the memberships in force are",
+        PATIENCE,
+        || {
+            server.heartbeats().iter().any(|beat| {
+                beat.body["health"]["membershipsAgeSeconds"]
+                    .as_u64()
+                    .is_some_and(|age| age <= REVALIDATE_MS / 1000 + 1)
+            })
+        },
+    );
     registry::release(&agent);
 }
 

@@ -316,7 +316,7 @@ impl ServerSync {
         };
         match self.client.policies(Some(&etag))? {
             PolicyAnswer::Unchanged => {
-                self.confirmed(agent);
+                self.confirmed();
                 Ok(())
             }
             PolicyAnswer::Download(download) => self
@@ -326,12 +326,10 @@ impl ServerSync {
     }
 
     /// The live server confirmed the body in force: its memberships are current as of now.
-    fn confirmed(&mut self, agent: &Agent) {
-        let now = Clock::now();
+    fn confirmed(&mut self) {
         if let Some(applied) = &mut self.applied {
-            applied.confirmed = Some(now);
+            applied.confirmed = Some(Clock::now());
         }
-        *agent.metrics().memberships_confirmed.lock() = Some(now);
     }
 
     /// A random wait before downloading a changed version, once per change, so that a fleet that
@@ -392,7 +390,7 @@ impl ServerSync {
                     _ => return Err(Trouble::Server(unasked_not_modified())),
                 };
                 if applied == announced {
-                    self.confirmed(agent);
+                    self.confirmed();
                     return Ok(());
                 }
                 if self.stale_not_modified != Some((applied, announced)) {
@@ -446,7 +444,7 @@ impl ServerSync {
             Some(applied) => self.succession(applied, &policies, &etag, announced)?,
         };
         if succession == Succession::Same && self.refused_type.is_none() {
-            self.confirmed(agent);
+            self.confirmed();
             return Ok(()); // the very snapshot in force
         }
         let now = Clock::now();
@@ -472,7 +470,6 @@ impl ServerSync {
         };
         agent.apply(policies, &origin);
         if from_server {
-            *agent.metrics().memberships_confirmed.lock() = Some(now);
             self.tell_replaced(succession, &applied);
             self.save_to_cache(&download, &applied);
         }
