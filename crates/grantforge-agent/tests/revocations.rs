@@ -178,3 +178,29 @@ fn a_rename_the_operator_named_is_followed() {
     assert_eq!(agent.stats().last_error, "");
     registry::release(&agent);
 }
+
+#[test]
+fn a_restart_still_refuses_a_replay_of_a_body_replaced_before() {
+    let server = server("replay-restart");
+    let cache = temp_dir("replay-restart-cache");
+    let extra = revalidating();
+    let extra: Vec<(&str, &str)> = extra.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let first = agent(&server, &cache, &extra);
+    assert!(first.await_snapshot(PATIENCE));
+    end_alices_role(&server);
+    eventually("the ended role is revoked", PATIENCE, || {
+        !alice_reads_as_an_analyst(&first)
+    });
+    registry::release(&first);
+
+    // The restarted agent starts from the cache (the revoked body) and revalidates at once: the
+    // server replays the body from before the revocation.
+    server.set_fault(fault(r#"{"mode":"replay"}"#)).unwrap();
+    let second = agent(&server, &cache, &extra);
+    assert!(!alice_reads_as_an_analyst(&second), "the cache is revoked");
+    eventually("the restarted agent refused the replay", PATIENCE, || {
+        second.stats().last_error.contains("a replayed older body")
+    });
+    assert!(!alice_reads_as_an_analyst(&second));
+    registry::release(&second);
+}

@@ -108,6 +108,29 @@ pub(crate) struct ReplacedBodies {
 }
 
 impl ReplacedBodies {
+    /// Read back from [`ReplacedBodies::to_json`]; the error says what is wrong.
+    pub(crate) fn from_json(bytes: &[u8]) -> Result<ReplacedBodies, String> {
+        #[derive(Deserialize)]
+        struct Saved {
+            #[serde(rename = "policyVersion")]
+            version: i64,
+            etags: Vec<String>,
+        }
+        let saved: Saved = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        let skip = saved.etags.len().saturating_sub(REPLACED_KEPT);
+        Ok(ReplacedBodies {
+            version: Some(saved.version),
+            etags: saved.etags.into_iter().skip(skip).collect(),
+        })
+    }
+
+    /// `{"policyVersion": 7, "etags": ["\"…\"", …]}`, oldest first.
+    pub(crate) fn to_json(&self) -> Vec<u8> {
+        serde_json::json!({"policyVersion": self.version, "etags": self.etags})
+            .to_string()
+            .into_bytes()
+    }
+
     /// Whether `etag` was served at `version` and replaced since.
     pub(crate) fn contains(&self, version: i64, etag: &str) -> bool {
         self.version == Some(version) && self.etags.iter().any(|e| e == etag)
@@ -168,5 +191,8 @@ mod tests {
         assert!(replaced.contains(7, "\"0\""));
         replaced.replaced(8, "\"b\"");
         assert!(!replaced.contains(7, "\"0\"") && replaced.contains(8, "\"b\""));
+        let back = ReplacedBodies::from_json(&replaced.to_json()).unwrap();
+        assert!(back.contains(8, "\"b\"") && !back.contains(7, "\"0\""));
+        assert!(ReplacedBodies::from_json(b"{}").is_err());
     }
 }

@@ -195,6 +195,7 @@ impl ServerSync {
                 settings.url
             );
         }
+        let replaced = replaced_bodies(&cache)?;
         let batch_size = usize::try_from(config.audit_batch_size).unwrap_or(500);
         let shipper = Shipper::new(
             &settings.instance,
@@ -211,7 +212,7 @@ impl ServerSync {
             refresh_interval: config.refresh_interval,
             download_jitter: config.download_jitter,
             revalidate_interval: config.revalidate_interval,
-            replaced: ReplacedBodies::default(),
+            replaced,
             download_deferred: false,
             trusted,
             applied: None,
@@ -580,6 +581,12 @@ impl ServerSync {
             next.etag
         );
         self.replaced.replaced(before.version, &before.etag.clone());
+        if let Err(e) = self.cache.save_replaced_bodies(&self.replaced.to_json()) {
+            tracing::warn!(
+                "cannot write {}: {e}; after a restart a replay of the replaced body would not be recognised",
+                self.cache.replaced_bodies_path().display()
+            );
+        }
     }
 
     fn save_to_cache(&mut self, download: &Download, applied: &LastApplied) {
@@ -799,6 +806,28 @@ impl ServerSync {
         self.refusals = 0;
         self.last_problem = None;
         *agent.metrics().last_error.lock() = None;
+    }
+}
+
+/// The bodies replaced at the applied version, as the cache directory keeps them across restarts.
+/// An unreadable record stops the start (the operator fixes or removes it) rather than forgetting
+/// what a replay would bring back.
+fn replaced_bodies(cache: &SnapshotCache) -> Result<ReplacedBodies, ConfigError> {
+    let path = cache.replaced_bodies_path();
+    let unusable = |why: String| {
+        ConfigError::new(
+            CACHE_DIR.key,
+            format!(
+                "{} {why}; make it readable by Kafka's account, or remove it (a replay of a body replaced before is then not recognised until the next policy version)",
+                path.display()
+            ),
+        )
+    };
+    match cache.replaced_bodies() {
+        Ok(None) => Ok(ReplacedBodies::default()),
+        Ok(Some(bytes)) => ReplacedBodies::from_json(&bytes)
+            .map_err(|e| unusable(format!("is not a record of replaced bodies: {e}"))),
+        Err(e) => Err(unusable(format!("cannot be read: {e}"))),
     }
 }
 
