@@ -84,6 +84,11 @@ fn a_role_ended_at_the_same_policy_version_is_revoked_within_one_revalidation_in
     assert_eq!(version(&agent), applied, "at the same policy version");
     assert!(may_read(&agent, "orders"), "alice's own policy stays");
     assert_eq!(agent.stats().last_error, "");
+    let age = agent.stats().memberships_age_seconds;
+    assert!(
+        (0..=(REVALIDATE_MS / 1000 + 1) as i64).contains(&age),
+        "MembershipsAgeSeconds {age}"
+    );
     eventually(
         "the heartbeat says how old the memberships in force are",
         PATIENCE,

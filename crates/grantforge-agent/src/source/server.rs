@@ -317,7 +317,7 @@ impl ServerSync {
         };
         match self.client.policies(Some(&etag))? {
             PolicyAnswer::Unchanged => {
-                self.confirmed();
+                self.confirmed(agent);
                 Ok(())
             }
             PolicyAnswer::Download(download) => self
@@ -327,10 +327,12 @@ impl ServerSync {
     }
 
     /// The live server confirmed the body in force: its memberships are current as of now.
-    fn confirmed(&mut self) {
+    fn confirmed(&mut self, agent: &Agent) {
+        let now = Clock::now();
         if let Some(applied) = &mut self.applied {
-            applied.confirmed = Some(Clock::now());
+            applied.confirmed = Some(now);
         }
+        *agent.metrics().memberships_confirmed.lock() = Some(now);
     }
 
     /// A random wait before downloading a changed version, once per change, so that a fleet that
@@ -391,7 +393,7 @@ impl ServerSync {
                     _ => return Err(Trouble::Server(unasked_not_modified())),
                 };
                 if applied == announced {
-                    self.confirmed();
+                    self.confirmed(agent);
                     return Ok(());
                 }
                 if self.stale_not_modified != Some((applied, announced)) {
@@ -445,7 +447,7 @@ impl ServerSync {
             Some(applied) => self.succession(applied, &policies, &etag, announced)?,
         };
         if succession == Succession::Same && self.refused_type.is_none() {
-            self.confirmed();
+            self.confirmed(agent);
             return Ok(()); // the very snapshot in force
         }
         let now = Clock::now();
@@ -470,6 +472,7 @@ impl ServerSync {
             format!("the disk cache {}", self.cache.dir().display())
         };
         agent.apply(policies, &origin);
+        *agent.metrics().memberships_confirmed.lock() = applied.confirmed;
         if from_server {
             self.tell_replaced(succession, &applied);
             self.save_to_cache(&download, &applied);
