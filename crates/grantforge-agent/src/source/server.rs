@@ -6,7 +6,11 @@
 //! snapshot's ETag, except while refusing); then, before anything is used, the checks of
 //! `docs/protocol.md`: signature of the exact bytes under the trusted key, format 1, `serviceType` =
 //! kafka (otherwise the agent refuses everything, and records it in the cache directory so a restart
-//! refuses too), the same service, no rollback. Only then the snapshot is applied and written to the
+//! refuses too), the same service (a rename is named in an ERROR with its fix), no rollback. While
+//! the version stays, the snapshot is revalidated every `grantforge.revalidate.interval.ms` (a
+//! conditional download): GrantForge changes role holders and group members without moving the
+//! version, and a body of the applied version with other content is taken from the live server
+//! only, never one replaced at that version before (see `memberships`). Only then the snapshot is applied and written to the
 //! disk cache. On start the disk cache is verified the same way, so a broker starts from it when the
 //! server is away. Failures back off with jitter and are logged once per distinct problem, not once
 //! per round.
