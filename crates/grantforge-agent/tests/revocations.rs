@@ -209,3 +209,38 @@ fn a_restart_still_refuses_a_replay_of_a_body_replaced_before() {
     assert!(!alice_reads_as_an_analyst(&second));
     registry::release(&second);
 }
+
+#[test]
+fn a_refused_body_is_downloaded_again_once_per_revalidation_interval_not_every_round() {
+    let server = server("refused-cadence");
+    let extra: Vec<(&str, &str)> = vec![("grantforge.revalidate.interval.ms", "3000")];
+    let agent = agent(&server, &temp_dir("refused-cadence-cache"), &extra);
+    assert!(agent.await_snapshot(PATIENCE));
+    let json = fixture_with(|p| p["service"] = "kafka-prod".into());
+    server.set_policies_at_same_version_json(&json).unwrap();
+    eventually("the rename is refused", PATIENCE, || {
+        agent.stats().last_error.contains("`kafka-prod`")
+    });
+    let before = last_seq(&server);
+    std::thread::sleep(Duration::from_secs(9));
+    let requests = requests_after(&server, before);
+    let downloads = requests
+        .iter()
+        .filter(|r| r.endpoint.as_deref() == Some("policies") && r.status == Some(200))
+        .count();
+    let heartbeats = requests
+        .iter()
+        .filter(|r| r.endpoint.as_deref() == Some("heartbeat"))
+        .count();
+    // Rounds of 1 s: about 9 heartbeats, and a download every 3 s (about 3), not one per round.
+    assert!(heartbeats >= 6, "{heartbeats} heartbeats");
+    assert!(
+        (1..=5).contains(&downloads),
+        "{downloads} downloads of the refused body in 9 s"
+    );
+    assert!(
+        agent.stats().last_error.contains("`kafka-prod`"),
+        "the refusal stands between revalidations"
+    );
+    registry::release(&agent);
+}

@@ -114,6 +114,10 @@ pub struct ServerSync {
     revalidate_interval: Duration,
     /// Bodies of the applied version that were replaced: a replay of one is refused.
     replaced: ReplacedBodies,
+    /// When a revalidation's body was last refused: the refusal stands (and the body is not
+    /// downloaded again) until the next revalidation an interval later, so a renamed service or
+    /// a replaying cache costs one download per interval, not one per round.
+    revalidation_refused_at: Option<Clock>,
     /// Whether the download of a changed version was put off by a random wait already: the next
     /// round downloads whatever version is announced then, so a stream of changes cannot put it
     /// off forever.
@@ -217,6 +221,7 @@ impl ServerSync {
             download_jitter: config.download_jitter,
             revalidate_interval: config.revalidate_interval,
             replaced,
+            revalidation_refused_at: None,
             download_deferred: false,
             trusted,
             applied: None,
@@ -284,8 +289,16 @@ impl ServerSync {
                 match self.revalidate(agent, heartbeat.policy_version) {
                     Ok(()) => {}
                     Err(Trouble::Server(e)) => return self.failed(agent, &e),
-                    Err(Trouble::Refused(reason)) => return self.refused(agent, &reason),
+                    Err(Trouble::Refused(reason)) => {
+                        self.revalidation_refused_at = Some(Clock::now());
+                        return self.refused(agent, &reason);
+                    }
                 }
+            } else if self.revalidation_refused_at.is_some() {
+                // The server answers (the audit flows), but the refused body still stands: no
+                // recovery until a revalidation or a new version says otherwise.
+                self.failures = 0;
+                return round;
             }
         } else {
             // Not a recovery: the heartbeat answered, but a refused snapshot or a failed
@@ -304,12 +317,17 @@ impl ServerSync {
     }
 
     /// Whether the snapshot in force went unconfirmed by the live server for the revalidation
-    /// interval (a snapshot from the disk cache was never confirmed: at once).
+    /// interval (a snapshot from the disk cache was never confirmed: at once), and no
+    /// revalidation was refused within the interval.
     fn revalidation_due(&self) -> bool {
-        self.applied.as_ref().is_some_and(|a| {
-            a.confirmed
-                .is_none_or(|at| at.elapsed() >= self.revalidate_interval)
-        })
+        let refused_lately = self
+            .revalidation_refused_at
+            .is_some_and(|at| at.elapsed() < self.revalidate_interval);
+        !refused_lately
+            && self.applied.as_ref().is_some_and(|a| {
+                a.confirmed
+                    .is_none_or(|at| at.elapsed() >= self.revalidate_interval)
+            })
     }
 
     /// The conditional download of the applied version's snapshot, on the revalidation schedule:
@@ -811,6 +829,7 @@ impl ServerSync {
         }
         self.failures = 0;
         self.refusals = 0;
+        self.revalidation_refused_at = None;
         self.last_problem = None;
         *agent.metrics().last_error.lock() = None;
     }
