@@ -21,12 +21,14 @@ pub const SUPER_USERS: &str = "super.users";
 
 /// Every key of Kafka's the agent reads (beside its own `grantforge.*`): the Java shim hands
 /// `configure` only these, so none of Kafka's secrets reaches the agent.
-pub const KAFKA_KEYS: [&str; 5] = [
+pub const KAFKA_KEYS: [&str; 7] = [
     SUPER_USERS,
     lockout::INTER_BROKER_LISTENER_NAME,
     lockout::SECURITY_INTER_BROKER_PROTOCOL,
     lockout::CONTROLLER_LISTENER_NAMES,
     ALLOW_EVERYONE_IF_NO_ACL_FOUND,
+    lockout::LISTENERS,
+    lockout::LISTENER_SECURITY_PROTOCOL_MAP,
 ];
 
 /// `StandardAuthorizer`'s key to allow what no ACL names: read only to say it means nothing here.
@@ -80,6 +82,9 @@ pub struct ServerSettings {
     pub signing_key: Option<SigningKey>,
     /// Extra CA certificates ([`settings::SSL_CA_FILE`]), PEM.
     pub ca_pem: Option<Vec<u8>>,
+    /// The service's new name after a rename in GrantForge ([`settings::SERVICE_RENAMED_TO`]):
+    /// a snapshot of it may follow one of another name.
+    pub renamed_to: Option<String>,
 }
 
 /// The agent token: read once from its file, never logged, never in an error message.
@@ -119,6 +124,9 @@ pub struct AgentConfig {
     pub refresh_interval: Duration,
     /// The longest random wait before downloading a changed policy version.
     pub download_jitter: Duration,
+    /// How often the snapshot in force is fetched again (conditionally) while the server's
+    /// policy version stays: role and group changes do not move the version.
+    pub revalidate_interval: Duration,
     pub connect_timeout: Duration,
     pub read_timeout: Duration,
     /// The longest a snapshot's whole body may take; each read of it still has `read_timeout`.
@@ -133,7 +141,9 @@ pub struct AgentConfig {
     pub snapshot_max_bytes: u64,
     /// How often offline mode looks at the policy file for changes.
     pub policy_file_poll_interval: Duration,
-    /// Keys that are set but mean nothing with this configuration, one line each for a WARN.
+    /// Keys that are set but mean nothing with this configuration, and settings that make a
+    /// footgun (`User:ANONYMOUS` a super user beside a PLAINTEXT listener): one line each for a
+    /// WARN at start.
     pub ignored_settings: Vec<String>,
 }
 
@@ -154,7 +164,14 @@ impl AgentConfig {
         }
         let reader = Reader { settings };
         let source = reader.policy_source()?;
-        let ignored_settings = ignored_settings(settings, &source);
+        let mut ignored_settings = ignored_settings(settings, &source);
+        ignored_settings.extend(lockout::anonymous_super_user_warning(
+            settings.get(SUPER_USERS).map(String::as_str).unwrap_or(""),
+            settings.get(lockout::LISTENERS).map(String::as_str),
+            settings
+                .get(lockout::LISTENER_SECURITY_PROTOCOL_MAP)
+                .map(String::as_str),
+        ));
         Ok(AgentConfig {
             source,
             super_users: SuperUsers::parse(
@@ -178,6 +195,7 @@ impl AgentConfig {
             start_timeout: reader.get(&settings::START_TIMEOUT)?,
             refresh_interval: reader.get(&settings::REFRESH_INTERVAL)?,
             download_jitter: reader.get(&settings::DOWNLOAD_JITTER)?,
+            revalidate_interval: reader.get(&settings::REVALIDATE_INTERVAL)?,
             connect_timeout: reader.get(&settings::CONNECT_TIMEOUT)?,
             read_timeout: reader.get(&settings::READ_TIMEOUT)?,
             snapshot_timeout: reader.get(&settings::SNAPSHOT_TIMEOUT)?,
@@ -360,6 +378,7 @@ impl Reader<'_> {
             cache_dir,
             signing_key,
             ca_pem,
+            renamed_to: self.text(&settings::SERVICE_RENAMED_TO),
         })
     }
 
@@ -835,6 +854,30 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(both.ignored_settings, Vec::<String>::new());
+    }
+
+    #[test]
+    fn anonymous_as_a_super_user_beside_a_plaintext_listener_gets_one_warning_at_start() {
+        let config = AgentConfig::from_settings(&settings(&[
+            ("grantforge.policy.file", "/x"),
+            (SUPER_USERS, "User:admin;User:ANONYMOUS"),
+            (lockout::LISTENERS, "PLAINTEXT://:9092,SASL_SSL://:9093"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            config.ignored_settings.len(),
+            1,
+            "{:?}",
+            config.ignored_settings
+        );
+        assert!(config.ignored_settings[0].contains("listener PLAINTEXT speaks PLAINTEXT"));
+        let sasl_only = AgentConfig::from_settings(&settings(&[
+            ("grantforge.policy.file", "/x"),
+            (SUPER_USERS, "User:ANONYMOUS"),
+            (lockout::LISTENERS, "SASL_SSL://:9093"),
+        ]))
+        .unwrap();
+        assert_eq!(sasl_only.ignored_settings, Vec::<String>::new());
     }
 
     #[test]

@@ -247,3 +247,113 @@ mod tests {
         assert_eq!(warned, WARNED_AT_MOST);
     }
 }
+
+/// Kafka's key listing the node's listeners (`NAME://host:port,…`).
+pub const LISTENERS: &str = "listeners";
+/// Kafka's key mapping listener names to security protocols (`NAME:PROTOCOL,…`).
+pub const LISTENER_SECURITY_PROTOCOL_MAP: &str = "listener.security.protocol.map";
+
+/// The one WARN at start when `super.users` names `User:ANONYMOUS` while a listener speaks
+/// PLAINTEXT: Kafka gives every client of such a listener the principal `User:ANONYMOUS`, so
+/// anyone who can reach that port is a super user and no policy applies to them.
+pub fn anonymous_super_user_warning(
+    super_users: &str,
+    listeners: Option<&str>,
+    protocol_map: Option<&str>,
+) -> Option<String> {
+    let names_anonymous = super_users
+        .split(';')
+        .any(|entry| entry.trim() == "User:ANONYMOUS");
+    if !names_anonymous {
+        return None;
+    }
+    let plaintext: Vec<String> = listener_names(listeners)
+        .filter(|name| protocol_of(name, protocol_map).eq_ignore_ascii_case("PLAINTEXT"))
+        .collect();
+    if plaintext.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "super.users names User:ANONYMOUS while listener {} speaks PLAINTEXT: every client of {} is User:ANONYMOUS, so anyone who reaches it is a super user and no GrantForge policy applies to them; remove User:ANONYMOUS from super.users, or give {} authentication (SASL_PLAINTEXT, SASL_SSL, or SSL with ssl.client.auth=required)",
+        plaintext.join(", "),
+        if plaintext.len() == 1 { "it" } else { "them" },
+        if plaintext.len() == 1 { "that listener" } else { "those listeners" },
+    ))
+}
+
+/// The listener names of Kafka's `listeners` (`PLAINTEXT://:9092,CONTROLLER://:9093`).
+fn listener_names(listeners: Option<&str>) -> impl Iterator<Item = String> + '_ {
+    listeners
+        .unwrap_or("")
+        .split(',')
+        .filter_map(|listener| listener.split_once("://"))
+        .map(|(name, _)| name.trim().to_string())
+        .filter(|name| !name.is_empty())
+}
+
+/// A listener's security protocol: from `listener.security.protocol.map`, else (Kafka's default
+/// map) the listener's own name.
+fn protocol_of(listener: &str, protocol_map: Option<&str>) -> String {
+    protocol_map
+        .unwrap_or("")
+        .split(',')
+        .filter_map(|pair| pair.split_once(':'))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case(listener))
+        .map_or_else(
+            || listener.to_string(),
+            |(_, protocol)| protocol.trim().to_string(),
+        )
+}
+
+#[cfg(test)]
+mod anonymous_tests {
+    use super::*;
+
+    #[test]
+    fn anonymous_as_a_super_user_with_a_plaintext_listener_is_warned_naming_the_listener() {
+        let warned = anonymous_super_user_warning(
+            "User:admin; User:ANONYMOUS",
+            Some("PLAINTEXT://:9092,SASL_SSL://:9093"),
+            None,
+        )
+        .unwrap();
+        assert!(
+            warned.starts_with(
+                "super.users names User:ANONYMOUS while listener PLAINTEXT speaks PLAINTEXT"
+            ),
+            "{warned}"
+        );
+        let mapped = anonymous_super_user_warning(
+            "User:ANONYMOUS",
+            Some("INTERNAL://:9092,CONTROLLER://:9093,EXTERNAL://:9094"),
+            Some("INTERNAL:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT,EXTERNAL:SSL"),
+        )
+        .unwrap();
+        assert!(mapped.contains("listener CONTROLLER speaks"), "{mapped}");
+        assert!(
+            !mapped.contains("INTERNAL") && !mapped.contains("EXTERNAL"),
+            "{mapped}"
+        );
+    }
+
+    #[test]
+    fn no_warning_without_anonymous_or_without_a_plaintext_listener() {
+        let plaintext = Some("PLAINTEXT://:9092");
+        assert_eq!(
+            anonymous_super_user_warning("User:admin", plaintext, None),
+            None
+        );
+        assert_eq!(
+            anonymous_super_user_warning("User:anonymous", plaintext, None),
+            None
+        );
+        assert_eq!(
+            anonymous_super_user_warning("User:ANONYMOUS", Some("SASL_SSL://:9093"), None),
+            None
+        );
+        assert_eq!(
+            anonymous_super_user_warning("User:ANONYMOUS", None, None),
+            None
+        );
+    }
+}

@@ -20,6 +20,9 @@ use crate::request::lane::{self, Counts, SnapshotInForce};
 pub struct Metrics {
     pub heartbeat_failures: AtomicU64,
     pub last_error: Mutex<Option<String>>,
+    /// When the GrantForge server last confirmed the roles and groups in force (a snapshot
+    /// applied from it, a 304 to a revalidation); `None` offline or before it did.
+    pub memberships_confirmed: Mutex<Option<std::time::Instant>>,
 }
 
 /// What a metric's reading is read from: the agent, and what [`Agent::stats`] reads once for all
@@ -129,6 +132,9 @@ metrics! {
     /// -1 without a snapshot.
     snapshot_age_seconds: i64 = "snapshot-age-seconds", "Seconds since the snapshot in force was applied, -1 without one",
         |at| at.applied.map_or(-1, |a| a.at.elapsed().as_secs() as i64);
+    /// -1 offline, or before the server confirmed the snapshot in force.
+    memberships_age_seconds: i64 = "memberships-age-seconds", "Seconds since the GrantForge server last confirmed the roles and groups in force, -1 without that",
+        |at| at.agent.metrics().memberships_confirmed.lock().map_or(-1, |t| t.elapsed().as_secs() as i64);
     heartbeat_failures: u64 = "heartbeat-failures", "Heartbeats to the GrantForge server that failed",
         |at| at.agent.metrics().heartbeat_failures.load(Ordering::Relaxed);
     audit_accesses: u64 = "audit-accesses", "Accesses handed to the audit (those Kafka asks to report) since the broker started",

@@ -191,6 +191,20 @@ pub const DOWNLOAD_JITTER: Setting = Setting {
     mode: Mode::Server,
     doc: "server mode: a changed policy version is downloaded after a random wait up to this long",
 };
+pub const REVALIDATE_INTERVAL: Setting = Setting {
+    key: "grantforge.revalidate.interval.ms",
+    default: Fallback::Value("300000"),
+    kind: Kind::Millis { min: 1000 },
+    mode: Mode::Server,
+    doc: "server mode: how often the snapshot in force is revalidated while its policy version stays, so membership changes arrive",
+};
+pub const SERVICE_RENAMED_TO: Setting = Setting {
+    key: "grantforge.service.renamed.to",
+    default: Fallback::None,
+    kind: Kind::Name,
+    mode: Mode::Server,
+    doc: "server mode: the service's new name after it was renamed in GrantForge; its snapshots may then follow those of the old name",
+};
 pub const CONNECT_TIMEOUT: Setting = Setting {
     key: "grantforge.connect.timeout.ms",
     default: Fallback::Value("5000"),
@@ -301,6 +315,8 @@ pub const SETTINGS: &[&Setting] = &[
     &START_TIMEOUT,
     &REFRESH_INTERVAL,
     &DOWNLOAD_JITTER,
+    &REVALIDATE_INTERVAL,
+    &SERVICE_RENAMED_TO,
     &CONNECT_TIMEOUT,
     &READ_TIMEOUT,
     &SNAPSHOT_TIMEOUT,

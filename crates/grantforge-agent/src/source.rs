@@ -11,6 +11,7 @@ use crate::audit::events::AccessEvent;
 pub(crate) mod client;
 pub(crate) mod disk_cache;
 pub(crate) mod file;
+pub(crate) mod memberships;
 pub(crate) mod server;
 pub(crate) mod trust;
 

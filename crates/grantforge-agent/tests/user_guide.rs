@@ -326,7 +326,7 @@ fn how_soon_a_change_applies_is_what_the_defaults_make_it() {
         ),
         (
             format!(
-                "within {} s of a server's change at the defaults",
+                "within {} s of a policy edit on the server at the defaults",
                 heartbeat + jitter
             ),
             "the heartbeat plus the jitter",

@@ -69,6 +69,7 @@ mod tests {
             cache_size: 5,
             snapshot_version: -1,
             snapshot_age_seconds: 7,
+            memberships_age_seconds: 18,
             heartbeat_failures: 8,
             audit_accesses: 17,
             audit_queued: 9,

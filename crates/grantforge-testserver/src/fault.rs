@@ -103,6 +103,10 @@ pub enum FaultMode {
     StaleNotModified,
     /// Policies: the current snapshot, properly signed, under an `ETag` header that is not the body's.
     WrongEtag,
+    /// Policies: the body the current version served before its last change at the same version
+    /// (`POST /_test/policies?sameVersion=true`), with its own signature: a replayed body from
+    /// before a membership was revoked. Without such a change, the current snapshot.
+    Replay,
 }
 
 /// Default size of a `huge` body: one byte over GrantForge's 64 MiB snapshot limit.
@@ -267,7 +271,8 @@ impl Fault {
             | FaultMode::OtherType
             | FaultMode::Huge
             | FaultMode::StaleNotModified
-            | FaultMode::WrongEtag => endpoint == Endpoint::Policies,
+            | FaultMode::WrongEtag
+            | FaultMode::Replay => endpoint == Endpoint::Policies,
             FaultMode::RefreshSeconds => endpoint == Endpoint::Heartbeat,
             FaultMode::OldVersion => {
                 endpoint == Endpoint::Policies
@@ -334,6 +339,7 @@ mod tests {
         for mode in [
             &br#"{"mode":"stale-not-modified"}"#[..],
             br#"{"mode":"wrong-etag"}"#,
+            br#"{"mode":"replay"}"#,
         ] {
             let f = Fault::from_json(mode).unwrap();
             assert!(f.applies(Endpoint::Policies) && !f.applies(Endpoint::Heartbeat));

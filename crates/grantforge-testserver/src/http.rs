@@ -16,6 +16,8 @@ pub(crate) struct Request {
     pub method: String,
     /// The path, without the query.
     pub path: String,
+    /// The query, without `?` (empty when there is none).
+    pub query: String,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
     pub peer: Option<SocketAddr>,
@@ -28,6 +30,13 @@ impl Request {
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether the query holds `name=true` (the test-control switches).
+    pub fn query_flag(&self, name: &str) -> bool {
+        self.query
+            .split('&')
+            .any(|pair| pair == format!("{name}=true"))
     }
 }
 
@@ -141,10 +150,14 @@ pub(crate) fn read_request(
         Some(rest) => rest.find('/').map_or("/", |i| &rest[i..]),
         None => target,
     };
-    let path = target.split(['?', '#']).next().unwrap_or("").to_string();
+    let without_fragment = target.split('#').next().unwrap_or("");
+    let (path, query) = without_fragment
+        .split_once('?')
+        .unwrap_or((without_fragment, ""));
     let mut request = Request {
         method: method.to_string(),
-        path,
+        path: path.to_string(),
+        query: query.to_string(),
         headers,
         body: Vec::new(),
         peer,

@@ -13,7 +13,7 @@
 //! Beyond the real protocol it offers a test-control extension under `/_test/` (no authentication):
 //! fault injection (server down, slow, error statuses, bad signatures, foreign keys, rollbacks, other service
 //! or type, truncated or huge bodies, refused access events, absurd `refreshSeconds`, a stale 304, a wrong
-//! `ETag` header), and read-outs of what agents sent.
+//! `ETag` header, a replayed body of the current version), and read-outs of what agents sent.
 //!
 //! ## Agent API (as the real server)
 //!
@@ -36,7 +36,7 @@
 //! |---|---|
 //! | `POST /_test/fault` | set the fault, see [`Fault`] / [`FaultMode`]; `{"mode":"none"}` clears it |
 //! | `GET /_test/fault` | the current fault |
-//! | `POST /_test/policies` | replace the policies (policies-file JSON), bumping the version |
+//! | `POST /_test/policies` | replace the policies (policies-file JSON), bumping the version; with `?sameVersion=true`, keeping it (as GrantForge when memberships or the service name change) |
 //! | `GET /_test/state` | `{service, policyVersion, policyVersionSince, etag, keyId, otherKeyId, fault, requests: {endpoint: count}, events, duplicates, heartbeats}` |
 //! | `GET /_test/events` | every recorded access event, as sent, in arrival order |
 //! | `GET /_test/heartbeats` | the last heartbeat of each instance (`instance`, `count`, `receivedAt`, `remoteAddr`, `body`) |

@@ -101,6 +101,7 @@ impl Server {
                 set: PolicySet::empty(),
                 version: 0,
                 current: placeholder,
+                replaced: Vec::new(),
                 fault: Fault::none(),
                 events,
                 event_ids,

@@ -154,6 +154,9 @@ pub(crate) struct State {
     pub(crate) set: PolicySet,
     pub(crate) version: i64,
     pub(crate) current: Arc<Signed>,
+    /// The snapshots the current version served before a change at the same version, oldest
+    /// first: what fault `replay` serves again.
+    pub(crate) replaced: Vec<Arc<Signed>>,
     pub(crate) fault: Fault,
     pub(crate) events: Vec<Value>,
     pub(crate) event_ids: HashSet<String>,
@@ -245,12 +248,30 @@ impl Shared {
     pub(crate) fn install(&self, st: &mut State, set: PolicySet) {
         let hash = self.content_hash(&set);
         st.version += 1;
+        st.replaced.clear();
         st.set = set;
         st.current = Arc::new(self.sign_current(&st.set, st.version));
         st.version_since = time::now_iso();
         self.persist_version(st.version, &hash);
         self.log(&format!(
             "policies changed: version {}, ETag {}",
+            st.version, st.current.etag
+        ));
+    }
+
+    /// Rebuilds the snapshot from `set` without moving the policy version, as GrantForge does when
+    /// role holders, group members, `serviceEnabled` or the service's name change: only a policy
+    /// edit moves `policyVersion` (`PolicySnapshots`, `RoleHolders`). The body it served so far is
+    /// kept for fault `replay`.
+    pub(crate) fn install_at_same_version(&self, st: &mut State, set: PolicySet) {
+        let hash = self.content_hash(&set);
+        st.set = set;
+        let next = Arc::new(self.sign_current(&st.set, st.version));
+        let before = std::mem::replace(&mut st.current, next);
+        st.replaced.push(before);
+        self.persist_version(st.version, &hash);
+        self.log(&format!(
+            "policies changed at the same version {}: ETag {}",
             st.version, st.current.etag
         ));
     }

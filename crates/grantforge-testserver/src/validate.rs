@@ -62,6 +62,15 @@ impl Checker {
         }
     }
 
+    /// `@Pattern(regexp = "\\d{1,19}")` on the newest server's `policyId` (a `String`: its
+    /// time-ordered ids); null passes, as with every `@Pattern`, an empty or blank string does not.
+    fn policy_id(&mut self, field: &str, value: Option<&str>) {
+        let digits = |s: &str| (1..=19).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit());
+        if value.is_some_and(|s| !digits(s)) {
+            self.add(field, "must match \"\\d{1,19}\"".into());
+        }
+    }
+
     fn not_null<T>(&mut self, field: &str, value: &Option<T>) {
         if value.is_none() {
             self.add(field, "must not be null".into());
@@ -239,7 +248,7 @@ pub(crate) fn batch(body: &Value) -> Result<Batch, Invalid> {
         let access_type = text(e, "accessType", &path)?;
         let action = text(e, "action", &path)?;
         let outcome = constant(e, "outcome", &path, &["ALLOWED", "DENIED"])?;
-        long(e, "policyId", &path)?;
+        let policy_id = text(e, "policyId", &path)?;
         long(e, "policyVersion", &path)?;
         constant(e, "enforcer", &path, &["GRANTFORGE", "NATIVE"])?;
         text(e, "request", &path)?; // no size constraint: the server cuts it to 1000 characters
@@ -257,6 +266,7 @@ pub(crate) fn batch(body: &Value) -> Result<Batch, Invalid> {
         c.size(&f("accessType"), access_type.as_deref(), 64);
         c.size(&f("action"), action.as_deref(), 128);
         c.not_null(&f("outcome"), &outcome);
+        c.policy_id(&f("policyId"), policy_id.as_deref());
         read.push(Read {
             event_id,
             occurred_at,
@@ -341,6 +351,12 @@ mod tests {
             ("outcome", Value::Null),
             ("resourceType", json!("t".repeat(65))),
             ("action", json!("a".repeat(129))),
+            ("policyId", json!("p")),
+            ("policyId", json!("")),
+            ("policyId", json!(" ")),
+            ("policyId", json!("-1")),
+            ("policyId", json!("12345678901234567890")),
+            ("policyId", json!(-1)),
         ] {
             assert!(
                 matches!(with(key, value.clone()), Err(Invalid::Fields(_))),
@@ -351,7 +367,7 @@ mod tests {
             ("outcome", json!("MAYBE")),
             ("enforcer", json!("x")),
             ("occurredAt", json!("yesterday")),
-            ("policyId", json!("p")),
+            ("policyId", json!({})),
             ("user", json!(["a"])),
         ] {
             assert!(
@@ -363,6 +379,14 @@ mod tests {
         assert!(with("eventId", json!("😀".repeat(32))).is_ok());
         assert!(with("eventId", json!("😀".repeat(33))).is_err());
         assert!(with("request", json!("q".repeat(5000))).is_ok());
+        // 19-digit time-ordered ids, as a string or (coerced by Jackson) a number; null passes.
+        for id in [
+            json!("1234567890123456789"),
+            json!(1234567890123456789_i64),
+            Value::Null,
+        ] {
+            assert!(with("policyId", id.clone()).is_ok(), "{id}");
+        }
         let many: Vec<Value> = (0..1001).map(|_| event()).collect();
         assert!(matches!(
             batch(&json!({"instance":"i","events":many})),

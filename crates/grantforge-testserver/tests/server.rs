@@ -866,7 +866,7 @@ fn one_invalid_event_refuses_the_batch() {
     let server = start("invalid-events");
     let client = Client::new(&server);
     // Bean Validation violations come back as field errors; what Jackson cannot read (an unknown
-    // enum constant, an unparsable instant, a string for a long) as a detail without `errors`.
+    // enum constant, an unparsable instant, a string for a long such as policyVersion) as a detail without `errors`.
     // Either way the answer names the field: each case says which it must be.
     const FIELD: bool = true;
     const UNREADABLE: bool = false;
@@ -887,7 +887,12 @@ fn one_invalid_event_refuses_the_batch() {
         ("occurredAt", Value::Null, FIELD),
         ("occurredAt", json!("yesterday"), UNREADABLE),
         ("enforcer", json!("SOMEONE"), UNREADABLE),
-        ("policyId", json!("eleven"), UNREADABLE),
+        // The newest server's policyId is a String held to `\d{1,19}` (time-ordered ids): a
+        // field error, and a blank or 20-digit one too.
+        ("policyId", json!("eleven"), FIELD),
+        ("policyId", json!(""), FIELD),
+        ("policyId", json!("12345678901234567890"), FIELD),
+        ("policyVersion", json!("seven"), UNREADABLE),
     ];
     for (field, value, kind) in cases {
         let mut bad = event("bad");

@@ -526,6 +526,7 @@ mod tests {
             cache_dir: PathBuf::from("cache"),
             signing_key: None,
             ca_pem: None,
+            renamed_to: None,
         };
         ServerClient::new(&settings, timeouts, max_body).unwrap()
     }

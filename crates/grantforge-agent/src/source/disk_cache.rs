@@ -22,6 +22,7 @@ const SNAPSHOT: &str = "snapshot.json";
 const METADATA: &str = "snapshot.meta.json";
 const PINNED_KEY: &str = "signing-key.pin";
 const REFUSED_TYPE: &str = "refused-service-type";
+const REPLACED_BODIES: &str = "replaced-bodies.json";
 
 /// A snapshot as it came from the server: the exact body and the headers that vouch for it. (Its
 /// ETag is not here: it is `trust::etag_of(body)`, whatever a header or a file says.)
@@ -184,6 +185,25 @@ impl SnapshotCache {
 
     pub fn refused_type_path(&self) -> PathBuf {
         self.dir.join(REFUSED_TYPE)
+    }
+
+    /// The ETags the applied version served and replaced (`memberships::ReplacedBodies`), kept so
+    /// that a restart still refuses a replay of one; `Ok(None)` when there are none.
+    pub fn replaced_bodies(&self) -> io::Result<Option<Vec<u8>>> {
+        match fs::read(self.replaced_bodies_path()) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn save_replaced_bodies(&self, bytes: &[u8]) -> io::Result<()> {
+        write_atomically(&self.replaced_bodies_path(), bytes)?;
+        sync_dir(&self.dir)
+    }
+
+    pub fn replaced_bodies_path(&self) -> PathBuf {
+        self.dir.join(REPLACED_BODIES)
     }
 }
 

@@ -6,7 +6,11 @@
 //! snapshot's ETag, except while refusing); then, before anything is used, the checks of
 //! `docs/protocol.md`: signature of the exact bytes under the trusted key, format 1, `serviceType` =
 //! kafka (otherwise the agent refuses everything, and records it in the cache directory so a restart
-//! refuses too), the same service, no rollback. Only then the snapshot is applied and written to the
+//! refuses too), the same service (a rename is named in an ERROR with its fix), no rollback. While
+//! the version stays, the snapshot is revalidated every `grantforge.revalidate.interval.ms` (a
+//! conditional download): GrantForge changes role holders and group members without moving the
+//! version, and a body of the applied version with other content is taken from the live server
+//! only, never one replaced at that version before (see `memberships`). Only then the snapshot is applied and written to the
 //! disk cache. On start the disk cache is verified the same way, so a broker starts from it when the
 //! server is away. Failures back off with jitter and are logged once per distinct problem, not once
 //! per round.
@@ -30,6 +34,7 @@ use crate::config::{AgentConfig, ConfigError, ServerSettings};
 use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE};
 use crate::source::client::{CallError, PolicyAnswer, ServerClient, Timeouts};
 use crate::source::disk_cache::{Download, SnapshotCache};
+use crate::source::memberships::{Memberships, ReplacedBodies};
 use crate::source::trust::{etag_of, SigningKey};
 use crate::source::Source;
 
@@ -57,6 +62,25 @@ struct LastApplied {
     /// `etag_of` the verified body: what `If-None-Match` names and what "other content" means.
     etag: String,
     at: Clock,
+    /// When the live server last confirmed this body current: applied, 304, or the same body;
+    /// `None` for a body from the disk cache, whose memberships are of unknown age.
+    confirmed: Option<Clock>,
+    /// What it says about roles, groups and `serviceEnabled`, to name what a body of the same
+    /// version with other content changes.
+    memberships: Memberships,
+}
+
+/// How a verified snapshot relates to the one applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Succession {
+    /// Nothing is applied yet.
+    First,
+    /// The very body in force.
+    Same,
+    /// A body of the applied version with other content (memberships changed).
+    Replaces,
+    /// A newer policy version.
+    Newer,
 }
 
 /// Why a download did not end with the snapshot in force.
@@ -85,6 +109,15 @@ pub struct ServerSync {
     cache: SnapshotCache,
     refresh_interval: Duration,
     download_jitter: Duration,
+    /// How long the snapshot in force goes without a conditional download while the policy
+    /// version stays: GrantForge changes memberships without moving the version.
+    revalidate_interval: Duration,
+    /// Bodies of the applied version that were replaced: a replay of one is refused.
+    replaced: ReplacedBodies,
+    /// When a revalidation's body was last refused: the refusal stands (and the body is not
+    /// downloaded again) until the next revalidation an interval later, so a renamed service or
+    /// a replaying cache costs one download per interval, not one per round.
+    revalidation_refused_at: Option<Clock>,
     /// Whether the download of a changed version was put off by a random wait already: the next
     /// round downloads whatever version is announced then, so a stream of changes cannot put it
     /// off forever.
@@ -170,6 +203,7 @@ impl ServerSync {
                 settings.url
             );
         }
+        let replaced = replaced_bodies(&cache)?;
         let batch_size = usize::try_from(config.audit_batch_size).unwrap_or(500);
         let shipper = Shipper::new(
             &settings.instance,
@@ -185,6 +219,9 @@ impl ServerSync {
             cache,
             refresh_interval: config.refresh_interval,
             download_jitter: config.download_jitter,
+            revalidate_interval: config.revalidate_interval,
+            replaced,
+            revalidation_refused_at: None,
             download_deferred: false,
             trusted,
             applied: None,
@@ -215,7 +252,7 @@ impl ServerSync {
             Ok(None) => return,
             Err(e) => return self.reject_cache(&e),
         };
-        if let Err(reason) = self.accept(download, agent, false) {
+        if let Err(reason) = self.accept(download, agent, None) {
             self.reject_cache(&reason);
         }
     }
@@ -248,6 +285,21 @@ impl ServerSync {
                 .is_none_or(|a| a.version != heartbeat.policy_version);
         if !stale {
             self.download_deferred = false;
+            if self.revalidation_due() {
+                match self.revalidate(agent, heartbeat.policy_version) {
+                    Ok(()) => {}
+                    Err(Trouble::Server(e)) => return self.failed(agent, &e),
+                    Err(Trouble::Refused(reason)) => {
+                        self.revalidation_refused_at = Some(Clock::now());
+                        return self.refused(agent, &reason);
+                    }
+                }
+            } else if self.revalidation_refused_at.is_some() {
+                // The server answers (the audit flows), but the refused body still stands: no
+                // recovery until a revalidation or a new version says otherwise.
+                self.failures = 0;
+                return round;
+            }
         } else {
             // Not a recovery: the heartbeat answered, but a refused snapshot or a failed
             // download is only over once a download succeeds.
@@ -262,6 +314,47 @@ impl ServerSync {
         }
         self.recovered(agent);
         round
+    }
+
+    /// Whether the snapshot in force went unconfirmed by the live server for the revalidation
+    /// interval (a snapshot from the disk cache was never confirmed: at once), and no
+    /// revalidation was refused within the interval.
+    fn revalidation_due(&self) -> bool {
+        let refused_lately = self
+            .revalidation_refused_at
+            .is_some_and(|at| at.elapsed() < self.revalidate_interval);
+        !refused_lately
+            && self.applied.as_ref().is_some_and(|a| {
+                a.confirmed
+                    .is_none_or(|at| at.elapsed() >= self.revalidate_interval)
+            })
+    }
+
+    /// The conditional download of the applied version's snapshot, on the revalidation schedule:
+    /// a 304 confirms the memberships in force; a body is checked as any download, and may be
+    /// one of the same version with other content (see [`ServerSync::may_replace`]).
+    fn revalidate(&mut self, agent: &Agent, announced: i64) -> Result<(), Trouble> {
+        let Some(etag) = self.applied.as_ref().map(|a| a.etag.clone()) else {
+            return Ok(());
+        };
+        match self.client.policies(Some(&etag))? {
+            PolicyAnswer::Unchanged => {
+                self.confirmed(agent);
+                Ok(())
+            }
+            PolicyAnswer::Download(download) => self
+                .accept(download, agent, Some(announced))
+                .map_err(Trouble::Refused),
+        }
+    }
+
+    /// The live server confirmed the body in force: its memberships are current as of now.
+    fn confirmed(&mut self, agent: &Agent) {
+        let now = Clock::now();
+        if let Some(applied) = &mut self.applied {
+            applied.confirmed = Some(now);
+        }
+        *agent.metrics().memberships_confirmed.lock() = Some(now);
     }
 
     /// A random wait before downloading a changed version, once per change, so that a fleet that
@@ -322,6 +415,7 @@ impl ServerSync {
                     _ => return Err(Trouble::Server(unasked_not_modified())),
                 };
                 if applied == announced {
+                    self.confirmed(agent);
                     return Ok(());
                 }
                 if self.stale_not_modified != Some((applied, announced)) {
@@ -337,16 +431,19 @@ impl ServerSync {
                 }
             }
         };
-        self.accept(download, agent, true).map_err(Trouble::Refused)
+        self.accept(download, agent, Some(announced))
+            .map_err(Trouble::Refused)
     }
 
-    /// Verifies, checks and applies one download (from the server or the disk cache).
+    /// Verifies, checks and applies one download: from the live server, whose heartbeat announced
+    /// `announced`, or from the disk cache (`None`).
     fn accept(
         &mut self,
         download: Download,
         agent: &Agent,
-        from_server: bool,
+        announced: Option<i64>,
     ) -> Result<(), String> {
+        let from_server = announced.is_some();
         let key = self.key_for(&download.key_id, from_server)?;
         if !key.verifies(&download.body, &download.signature) {
             return Err(format!(
@@ -367,26 +464,23 @@ impl ServerSync {
         // Derived from the verified bytes: neither the server's ETag header nor the cache's metadata
         // file (unsigned) can make other content pass for the applied one.
         let etag = etag_of(&download.body);
-        if let Some(applied) = &self.applied {
-            super::may_follow(
-                (&applied.service, applied.version),
-                (&policies.service, policies.policy_version),
-            )?;
-            if policies.policy_version == applied.version && etag != applied.etag {
-                return Err(format!(
-                    "it has the applied policy version {} but other content",
-                    applied.version
-                ));
-            }
-            if policies.policy_version == applied.version && self.refused_type.is_none() {
-                return Ok(()); // the very snapshot in force
-            }
+        let succession = match &self.applied {
+            None => Succession::First,
+            Some(applied) => self.succession(applied, &policies, &etag, announced)?,
+        };
+        if succession == Succession::Same && self.refused_type.is_none() {
+            self.confirmed(agent);
+            return Ok(()); // the very snapshot in force
         }
+        let now = Clock::now();
         let applied = LastApplied {
             service: policies.service.clone(),
             version: policies.policy_version,
             etag,
-            at: Clock::now(),
+            at: now,
+            // A cached body was never confirmed by the live server: revalidated on the first round.
+            confirmed: from_server.then_some(now),
+            memberships: Memberships::of(&download.body),
         };
         if !from_server && self.refused_type.is_some() {
             // Verified, but a snapshot of another type came after it: kept to compare the next
@@ -400,24 +494,138 @@ impl ServerSync {
             format!("the disk cache {}", self.cache.dir().display())
         };
         agent.apply(policies, &origin);
+        *agent.metrics().memberships_confirmed.lock() = applied.confirmed;
         if from_server {
-            if let Err(e) = self
-                .cache
-                .save(&download, &applied.service, applied.version)
-            {
-                tracing::warn!("cannot write the disk cache {}: {e}; the snapshot is applied but a restart without the server will not have it", self.cache.dir().display());
-            }
-            if self.refused_type.take().is_some() {
-                if let Err(e) = self.cache.clear_refusal() {
-                    tracing::warn!(
-                        "cannot remove {}: {e}; a restart will refuse everything until the server sends a kafka snapshot again",
-                        self.cache.refused_type_path().display()
-                    );
-                }
-            }
+            self.tell_replaced(succession, &applied);
+            self.save_to_cache(&download, &applied);
         }
         self.applied = Some(applied);
         Ok(())
+    }
+
+    /// How a verified snapshot relates to the one applied, or why it may not follow it: the same
+    /// service (or the new name of [`settings::SERVICE_RENAMED_TO`]), no rollback, and a body of
+    /// the applied version with other content only as [`ServerSync::may_replace`] allows.
+    fn succession(
+        &self,
+        applied: &LastApplied,
+        policies: &KafkaPolicies,
+        etag: &str,
+        announced: Option<i64>,
+    ) -> Result<Succession, String> {
+        let service = self.followed_service(applied, &policies.service, announced)?;
+        super::may_follow(
+            (service, applied.version),
+            (&policies.service, policies.policy_version),
+        )?;
+        if policies.policy_version != applied.version {
+            return Ok(Succession::Newer);
+        }
+        if etag == applied.etag {
+            return Ok(Succession::Same);
+        }
+        self.may_replace(applied, etag, announced)?;
+        Ok(Succession::Replaces)
+    }
+
+    /// The service a snapshot of `next` must be of: the applied one's, or `next` itself when it is
+    /// the configured new name after a rename and comes from the live server. A rename otherwise
+    /// gets an ERROR that names both names and the fix: the token is bound to the service id, so
+    /// the same token serving another name is a rename (`ServiceAdministration.update`).
+    fn followed_service<'a>(
+        &self,
+        applied: &'a LastApplied,
+        next: &'a str,
+        announced: Option<i64>,
+    ) -> Result<&'a str, String> {
+        if next == applied.service {
+            return Ok(&applied.service);
+        }
+        if announced.is_some() && self.settings.renamed_to.as_deref() == Some(next) {
+            return Ok(next);
+        }
+        Err(format!(
+            "it is of service `{next}`, but this agent serves `{}`; the agent token is the same, so the service was probably renamed in GrantForge from `{}` to `{next}` (a rename keeps the token and the policy version). If so, set {}={next} and restart the broker; until then the policies of `{}` stay in force",
+            applied.service,
+            applied.service,
+            settings::SERVICE_RENAMED_TO.key,
+            applied.service
+        ))
+    }
+
+    /// A body of the applied version with other content: GrantForge rebuilt it because role
+    /// holders, group members or `serviceEnabled` changed, which does not move the version. Taken
+    /// only from the live server while its heartbeat announces that very version (a 200 of the
+    /// applied version after a heartbeat announced another is a server contradicting itself), and
+    /// never a body this version served before and replaced since: that is a replay of what was
+    /// revoked.
+    fn may_replace(
+        &self,
+        applied: &LastApplied,
+        etag: &str,
+        announced: Option<i64>,
+    ) -> Result<(), String> {
+        let version = applied.version;
+        match announced {
+            None => Err(format!(
+                "it has the applied policy version {version} but other content; only the live server replaces a body at the same version"
+            )),
+            Some(announced) if announced != version => Err(format!(
+                "it has the applied policy version {version} but other content, while the server's heartbeat announces version {announced}"
+            )),
+            Some(_) if self.replaced.contains(version, etag) => Err(format!(
+                "it has the applied policy version {version} and content that version served before and replaced since (ETag {etag}): a replayed older body, possibly from before a revocation"
+            )),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// After a body of the applied version replaced another: one INFO naming what changed, and
+    /// the replaced body remembered so a replay of it is refused.
+    fn tell_replaced(&mut self, succession: Succession, next: &LastApplied) {
+        let Some(before) = self.applied.as_ref() else {
+            return;
+        };
+        if before.service != next.service {
+            tracing::warn!(
+                "GrantForge service `{}` is now named `{}` ({}); the agent follows the new name",
+                before.service,
+                next.service,
+                settings::SERVICE_RENAMED_TO.key
+            );
+        }
+        if succession != Succession::Replaces {
+            return;
+        }
+        tracing::info!(
+            "GrantForge server {} changed the snapshot of policy version {} without a new version: {} (ETag {} → {}); applied",
+            self.settings.url,
+            next.version,
+            before.memberships.changes_to(&next.memberships),
+            before.etag,
+            next.etag
+        );
+        self.replaced.replaced(before.version, &before.etag.clone());
+        if let Err(e) = self.cache.save_replaced_bodies(&self.replaced.to_json()) {
+            tracing::warn!(
+                "cannot write {}: {e}; after a restart a replay of the replaced body would not be recognised",
+                self.cache.replaced_bodies_path().display()
+            );
+        }
+    }
+
+    fn save_to_cache(&mut self, download: &Download, applied: &LastApplied) {
+        if let Err(e) = self.cache.save(download, &applied.service, applied.version) {
+            tracing::warn!("cannot write the disk cache {}: {e}; the snapshot is applied but a restart without the server will not have it", self.cache.dir().display());
+        }
+        if self.refused_type.take().is_some() {
+            if let Err(e) = self.cache.clear_refusal() {
+                tracing::warn!(
+                    "cannot remove {}: {e}; a restart will refuse everything until the server sends a kafka snapshot again",
+                    self.cache.refused_type_path().display()
+                );
+            }
+        }
     }
 
     /// A verified snapshot of another service type: everything is refused, and the refusal is
@@ -548,6 +756,7 @@ impl ServerSync {
             "appliedPolicyVersion": self.applied.as_ref().map(|a| a.version),
             "health": {
                 "snapshotAgeSeconds": self.applied.as_ref().map(|a| a.at.elapsed().as_secs()),
+                "membershipsAgeSeconds": self.applied.as_ref().and_then(|a| a.confirmed).map(|at| at.elapsed().as_secs()),
                 "queuedEvents": agent.queued_audit_groups(),
                 "spooledBytes": agent.delivery().spooled_bytes.load(std::sync::atomic::Ordering::Relaxed),
                 "droppedEvents": agent.dropped_audit_events(),
@@ -620,8 +829,31 @@ impl ServerSync {
         }
         self.failures = 0;
         self.refusals = 0;
+        self.revalidation_refused_at = None;
         self.last_problem = None;
         *agent.metrics().last_error.lock() = None;
+    }
+}
+
+/// The bodies replaced at the applied version, as the cache directory keeps them across restarts.
+/// An unreadable record stops the start (the operator fixes or removes it) rather than forgetting
+/// what a replay would bring back.
+fn replaced_bodies(cache: &SnapshotCache) -> Result<ReplacedBodies, ConfigError> {
+    let path = cache.replaced_bodies_path();
+    let unusable = |why: String| {
+        ConfigError::new(
+            CACHE_DIR.key,
+            format!(
+                "{} {why}; make it readable by Kafka's account, or remove it (a replay of a body replaced before is then not recognised until the next policy version)",
+                path.display()
+            ),
+        )
+    };
+    match cache.replaced_bodies() {
+        Ok(None) => Ok(ReplacedBodies::default()),
+        Ok(Some(bytes)) => ReplacedBodies::from_json(&bytes)
+            .map_err(|e| unusable(format!("is not a record of replaced bodies: {e}"))),
+        Err(e) => Err(unusable(format!("cannot be read: {e}"))),
     }
 }
 

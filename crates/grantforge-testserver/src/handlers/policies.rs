@@ -1,6 +1,6 @@
 //! `GET /api/v1/agent/policies`: the signed snapshot with its headers, or 304 on a matching
 //! `If-None-Match`; gzip-compressed when the request accepts it (faults `wrong-signature`, `other-key`, `old-version`, `other-service`,
-//! `other-type`, `huge`, `stale-not-modified`, `wrong-etag`).
+//! `other-type`, `huge`, `stale-not-modified`, `wrong-etag`, `replay`).
 
 use std::sync::Arc;
 
@@ -14,6 +14,11 @@ impl Shared {
     pub(crate) fn policies(&self, request: &Request, fault: Option<&Fault>) -> Response {
         let (current, set) = {
             let st = self.lock();
+            let replayed = st
+                .replaced
+                .last()
+                .filter(|_| fault.is_some_and(|f| f.mode == FaultMode::Replay));
+            let current = Arc::clone(replayed.unwrap_or(&st.current));
             let needs_set = fault.is_some_and(|f| {
                 matches!(
                     f.mode,
@@ -21,7 +26,7 @@ impl Shared {
                 )
             });
             (
-                Arc::clone(&st.current),
+                current,
                 if needs_set {
                     Some(st.set.clone())
                 } else {

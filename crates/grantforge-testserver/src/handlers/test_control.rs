@@ -80,7 +80,11 @@ impl Shared {
             ("POST", "/_test/policies") => match PolicySet::parse(&request.body) {
                 Ok(set) => {
                     let mut st = self.lock();
-                    self.install(&mut st, set);
+                    if request.query_flag("sameVersion") {
+                        self.install_at_same_version(&mut st, set);
+                    } else {
+                        self.install(&mut st, set);
+                    }
                     json_response(
                         200,
                         &json!({"policyVersion": st.version, "etag": st.current.etag}),

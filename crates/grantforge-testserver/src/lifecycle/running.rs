@@ -178,6 +178,16 @@ impl RunningServer {
         st.version
     }
 
+    /// Replaces the policies from policies-file JSON **without** moving the version, as GrantForge
+    /// does when role holders, group members, `serviceEnabled` or the service name change; the
+    /// body served so far is what fault `replay` serves. Returns the (unchanged) version.
+    pub fn set_policies_at_same_version_json(&self, json: &[u8]) -> Result<i64, Error> {
+        let set = PolicySet::parse(json)?;
+        let mut st = self.shared.lock();
+        self.shared.install_at_same_version(&mut st, set);
+        Ok(st.version)
+    }
+
     /// Forgets events (truncating `events.jsonl`), heartbeats and request counts, and clears the fault.
     pub fn reset(&self) {
         self.shared.reset();

@@ -28,7 +28,8 @@ public final class OpenedAgent {
      */
     static final java.util.Set<String> KAFKA_KEYS = java.util.Collections.unmodifiableSet(new java.util.HashSet<String>(
         java.util.Arrays.asList("super.users", "inter.broker.listener.name", "security.inter.broker.protocol",
-            "controller.listener.names", "allow.everyone.if.no.acl.found")));
+            "controller.listener.names", "allow.everyone.if.no.acl.found", "listeners",
+            "listener.security.protocol.map")));
 
     final long handle;
     /** {@code grantforge.start.timeout.ms} as the native agent parsed and validated it (the only place that does). */

@@ -145,6 +145,14 @@ public final class TestServer implements AutoCloseable {
         post("/_test/policies", policiesJson);
     }
 
+    /**
+     * Replaces the policies <em>without</em> moving the policy version, as GrantForge does when role holders, group
+     * members, {@code serviceEnabled} or the service name change.
+     */
+    public void policiesAtSameVersion(String policiesJson) throws IOException, InterruptedException {
+        post("/_test/policies?sameVersion=true", policiesJson);
+    }
+
     public String state() throws IOException, InterruptedException {
         return get("/_test/state");
     }

@@ -191,6 +191,47 @@ class ServerModeTest {
         }
     }
 
+    /**
+     * GrantForge ends a role (an access request that expired) without moving the policy version: the node
+     * revalidates its snapshot every {@code grantforge.revalidate.interval.ms} and refuses the user within that
+     * interval and a heartbeat round, although decisions are kept for 10 minutes (a new snapshot starts a fresh
+     * decision cache).
+     */
+    @Test
+    void aUserWhoseRoleEndedAtTheSamePolicyVersionIsRefusedWithinTheRevalidationInterval() throws Exception {
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        com.fasterxml.jackson.databind.node.ObjectNode granted =
+            (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(policiesAnalystsWrite("reports"));
+        Path policies = tmp.resolve("role-ended-policies.json");
+        Files.writeString(policies, json.writeValueAsString(granted));
+        try (TestServer server = TestServer.start(policies, tmp.resolve("role-ended-server"), 1);
+             KafkaNode node = node("server-role-ended", server, tmp.resolve("role-ended-cache"))
+                 .property("grantforge.revalidate.interval.ms", "2000").start()) {
+            createTopic(node, "reports");
+            assertTrue(canWrite(node, "alice", "reports"), "alice writes as an analyst\n" + node.diagnostics());
+            String version = server.state().replaceAll("(?s).*\"policyVersion\"\\s*:\\s*(\\d+).*", "$1");
+            ((com.fasterxml.jackson.databind.node.ObjectNode) granted.get("roles")).putArray("analyst");
+            server.policiesAtSameVersion(json.writeValueAsString(granted));
+            long refusedAfter = await("alice is refused", Duration.ofSeconds(30), () -> !canWrite(node, "alice", "reports"));
+            assertTrue(refusedAfter <= 2000 + 1000 + 6000, "refused after " + refusedAfter + " ms");
+            assertEquals(version, server.state().replaceAll("(?s).*\"policyVersion\"\\s*:\\s*(\\d+).*", "$1"),
+                "the policy version did not move");
+            assertEquals(1, awaitLines(node, "without a new version: roles analyst"), node.logText());
+            System.out.printf("role ended at the same version to refusal: %d ms (revalidation every 2 s)%n", refusedAfter);
+        }
+    }
+
+    /** The base policies plus one that lets the role {@code analyst} (alice) write {@code topic}. */
+    private static String policiesAnalystsWrite(String topic) throws Exception {
+        String policy = "{\"id\":\"901\",\"name\":\"analysts write\",\"type\":\"ACCESS\",\"priority\":\"NORMAL\",\"document\":{"
+            + "\"resources\":{\"topic\":{\"values\":[\"" + topic + "\"],\"excludes\":false,\"recursive\":false}},"
+            + "\"allow\":[{\"users\":[],\"groups\":[],\"roles\":[\"analyst\"],\"accessTypes\":[\"write\"],\"conditions\":[],"
+            + "\"maskType\":null,\"maskValue\":null,\"rowFilter\":null}],\"allowExceptions\":[],\"deny\":[],\"denyExceptions\":[],\"validity\":[]}}";
+        String base = basePolicies();
+        int at = base.indexOf("\"policies\": [") + "\"policies\": [".length();
+        return base.substring(0, at) + policy + "," + base.substring(at);
+    }
+
     private static long heartbeatsOf(TestServer server, String instance) throws Exception {
         for (com.fasterxml.jackson.databind.JsonNode known : new com.fasterxml.jackson.databind.ObjectMapper().readTree(server.instances())) {
             if (known.get("instance").asText().equals(instance)) {
