@@ -69,22 +69,7 @@ fn nineteen_digit_policy_ids_go_through_decisions_acl_view_explain_and_audit() {
 
     // `explain` names the deciding policy by its long id.
     let key_file = signing_key_file(&server);
-    let question: Vec<String> = [
-        "--cache-dir",
-        cache.to_str().unwrap(),
-        "--signing-key",
-        key_file.to_str().unwrap(),
-        "--principal",
-        "User:alice",
-        "--operation",
-        "READ",
-        "--topic",
-        "orders",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let (code, answer) = grantforge_agent::explain::run(&question, "");
+    let (code, answer) = explain_alice_reads_orders(&cache, &key_file);
     assert_eq!(code, 0, "{answer}");
     assert!(
         answer.contains(&format!("decision: ALLOWED by policy {}", long_id(1))),

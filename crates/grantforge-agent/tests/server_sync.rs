@@ -129,22 +129,7 @@ fn starts_from_the_verified_disk_cache_when_the_server_is_away_and_refuses_a_tam
     assert!(first.await_snapshot(PATIENCE));
     registry::release(&first);
     let key_file = signing_key_file(&server);
-    let question: Vec<String> = [
-        "--cache-dir",
-        cache.to_str().unwrap(),
-        "--signing-key",
-        key_file.to_str().unwrap(),
-        "--principal",
-        "User:alice",
-        "--operation",
-        "READ",
-        "--topic",
-        "orders",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let (code, answer) = grantforge_agent::explain::run(&question, "");
+    let (code, answer) = explain_alice_reads_orders(&cache, &key_file);
     assert_eq!(code, 0, "{answer}");
     assert!(
         answer.contains("decision: ALLOWED by policy 1"),
@@ -168,7 +153,7 @@ fn starts_from_the_verified_disk_cache_when_the_server_is_away_and_refuses_a_tam
         .unwrap()
         .replace("\"alice\"", "\"mallory\"");
     std::fs::write(&snapshot, tampered).unwrap();
-    let (code, answer) = grantforge_agent::explain::run(&question, "");
+    let (code, answer) = explain_alice_reads_orders(&cache, &key_file);
     assert_eq!(
         code, 1,
         "explain refuses a cache that does not verify: {answer}"

@@ -103,6 +103,26 @@ pub fn settings(
     settings
 }
 
+/// `explain` from a disk cache, as an operator asks it offline: may alice read `orders`?
+pub fn explain_alice_reads_orders(cache: &Path, key_file: &Path) -> (i32, String) {
+    let question: Vec<String> = [
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--signing-key",
+        key_file.to_str().unwrap(),
+        "--principal",
+        "User:alice",
+        "--operation",
+        "READ",
+        "--topic",
+        "orders",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    grantforge_agent::explain::run(&question, "")
+}
+
 pub fn agent(server: &RunningServer, cache: &Path, extra: &[(&str, &str)]) -> Arc<Agent> {
     registry::open(AgentConfig::from_settings(&settings(server, cache, extra)).unwrap()).unwrap()
 }
