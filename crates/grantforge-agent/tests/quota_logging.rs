@@ -1,28 +1,19 @@
 //! What the quota table logs, read from the process's log queue: a test binary of its own, so
 //! that no other test drains the queue or logs into it meanwhile.
 
-use std::time::{Duration, Instant};
+mod common;
 
+use std::time::Duration;
+
+use common::{drain_logs_until, log_lines};
 use grantforge_agent::logging::{self, LogLevel, LogRecord};
 use grantforge_agent::quotas::{self, Entity, QuotaType};
 
-/// Drains the queue until `done` holds for what was drained so far, or 10 s have passed.
+/// What the queue holds once `done` holds for it, or after 10 s.
 fn drain_until(done: impl Fn(&[LogRecord]) -> bool) -> Vec<LogRecord> {
     let mut records = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done(&records) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        records.extend(logging::drain());
-    }
+    drain_logs_until(&mut records, Duration::from_secs(10), done);
     records
-}
-
-fn lines(records: &[LogRecord], level: LogLevel, containing: &str) -> Vec<String> {
-    records
-        .iter()
-        .filter(|r| r.level == level && r.message.contains(containing))
-        .map(|r| r.message.clone())
-        .collect()
 }
 
 #[test]
@@ -35,9 +26,9 @@ fn one_warn_per_oversubscribed_user_and_one_info_per_burst_of_changes_never_per_
         quotas.update(&Entity::user(&format!("user{i}")), produce, 4096.0);
     }
     quotas.update(&Entity::user_client("user7", "big"), produce, 4090.0);
-    let summary = drain_until(|r| !lines(r, LogLevel::Info, "quotas changed").is_empty());
+    let summary = drain_until(|r| !log_lines(r, LogLevel::Info, "quotas changed").is_empty());
     assert_eq!(
-        lines(&summary, LogLevel::Info, "quotas changed"),
+        log_lines(&summary, LogLevel::Info, "quotas changed"),
         ["quotas changed: 201 quota entities (201 producer_byte_rate, 0 consumer_byte_rate, 0 request_percentage, 0 controller_mutation_rate); users reserving sub-quotas: 1"],
         "one line for the burst, after it: {summary:?}"
     );
@@ -51,7 +42,7 @@ fn one_warn_per_oversubscribed_user_and_one_info_per_burst_of_changes_never_per_
     // The summary thread waits 500 ms of quiet: give a wrong INFO line the time to show.
     std::thread::sleep(Duration::from_millis(800));
     let requests = logging::drain();
-    let warned = lines(&requests, LogLevel::Warn, "user7");
+    let warned = log_lines(&requests, LogLevel::Warn, "user7");
     assert_eq!(warned.len(), 1, "one WARN naming user7: {requests:?}");
     assert!(
         warned[0].contains("producer_byte_rate sub-quotas reserved for user user7")
@@ -70,10 +61,14 @@ fn one_warn_per_oversubscribed_user_and_one_info_per_burst_of_changes_never_per_
     for _ in 0..100 {
         quotas.resolve(produce, "user7", "small");
     }
-    let after = drain_until(|r| !lines(r, LogLevel::Info, "quotas changed").is_empty());
-    assert_eq!(lines(&after, LogLevel::Warn, "user7").len(), 1, "{after:?}");
+    let after = drain_until(|r| !log_lines(r, LogLevel::Info, "quotas changed").is_empty());
     assert_eq!(
-        lines(&after, LogLevel::Info, "quotas changed").len(),
+        log_lines(&after, LogLevel::Warn, "user7").len(),
+        1,
+        "{after:?}"
+    );
+    assert_eq!(
+        log_lines(&after, LogLevel::Info, "quotas changed").len(),
         1,
         "{after:?}"
     );

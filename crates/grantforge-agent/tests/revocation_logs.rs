@@ -4,29 +4,12 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
-use grantforge_agent::logging::{self, LogLevel, LogRecord};
+use grantforge_agent::logging::{self, LogLevel};
 use grantforge_agent::registry;
 use serde_json::Value;
-
-/// Drains the queue into `records` until `done` holds for them, or `PATIENCE` has passed.
-fn drain_until(records: &mut Vec<LogRecord>, done: impl Fn(&[LogRecord]) -> bool) {
-    let deadline = Instant::now() + PATIENCE;
-    while !done(records) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        records.extend(logging::drain());
-    }
-}
-
-fn lines(records: &[LogRecord], level: LogLevel, containing: &str) -> Vec<String> {
-    records
-        .iter()
-        .filter(|r| r.level == level && r.message.contains(containing))
-        .map(|r| r.message.clone())
-        .collect()
-}
 
 fn fixture_with(change: impl FnOnce(&mut Value)) -> Vec<u8> {
     let mut json: Value = serde_json::from_str(&policies(None)).unwrap();
@@ -49,10 +32,10 @@ fn one_info_names_the_roles_that_changed_and_one_error_names_a_rename_and_its_fi
     let ended = fixture_with(|p| p["roles"]["analyst"] = serde_json::json!([]));
     server.set_policies_at_same_version_json(&ended).unwrap();
     let changed = "without a new version";
-    drain_until(&mut records, |r| {
-        !lines(r, LogLevel::Info, changed).is_empty()
+    drain_logs_until(&mut records, PATIENCE, |r| {
+        !log_lines(r, LogLevel::Info, changed).is_empty()
     });
-    let info = lines(&records, LogLevel::Info, changed);
+    let info = log_lines(&records, LogLevel::Info, changed);
     assert_eq!(info.len(), 1, "{records:?}");
     assert!(info[0].contains(": roles analyst (ETag "), "{}", info[0]);
     assert!(
@@ -64,11 +47,13 @@ fn one_info_names_the_roles_that_changed_and_one_error_names_a_rename_and_its_fi
     let renamed = fixture_with(|p| p["service"] = "kafka-prod".into());
     server.set_policies_at_same_version_json(&renamed).unwrap();
     let fix = "grantforge.service.renamed.to=kafka-prod";
-    drain_until(&mut records, |r| !lines(r, LogLevel::Error, fix).is_empty());
+    drain_logs_until(&mut records, PATIENCE, |r| {
+        !log_lines(r, LogLevel::Error, fix).is_empty()
+    });
     // Several more rounds (1 s each, the refusal's back-off at most 1 s): still one ERROR.
     std::thread::sleep(Duration::from_secs(4));
     records.extend(logging::drain());
-    let errors = lines(&records, LogLevel::Error, "kafka-prod");
+    let errors = log_lines(&records, LogLevel::Error, "kafka-prod");
     assert_eq!(errors.len(), 1, "one ERROR for the rename: {errors:?}");
     assert!(
         errors[0].contains("`kafka-demo`") && errors[0].contains(fix),
@@ -76,7 +61,7 @@ fn one_info_names_the_roles_that_changed_and_one_error_names_a_rename_and_its_fi
         errors[0]
     );
     assert_eq!(
-        lines(&records, LogLevel::Info, changed).len(),
+        log_lines(&records, LogLevel::Info, changed).len(),
         1,
         "the refused rename is no change applied"
     );

@@ -1,6 +1,6 @@
 //! What the server-mode tests share: the project's GrantForge test server on loopback HTTP, an
 //! agent configured against it (with the server's signing key, as plain HTTP requires), and
-//! questions to the agent and the server.
+//! questions to the agent and the server; and reading the process's log queue.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use grantforge_agent::logging::{self, LogLevel, LogRecord};
 use grantforge_agent::{registry, Agent, AgentConfig};
 use grantforge_kafka::{Action, KafkaContext, Operation, Principal, RequestContext, ResourceType};
 use grantforge_testserver::{Config, Fault, FaultMode, RequestRecord, RunningServer, Server};
@@ -260,4 +261,27 @@ pub fn went_unanswered(server: &RunningServer, after: u64) -> bool {
     requests_after(server, after)
         .iter()
         .any(|r| r.fault == Some(FaultMode::Down) && r.status.is_none())
+}
+
+/// Drains the process's log queue into `records` until `done` holds for them, or `within` has
+/// passed. A test reading the queue runs in a binary of its own: no other test drains it.
+pub fn drain_logs_until(
+    records: &mut Vec<LogRecord>,
+    within: Duration,
+    done: impl Fn(&[LogRecord]) -> bool,
+) {
+    let deadline = Instant::now() + within;
+    while !done(records) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        records.extend(logging::drain());
+    }
+}
+
+/// The messages of `level` among `records` that contain `containing`.
+pub fn log_lines(records: &[LogRecord], level: LogLevel, containing: &str) -> Vec<String> {
+    records
+        .iter()
+        .filter(|r| r.level == level && r.message.contains(containing))
+        .map(|r| r.message.clone())
+        .collect()
 }
