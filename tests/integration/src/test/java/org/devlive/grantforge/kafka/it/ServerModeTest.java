@@ -43,9 +43,19 @@ class ServerModeTest {
 
     /** The base policies plus one that allows alice to read {@code topic}: it shows as an ACL. */
     private static String policiesWithMarker(String topic) throws Exception {
-        String policy = "{\"id\":\"900\",\"name\":\"marker\",\"type\":\"ACCESS\",\"priority\":\"NORMAL\",\"document\":{"
+        return basePoliciesPlusAllow("900", "marker", topic, "\"users\":[\"alice\"],\"groups\":[],\"roles\":[]",
+                "\"read\",\"write\"");
+    }
+
+    /**
+     * The base policies plus one that allows {@code who} (the item's users, groups and roles, as JSON members) the
+     * {@code accessTypes} (JSON strings) on {@code topic}.
+     */
+    private static String basePoliciesPlusAllow(String id, String name, String topic, String who, String accessTypes)
+            throws Exception {
+        String policy = "{\"id\":\"" + id + "\",\"name\":\"" + name + "\",\"type\":\"ACCESS\",\"priority\":\"NORMAL\",\"document\":{"
             + "\"resources\":{\"topic\":{\"values\":[\"" + topic + "\"],\"excludes\":false,\"recursive\":false}},"
-            + "\"allow\":[{\"users\":[\"alice\"],\"groups\":[],\"roles\":[],\"accessTypes\":[\"read\",\"write\"],\"conditions\":[],"
+            + "\"allow\":[{" + who + ",\"accessTypes\":[" + accessTypes + "],\"conditions\":[],"
             + "\"maskType\":null,\"maskValue\":null,\"rowFilter\":null}],\"allowExceptions\":[],\"deny\":[],\"denyExceptions\":[],\"validity\":[]}}";
         String base = basePolicies();
         int at = base.indexOf("\"policies\": [") + "\"policies\": [".length();
@@ -223,13 +233,8 @@ class ServerModeTest {
 
     /** The base policies plus one that lets the role {@code analyst} (alice) write {@code topic}. */
     private static String policiesAnalystsWrite(String topic) throws Exception {
-        String policy = "{\"id\":\"901\",\"name\":\"analysts write\",\"type\":\"ACCESS\",\"priority\":\"NORMAL\",\"document\":{"
-            + "\"resources\":{\"topic\":{\"values\":[\"" + topic + "\"],\"excludes\":false,\"recursive\":false}},"
-            + "\"allow\":[{\"users\":[],\"groups\":[],\"roles\":[\"analyst\"],\"accessTypes\":[\"write\"],\"conditions\":[],"
-            + "\"maskType\":null,\"maskValue\":null,\"rowFilter\":null}],\"allowExceptions\":[],\"deny\":[],\"denyExceptions\":[],\"validity\":[]}}";
-        String base = basePolicies();
-        int at = base.indexOf("\"policies\": [") + "\"policies\": [".length();
-        return base.substring(0, at) + policy + "," + base.substring(at);
+        return basePoliciesPlusAllow("901", "analysts write", topic, "\"users\":[],\"groups\":[],\"roles\":[\"analyst\"]",
+                "\"write\"");
     }
 
     private static long heartbeatsOf(TestServer server, String instance) throws Exception {
