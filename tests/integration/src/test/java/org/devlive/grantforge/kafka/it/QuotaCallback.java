@@ -93,6 +93,12 @@ abstract class QuotaCallback {
      * must let through: a limit our callback resolves too low (say 20 %) fails the rate test from below.
      */
     private static final double AT_LEAST_OF_KAFKAS = 0.85;
+    /**
+     * The most of the limit, or of what Kafka's built-in callback's node reads of clientA's group at the same time,
+     * that ours may read: the two brokers' mean readings agreed within 4 % in ten runs (ratios 0.997 to 1.039), so a
+     * limit our callback resolves 10 % too high fails the rate test from above.
+     */
+    private static final double AT_MOST_OF_KAFKAS = 1.10;
     private static final String RESERVED_GROUP = "kafka.server:type=Produce,user=alice,client-id=clientA";
     private static final String SHARED_GROUP = "kafka.server:type=Produce,user=alice";
 
@@ -245,25 +251,25 @@ abstract class QuotaCallback {
     }
 
     /**
-     * As Kafka's quota tests measure it: clientA produces as fast as it may for the first window and 20 s more, and
-     * the bytes of its Produce requests over those 20 s come to at most its reserved limit + 5 % a second. Checked from
-     * above only; that clientA wanted more is shown by its being throttled meanwhile.
+     * As Kafka's quota tests measure it: clientA produces as fast as it may for the first window and 20 s more, on our
+     * node and, at the same time, on a second node of the same release with Kafka's built-in callback and the same
+     * quotas. Kafka's own enforcement is the anchor.
      *
-     * <p>The bytes over the interval, counted exactly (the producer's bytes sent less each request's 4-byte size
-     * prefix: the request sizes the broker's quota records), not the mean of the group's {@code byte-rate} readings,
-     * Kafka's windowed estimate that it throttles by: they read high when the client is throttled most of the time, and
-     * at a tiny limit they run over it even on an idle machine (docs/testing.md, "Tests under load", has the figures).
+     * <p>From above, by what each broker measures of clientA's group over the interval (the mean of its {@code
+     * byte-rate} readings, the windowed rate Kafka throttles by): ours reads at most {@value #AT_MOST_OF_KAFKAS} times
+     * the limit, or what Kafka's own callback reads at the same time. The two brokers' readings agree run after run,
+     * while the bytes the two clients send in the same 20 s differ by up to 20 %: Kafka's enforcement is windowed, so
+     * the bytes of an interval shorter than two windows depend on what the window held when it began (Kafka's own
+     * callback let clientA send 0.88 to 1.065 times the limit in 20 s).
      *
-     * <p>Kafka's own enforcement is the anchor: beside a CPU-heavy job Kafka lets clientA through more than 5 % over the
-     * limit, with its built-in callback as with ours. So a second node of the same release, with the
-     * built-in callback and the same quotas, serves clientA at the same time, and where Kafka lets its own callback's
-     * clientA through more than the limit allows, that is the rate ours is held to (+ 5 %). What the limit allows
-     * counts the window's budget still unused when the interval begins (a group that read below its limit then).
+     * <p>The bytes sent, counted exactly (the producer's bytes sent less each request's 4-byte size prefix: the request
+     * sizes the broker's quota records), are held to what any windowed enforcement of the limit allows: the limit over
+     * the interval plus one window's budget, + 5 %. A callback that resolves a wrong quota (alice's 10 MB/s for clientA)
+     * or none fails both checks. That clientA wanted more is shown by its being throttled meanwhile.
      *
-     * <p>From below, as a ratio to Kafka's own callback at the same time: the broker's byte-rate of clientA's group
-     * (the rate Kafka throttles it to) is at least {@value #AT_LEAST_OF_KAFKAS} of what Kafka's own callback gives,
-     * so a limit resolved too low fails too. A sender that stopped
-     * on an error, or a record that failed, fails the test rather than lowering the rate.
+     * <p>From below, as a ratio to Kafka's own callback at the same time: the broker's byte-rate of clientA's group is at
+     * least {@value #AT_LEAST_OF_KAFKAS} of what Kafka's own callback gives, so a limit resolved too low fails too. A
+     * sender that stopped on an error, or a record that failed, fails the test rather than lowering the rate.
      */
     @Test
     @Order(2)
@@ -285,20 +291,24 @@ abstract class QuotaCallback {
             ours.endInterval();
             kafkas.endInterval();
         }
-        double bound = Math.max(ours.allowed(), kafkas.rate()) * TOLERANCE;
+        double readingBound = Math.max(RESERVED, kafkas.meanReading()) * AT_MOST_OF_KAFKAS;
+        double sentBound = ours.allowed() * TOLERANCE;
         System.out.printf("Kafka %s: clientA's Produce requests over %d s after the first window, limit %.0f B/s: ours %s;"
-                + " Kafka's built-in callback %s; bound %.0f B/s; %d s in all%n", kafkaVersion, MEASURED_S, RESERVED, ours, kafkas,
-                bound, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started));
+                + " Kafka's built-in callback %s; bounds: byte-rate readings %.0f B/s, bytes sent %.0f B/s; %d s in all%n",
+                kafkaVersion, MEASURED_S, RESERVED, ours, kafkas, readingBound, sentBound,
+                TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started));
         for (ClientAAtFullSpeed run : new ClientAAtFullSpeed[] {ours, kafkas}) {
             assertEquals(MEASURED_S, run.readings.size());
             assertTrue(run.readings.stream().allMatch(r -> r > 0), "the readings are of clientA's group, which the broker"
                     + " records its requests in: " + run.readings);
             assertTrue(run.throttled > 0, "clientA asked for more than its limit: throttled " + run.throttled + " ms");
         }
-        assertTrue(ours.rate() <= bound, "clientA's requests stay within what its limit of " + RESERVED + " B/s allows, or what"
-                + " Kafka lets its own callback's clientA through at the same time, + 5 %: ours " + ours + ", Kafka's " + kafkas);
-        // From below by what each broker measures of the group, the rate it throttles to: the client-side byte counts of
-        // two producers sharing two cores differed by 17 % in one run while both brokers read the same rate.
+        assertTrue(ours.meanReading() <= readingBound, "the broker's byte-rate of clientA's group stays within "
+                + AT_MOST_OF_KAFKAS + " times its limit of " + RESERVED + " B/s, or what Kafka's own callback's node reads at the"
+                + " same time: ours " + ours + ", Kafka's " + kafkas);
+        assertTrue(ours.rate() <= sentBound, "clientA's requests stay within what a windowed limit of " + RESERVED + " B/s"
+                + " allows over the interval, + 5 %: ours " + ours + ", Kafka's " + kafkas);
+        // From below by what each broker measures of the group, the rate it throttles to, for the reason above.
         double ratio = ours.meanReading() / kafkas.meanReading();
         System.out.printf("Kafka %s: ours / Kafka's built-in callback, the brokers' byte-rate of clientA's group = %.3f%n",
                 kafkaVersion, ratio);
@@ -373,11 +383,13 @@ abstract class QuotaCallback {
             return (sentAtEnd - sentAtStart) / ((endNanos - startNanos) / 1e9);
         }
 
-        /** The limit's rate over the interval with the part of the window's budget not used when it began. */
+        /**
+         * The most a windowed limit lets through over the interval, as a rate: the limit for its length plus one whole
+         * window's budget, which the window may hold unused, or about to expire, when the interval begins.
+         */
         double allowed() {
             double seconds = (endNanos - startNanos) / 1e9;
-            double unusedAtStart = Math.max(0, RESERVED - readingAtStart) * WINDOW_S;
-            return (RESERVED * seconds + unusedAtStart) / seconds;
+            return RESERVED * (seconds + WINDOW_S) / seconds;
         }
 
         @Override
