@@ -89,9 +89,11 @@ public final class KafkaNode implements AutoCloseable {
         users.put("alice", "alice-secret");
         users.put("bob", "bob-secret");
         users.put("carol", "carol-secret");
-        // the soak's further principals: a transactional producer, an admin, one with no rights, a quota-limited one
+        // the soak's further principals: a transactional producer, an admin, a role's holder, one with no rights, a
+        // quota-limited one
         users.put("dave", "dave-secret");
         users.put("erin", "erin-secret");
+        users.put("frank", "frank-secret");
         users.put("mallory", "mallory-secret");
         users.put("quinn", "quinn-secret");
         USERS = Collections.unmodifiableMap(users);

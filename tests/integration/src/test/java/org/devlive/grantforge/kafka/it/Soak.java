@@ -39,7 +39,20 @@ final class Soak {
     static final long READ_TIMEOUT_MS = 3_000;
     /** The agents' snapshot bound; the too-large snapshot is twice it. */
     static final long SNAPSHOT_MAX_BYTES = 4L << 20;
+    /** A policy edit and a change of membership in turn, each this long after the other. */
     static final Duration CHURN_EVERY = Duration.ofSeconds(4);
+    /**
+     * The agents' revalidation interval: shorter than a policy version lasts, so that a membership changed at the same
+     * version arrives by revalidation, not by the next version.
+     */
+    static final long REVALIDATE_MS = 2_000;
+    /**
+     * Access events per request to the server: small, so that the spool of an outage is resent in several batches of
+     * several files, and a spool that loses or deletes one of them shows in the audit's reconciliation.
+     */
+    static final int AUDIT_BATCH_SIZE = 16;
+    /** The role that may write {@link SoakClients#ROLE}. */
+    static final String WRITERS = "soak-writers";
 
     /** A step of the fault schedule: what is wrong, for how long. */
     enum Step {
@@ -122,6 +135,12 @@ final class Soak {
     /** quinn's acknowledged bytes by client id, then by second of the run (epoch seconds): on the cluster, on the anchor. */
     final Map<String, TreeMap<Long, long[]>> limitedBySecond = new TreeMap<>();
     final List<AuditAccount> audit = new CopyOnWriteArrayList<>();
+    /**
+     * The accesses the server received from the brokers, allowed and refused, by principal, operation and resource as the
+     * oracle names them ({@code bob WRITE soak-churned}; a resource other than a topic with its type:
+     * {@code transactional_id:dave-soak}).
+     */
+    final Map<String, long[]> auditedByAccess = new TreeMap<>();
     /** Events the agents sent twice (an answer cut short after the server took them) that the server kept once. */
     long resentKeptOnce;
     long startedMs;
@@ -135,6 +154,9 @@ final class Soak {
     private SoakClients clients;
     private final Map<String, Jmx> jmx = new ConcurrentHashMap<>();
     private boolean bobWrites = true;
+    /** Whether frank holds the role {@value #WRITERS}, which the soak grants and ends at the same policy version. */
+    private boolean frankHoldsRole = true;
+    private long churns;
     private final List<long[]> timedPeriods = new ArrayList<>();
     private long lastVersion;
 
@@ -149,7 +171,10 @@ final class Soak {
     /** Runs the soak; the checks are read from the fields afterwards ({@link SoakReport}). */
     void run() throws Exception {
         Files.createDirectories(out);
-        Path work = Files.createDirectories(out.resolve("work"));
+        // a run of its own: the server's state, events and the agents' caches of a run before would be taken as this one's
+        Path work = out.resolve("work");
+        deleteTree(work);
+        Files.createDirectories(work);
         policiesFile = work.resolve("policies.json");
         startedMs = System.currentTimeMillis();
         writePolicies();
@@ -189,6 +214,17 @@ final class Soak {
         }
     }
 
+    private static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var paths = Files.walk(dir)) {
+            for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(path);
+            }
+        }
+    }
+
     private void startCluster(Path work) {
         // The anchor of quinn's rate: a node of the same release with Kafka's own quota callback, no authorizer.
         CompletableFuture<KafkaNode> anchorStarted = CompletableFuture.supplyAsync(
@@ -203,6 +239,8 @@ final class Soak {
                 .property("grantforge.refresh.interval.ms", "5000")
                 .property("grantforge.read.timeout.ms", String.valueOf(READ_TIMEOUT_MS))
                 .property("grantforge.download.jitter.ms", "500")
+                .property("grantforge.revalidate.interval.ms", String.valueOf(REVALIDATE_MS))
+                .property("grantforge.audit.batch.size", String.valueOf(AUDIT_BATCH_SIZE))
                 .property("grantforge.snapshot.max.bytes", String.valueOf(SNAPSHOT_MAX_BYTES))
                 .property("client.quota.callback.class", QUOTA_CALLBACK);
         }).start();
@@ -221,7 +259,7 @@ final class Soak {
     private void createTopics() throws Exception {
         try (Admin admin = cluster.admin(KafkaNode.SUPER_USER); Admin anchorAdmin = anchor.admin(KafkaNode.SUPER_USER)) {
             admin.createTopics(List.of(new NewTopic(SoakClients.STEADY, 1, (short) 3), new NewTopic(SoakClients.CHURNED, 1, (short) 3),
-                new NewTopic(SoakClients.TIMED, 1, (short) 3), quotaTopic((short) 3)))
+                new NewTopic(SoakClients.TIMED, 1, (short) 3), new NewTopic(SoakClients.ROLE, 1, (short) 3), quotaTopic((short) 3)))
                 .all().get(2, TimeUnit.MINUTES);
             anchorAdmin.createTopics(List.of(quotaTopic((short) 1))).all().get(2, TimeUnit.MINUTES);
             // quinn's quotas, as kafka-configs sets them: on the cluster, the user's and the sub-quota reserved out of it;
@@ -358,6 +396,8 @@ final class Soak {
 
     private void startServer() throws Exception {
         long at = System.currentTimeMillis();
+        // the file holds the memberships changed since it was written, so the server serves on at the same version
+        writePolicies();
         server = TestServer.start(policiesFile, out.resolve("work").resolve("server"), 1);
         proxy.target(server.url());
         registerServedVersion(at);
@@ -367,11 +407,20 @@ final class Soak {
     // ------------------------------------------------------------------------------------------
     // the policies
 
-    /** Grants or revokes bob's write on the churned topic, and every fourth change adds a period to the timed one. */
+    /** A policy edit and a change of membership in turn. */
     private void churn() throws Exception {
         if (server == null) {
             return;
         }
+        if (churns++ % 2 == 0) {
+            editPolicies();
+        } else {
+            changeMembership();
+        }
+    }
+
+    /** Grants or revokes bob's write on the churned topic, and every fourth change adds a period to the timed one. */
+    private void editPolicies() throws Exception {
         bobWrites = !bobWrites;
         long now = System.currentTimeMillis();
         if (timedPeriods.isEmpty() || timedPeriods.get(timedPeriods.size() - 1)[1] < now) {
@@ -379,30 +428,51 @@ final class Soak {
         }
         long before = System.currentTimeMillis();
         writePolicies();
-        long version = awaitNewVersion(lastVersion);
+        com.fasterxml.jackson.databind.JsonNode served = awaitNewVersion(lastVersion);
+        long version = served.get("policyVersion").asLong();
         if (version > lastVersion) {
-            oracle.published(new SoakOracle.Version(version, before, rules()));
+            oracle.published(new SoakOracle.Version(version, served.get("etag").asText(), before, rules()));
             lastVersion = version;
             event("policy version " + version + (bobWrites ? ": bob writes " : ": bob may not write ") + SoakClients.CHURNED);
         }
     }
 
-    /** After the server's start: the version it serves (a new number when it read a changed file). */
-    private void registerServedVersion(long at) throws Exception {
-        long version = JSON.readTree(server.state()).get("policyVersion").asLong();
+    /**
+     * Grants or ends frank's role without a new policy version, as GrantForge does when a role assignment is made or
+     * expires: the server serves another body of the version in force.
+     */
+    private void changeMembership() throws Exception {
+        frankHoldsRole = !frankHoldsRole;
+        long before = System.currentTimeMillis();
+        server.policiesAtSameVersion(policiesJson());
+        com.fasterxml.jackson.databind.JsonNode served = JSON.readTree(server.state());
+        long version = served.get("policyVersion").asLong();
         if (version != lastVersion) {
-            oracle.published(new SoakOracle.Version(version, at, rules()));
+            throw new IllegalStateException("the test server moved the policy version on a change of membership: " + served);
+        }
+        oracle.published(new SoakOracle.Version(version, served.get("etag").asText(), before, rules()));
+        event("policy version " + version + " kept: frank " + (frankHoldsRole ? "holds " : "no longer holds ") + WRITERS);
+    }
+
+    /** After the server's start: the body it serves (a new version when it read a changed file). */
+    private void registerServedVersion(long at) throws Exception {
+        com.fasterxml.jackson.databind.JsonNode served = JSON.readTree(server.state());
+        long version = served.get("policyVersion").asLong();
+        String etag = served.get("etag").asText();
+        if (version != lastVersion || !oracle.knows(etag)) {
+            oracle.published(new SoakOracle.Version(version, etag, at, rules()));
             lastVersion = version;
             event("policy version " + version + " (served at start)");
         }
     }
 
-    private long awaitNewVersion(long previous) throws Exception {
+    /** The server's state once it serves a version after {@code previous}. */
+    private com.fasterxml.jackson.databind.JsonNode awaitNewVersion(long previous) throws Exception {
         long deadline = System.currentTimeMillis() + 3_000;
         while (System.currentTimeMillis() < deadline) {
-            long version = JSON.readTree(server.state()).get("policyVersion").asLong();
-            if (version > previous) {
-                return version;
+            com.fasterxml.jackson.databind.JsonNode state = JSON.readTree(server.state());
+            if (state.get("policyVersion").asLong() > previous) {
+                return state;
             }
             Thread.sleep(50);
         }
@@ -415,9 +485,13 @@ final class Soak {
             SoakOracle.Rule.always("alice", "WRITE", SoakClients.STEADY),
             SoakOracle.Rule.always("carol", "READ", SoakClients.STEADY),
             SoakOracle.Rule.always("dave", "WRITE", SoakClients.STEADY),
+            SoakOracle.Rule.always("dave", "WRITE", SoakClients.TRANSACTIONAL_ID),
             SoakOracle.Rule.always("erin", "DESCRIBE", SoakClients.STEADY)));
         if (bobWrites) {
             rules.add(SoakOracle.Rule.always("bob", "WRITE", SoakClients.CHURNED));
+        }
+        if (frankHoldsRole) {
+            rules.add(SoakOracle.Rule.always("frank", "WRITE", SoakClients.ROLE));
         }
         for (long[] period : timedPeriods) {
             rules.add(new SoakOracle.Rule("bob", "WRITE", SoakClients.TIMED, period[0], period[1]));
@@ -426,6 +500,13 @@ final class Soak {
     }
 
     private void writePolicies() throws IOException {
+        Path tmp = policiesFile.resolveSibling("policies.json.tmp");
+        Files.writeString(tmp, policiesJson(), StandardCharsets.UTF_8);
+        Files.move(tmp, policiesFile, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /** The policies file as the soak's state says it now. */
+    private String policiesJson() throws IOException {
         ObjectNode file = JSON.createObjectNode();
         file.put("service", "kafka-soak").put("serviceEnabled", true);
         ArrayNode policies = file.putArray("policies");
@@ -444,10 +525,18 @@ final class Soak {
             policy(policies, "bob writes the timed topic in its periods", "topic", SoakClients.TIMED,
                 List.of(List.of("bob", "write")), timedPeriods);
         }
-        Path tmp = policiesFile.resolveSibling("policies.json.tmp");
-        Files.writeString(tmp, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(file), StandardCharsets.UTF_8);
-        Files.move(tmp, policiesFile, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        policy(policies, "frank sees the role's topic", "topic", SoakClients.ROLE, List.of(List.of("frank", "describe")), null);
+        policy(policies, "the role's holders write its topic", "topic", SoakClients.ROLE, List.of(List.of(ROLE_GRANTEE + WRITERS,
+            "write")), null);
+        ArrayNode holders = file.putObject("roles").putArray(WRITERS);
+        if (frankHoldsRole) {
+            holders.add("frank");
+        }
+        return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(file);
     }
+
+    /** A grantee of {@link #policy} that names a role rather than a user. */
+    private static final String ROLE_GRANTEE = "role:";
 
     private static void policy(ArrayNode policies, String name, String level, String value, List<List<String>> grants,
                                List<long[]> periods) {
@@ -460,9 +549,12 @@ final class Soak {
         ArrayNode allow = document.putArray("allow");
         for (List<String> grant : grants) {
             ObjectNode item = allow.addObject();
-            item.putArray("users").add(grant.get(0));
+            String grantee = grant.get(0);
+            boolean role = grantee.startsWith(ROLE_GRANTEE);
+            ArrayNode users = item.putArray("users");
             item.putArray("groups");
-            item.putArray("roles");
+            ArrayNode roles = item.putArray("roles");
+            (role ? roles : users).add(role ? grantee.substring(ROLE_GRANTEE.length()) : grantee);
             item.putArray("accessTypes").add(grant.get(1));
             item.putArray("conditions");
             item.putNull("maskType");
@@ -500,6 +592,14 @@ final class Soak {
             accounts = auditAccounts();
         } while (!accounts.stream().allMatch(AuditAccount::reconciled) && System.currentTimeMillis() < deadline);
         audit.addAll(accounts);
+        for (com.fasterxml.jackson.databind.JsonNode event : JSON.readTree(server.events())) {
+            String type = event.path("resourceType").asText();
+            String resource = (type.equals("topic") ? "" : type + ":") + event.path("resource").asText();
+            String key = event.path("user").asText() + " " + event.path("accessType").asText().toUpperCase(java.util.Locale.ROOT)
+                + " " + resource;
+            auditedByAccess.computeIfAbsent(key, k -> new long[2])[event.path("outcome").asText().equals("ALLOWED") ? 0 : 1] +=
+                event.path("count").asLong(1);
+        }
         resentKeptOnce = server.duplicates();
         event("audit taken: " + accounts);
     }

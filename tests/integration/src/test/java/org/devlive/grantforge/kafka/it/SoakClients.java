@@ -33,6 +33,8 @@ import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
  *   <li>{@code carol}: a consumer in group {@code carol-soak} on {@value #STEADY}, always allowed;
  *   <li>{@code dave}: a transactional producer on {@value #STEADY}, always allowed;
  *   <li>{@code erin}: an admin describing the topics, always allowed;
+ *   <li>{@code frank}: a producer on {@value #ROLE}, allowed while he holds the role that may write it, which the soak
+ *       grants and ends without a new policy version;
  *   <li>{@code mallory}: a principal with no rights that probes, always refused.
  * </ul>
  */
@@ -40,6 +42,9 @@ final class SoakClients implements AutoCloseable {
     static final String STEADY = "soak-steady";
     static final String CHURNED = "soak-churned";
     static final String TIMED = "soak-timed";
+    static final String ROLE = "soak-role";
+    /** dave's transactional id, as the oracle names the resource of its outcomes. */
+    static final String TRANSACTIONAL_ID = "transactional_id:dave-soak";
     static final String QUOTA = "soak-quota";
     /** quinn's producer_byte_rate (entity {@code <quinn>}). */
     static final long QUINN_BYTES_PER_S = 64 * 1024;
@@ -94,6 +99,7 @@ final class SoakClients implements AutoCloseable {
         loop("carol", this::carol);
         loop("dave", this::dave);
         loop("erin", this::erin);
+        loop("frank", this::frank);
         loop("mallory", this::mallory);
         for (Limited limited : LIMITED) {
             String id = limited.clientId();
@@ -188,6 +194,15 @@ final class SoakClients implements AutoCloseable {
         producing("bob", p, 50, CHURNED, TIMED);
     }
 
+    private void frank() throws Exception {
+        Properties p = timeouts();
+        // as bob: frank may not write at times
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.RETRIES_CONFIG, "3");
+        producing("frank", p, 100, ROLE);
+    }
+
     private void carol() throws Exception {
         Properties p = new Properties();
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
@@ -218,9 +233,9 @@ final class SoakClients implements AutoCloseable {
             long start = System.currentTimeMillis();
             try {
                 producer.initTransactions();
+                record.accept(new SoakOracle.Outcome("dave", "WRITE", TRANSACTIONAL_ID, start, System.currentTimeMillis(), true));
             } catch (TransactionalIdAuthorizationException e) {
-                record.accept(new SoakOracle.Outcome("dave", "WRITE", "transactional_id:dave-soak", start,
-                    System.currentTimeMillis(), false));
+                record.accept(new SoakOracle.Outcome("dave", "WRITE", TRANSACTIONAL_ID, start, System.currentTimeMillis(), false));
                 throw e;
             }
             while (running) {

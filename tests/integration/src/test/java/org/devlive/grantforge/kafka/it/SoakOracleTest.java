@@ -53,7 +53,7 @@ class SoakOracleTest {
     void anAccessAfterTheRevocationWasAppliedIsCaught() {
         SoakOracle.Violation violation = grantThenRevoke().check(bob(T0 + 11_100, T0 + 11_200, true));
         assertNotNull(violation);
-        assertEquals(List.of(2L), violation.candidates());
+        assertEquals(List.of(2L), violation.versions());
     }
 
     @Test
@@ -98,5 +98,41 @@ class SoakOracleTest {
         // the node skipped version 2 (a refused download) and went from 1 to 3
         oracle.nodeLog("broker-1", List.of(applied(T0 + 100, 1), applied(T0 + 3_000, 3)), List.of(T0));
         assertNotNull(oracle.check(bob(T0 + 1_500, T0 + 1_600, true)));
+    }
+
+    /**
+     * Version 1 grants bob through a role; at T0 + 10 s the role ends without a new version (another body of version 1);
+     * the node replaces the body at T0 + 12 s.
+     */
+    private static SoakOracle roleEndedAtTheSameVersion() {
+        SoakOracle oracle = new SoakOracle();
+        oracle.published(new SoakOracle.Version(1, "\"a\"", T0, List.of(BOB_WRITES)));
+        oracle.published(new SoakOracle.Version(1, "\"b\"", T0 + 10_000, List.of()));
+        oracle.nodeLog("broker-1", List.of(applied(T0 + 500, 1), applied(T0 + 12_000, 1), "[x] INFO  [org.devlive.grantforge.agent]"
+            + " GrantForge server http://h changed the snapshot of policy version 1 without a new version: roles r (ETag \"a\" \u2192"
+            + " \"b\"); applied"), List.of(T0));
+        return oracle;
+    }
+
+    @Test
+    void anAccessAfterARoleEndedAtTheSameVersionWasAppliedIsCaught() {
+        SoakOracle oracle = roleEndedAtTheSameVersion();
+        assertNull(oracle.check(bob(T0 + 2_000, T0 + 2_100, true)));
+        assertNull(oracle.check(bob(T0 + 11_000, T0 + 11_100, true)), "published, not yet applied: the old body may decide");
+        assertNull(oracle.check(bob(T0 + 11_000, T0 + 11_100, false)), "published: the new body may decide");
+        SoakOracle.Violation violation = oracle.check(bob(T0 + 12_100, T0 + 12_200, true));
+        assertNotNull(violation);
+        assertEquals(List.of("\"b\""), violation.candidates().stream().map(SoakOracle.Version::etag).toList());
+    }
+
+    @Test
+    void aNodeThatAppliesAVersionAfreshMayHaveAnyBodyOfItPublishedByThen() {
+        SoakOracle oracle = new SoakOracle();
+        oracle.published(new SoakOracle.Version(1, "\"a\"", T0, List.of(BOB_WRITES)));
+        oracle.published(new SoakOracle.Version(1, "\"b\"", T0 + 10_000, List.of()));
+        oracle.nodeLog("broker-1", List.of(applied(T0 + 500, 1), applied(T0 + 20_500, 1)), List.of(T0, T0 + 20_000));
+        assertNull(oracle.check(bob(T0 + 21_000, T0 + 21_100, true)));
+        assertNull(oracle.check(bob(T0 + 21_000, T0 + 21_100, false)));
+        assertNotNull(oracle.check(bob(T0 + 5_000, T0 + 5_100, false)), "before the second body, only the first decides");
     }
 }

@@ -31,6 +31,12 @@ final class SoakReport {
      */
     static final long MAX_SPOOL_BYTES = 1L << 20;
     static final long MAX_CACHE_ENTRIES = 1_000;
+    /**
+     * Attempts of one principal that may end neither allowed nor refused: a broker restarts once per schedule, and a
+     * client whose partition leader it was may time out a few times meanwhile.
+     */
+    static final long MAX_UNJUDGED = 20;
+    static final double MAX_UNJUDGED_SHARE = 0.01;
 
     /** One check: what was counted and whether it holds. */
     record Check(String name, String counted, boolean holds, String detail) {
@@ -69,16 +75,24 @@ final class SoakReport {
         expect(byPrincipal, "bob WRITE soak-timed", true, true);
         expect(byPrincipal, "carol READ soak-steady", true, false);
         expect(byPrincipal, "dave WRITE soak-steady", true, false);
+        expect(byPrincipal, "dave WRITE " + SoakClients.TRANSACTIONAL_ID, true, false);
         expect(byPrincipal, "erin DESCRIBE soak-steady", true, false);
+        expect(byPrincipal, "frank WRITE " + SoakClients.ROLE, true, true);
         expect(byPrincipal, "mallory WRITE soak-steady", false, true);
         TreeSet<Long> published = soak.oracle.versions().stream().map(SoakOracle.Version::number)
             .collect(Collectors.toCollection(TreeSet::new));
-        TreeSet<Long> applied = new TreeSet<>(soak.oracle.candidates(Long.MIN_VALUE, Long.MAX_VALUE));
+        TreeSet<Long> applied = soak.oracle.candidates(Long.MIN_VALUE, Long.MAX_VALUE).stream().map(SoakOracle.Version::number)
+            .collect(Collectors.toCollection(TreeSet::new));
         applied.remove(SoakOracle.NO_SNAPSHOT);
         TreeSet<Long> unknown = new TreeSet<>(applied);
         unknown.removeAll(published);
         checks.add(new Check("every version a node applied is one the soak published", applied.size() + " applied of "
             + published.size() + " published", unknown.isEmpty(), unknown.isEmpty() ? "" : "unknown versions " + unknown));
+        long memberships = soak.oracle.versions().stream().map(SoakOracle.Version::number).count()
+            - soak.oracle.versions().stream().map(SoakOracle.Version::number).distinct().count();
+        checks.add(new Check("memberships changed at the same policy version reached the brokers by revalidation",
+            soak.oracle.replacements() + " bodies replaced in force, of " + memberships + " changes", soak.oracle.replacements() > 0,
+            ""));
         for (Soak.AuditAccount account : soak.audit) {
             List<String> users = new ArrayList<>();
             account.users().forEach((user, a) -> users.add(String.format(Locale.ROOT, "%s %d + %d of %d%s", user, a.received(),
@@ -88,8 +102,8 @@ final class SoakReport {
                 + " dropped of " + account.accesses() + " accesses (" + account.users().size() + " users), spool "
                 + account.spooledBytes() + " B", account.reconciled(), String.join("; ", users)));
         }
-        checks.add(new Check("the audit reached the server from every node", soak.audit.size() + " nodes",
-            soak.audit.size() == 4, "events resent after a cut answer, kept once by the server: " + soak.resentKeptOnce));
+        auditOfEveryAttempt(byPrincipal);
+        unjudged(byPrincipal);
         quotas();
         for (FaultProxy.Fault fault : FaultProxy.Fault.values()) {
             if (fault != FaultProxy.Fault.NONE) {
@@ -142,6 +156,72 @@ final class SoakReport {
             String.join("; ", spans)));
     }
 
+    /**
+     * The audit against the clients rather than against the agents' own counters: every broker audited accesses and
+     * the server received them, none was dropped (the spool never comes near its limit in a soak), and for each
+     * principal the server received at least as many accesses as the clients made attempts that were answered (each
+     * took at least one decision of a broker). An access never handed to the audit fails this.
+     */
+    private void auditOfEveryAttempt(Map<String, long[]> byPrincipal) {
+        List<Soak.AuditAccount> brokers = soak.audit.stream().filter(a -> a.node().startsWith("broker-")).toList();
+        boolean everyBroker = brokers.size() == 3 && brokers.stream().allMatch(a -> a.received() > 0 && a.accesses() > 0);
+        checks.add(new Check("the audit reached the server from every broker", brokers.stream().map(a -> a.node() + " "
+            + a.received()).collect(Collectors.joining(", ")), everyBroker, "events resent after a cut answer, kept once by the"
+            + " server: " + soak.resentKeptOnce));
+        long dropped = soak.audit.stream().mapToLong(Soak.AuditAccount::dropped).sum();
+        checks.add(new Check("no audit event was dropped", dropped + " dropped", dropped == 0, ""));
+        Map<String, long[]> attemptsAndReceived = new TreeMap<>();
+        byPrincipal.forEach((key, counts) -> attemptsAndReceived.computeIfAbsent(key.substring(0, key.indexOf(' ')),
+            k -> new long[2])[0] += counts[0] + counts[1]);
+        soak.audit.forEach(account -> account.users().forEach((user, a) -> {
+            long[] pair = attemptsAndReceived.get(user);
+            if (pair != null) {
+                pair[1] += a.received();
+            }
+        }));
+        List<String> missing = new ArrayList<>();
+        attemptsAndReceived.forEach((user, pair) -> {
+            if (pair[1] < pair[0]) {
+                missing.add(user + " " + pair[1] + " received of " + pair[0] + " attempts");
+            }
+        });
+        checks.add(new Check("for each principal, the server received an access for every attempt its client made",
+            attemptsAndReceived.size() + " principals", missing.isEmpty(), String.join("; ", missing)));
+        // A producer's attempt is one Produce request at least, decided on the operation and topic it names; mallory,
+        // who may not even describe the topic, is refused on her Metadata requests instead (DESCRIBE).
+        List<String> unaudited = new ArrayList<>();
+        byPrincipal.forEach((key, counts) -> {
+            if (key.contains(" WRITE ") && !key.contains(":") && !key.startsWith("mallory ")) {
+                long[] audited = soak.auditedByAccess.getOrDefault(key, new long[2]);
+                for (int answer = 0; answer < 2; answer++) {
+                    if (audited[answer] < counts[answer]) {
+                        unaudited.add(key + (answer == 0 ? " allowed " : " refused ") + audited[answer] + " audited of "
+                            + counts[answer] + " attempts");
+                    }
+                }
+            }
+        });
+        checks.add(new Check("every producer's attempt on a topic reached the server as an access of its answer",
+            soak.auditedByAccess.size() + " kinds of access", unaudited.isEmpty(), String.join("; ", unaudited)));
+    }
+
+    /**
+     * Attempts that ended neither allowed nor refused (a timeout, a broker away) are not judged, so they are bounded: a
+     * build that hangs or breaks requests instead of answering them would hide its answers there.
+     */
+    private void unjudged(Map<String, long[]> byPrincipal) {
+        List<String> over = new ArrayList<>();
+        soak.unavailable.forEach((principal, n) -> {
+            long judged = byPrincipal.entrySet().stream().filter(e -> e.getKey().startsWith(principal + " "))
+                .mapToLong(e -> e.getValue()[0] + e.getValue()[1]).sum();
+            if (n > MAX_UNJUDGED + judged * MAX_UNJUDGED_SHARE) {
+                over.add(principal + " " + n + " of " + (n + judged));
+            }
+        });
+        checks.add(new Check("attempts neither allowed nor refused stay within " + MAX_UNJUDGED + " + " + (int) (MAX_UNJUDGED_SHARE
+            * 100) + " % of each principal's answered ones", soak.unavailable.toString(), over.isEmpty(), String.join("; ", over)));
+    }
+
     private void expect(Map<String, long[]> byPrincipal, String key, boolean allowedMet, boolean refusedMet) {
         long[] counts = byPrincipal.getOrDefault(key, new long[2]);
         boolean holds = (counts[0] > 0) == allowedMet && (counts[1] > 0) == refusedMet;
@@ -192,7 +272,8 @@ final class SoakReport {
         Files.writeString(soak.out.resolve("outcomes.tsv"), outcomes, StandardCharsets.UTF_8);
         StringBuilder versions = new StringBuilder();
         for (SoakOracle.Version v : soak.oracle.versions()) {
-            versions.append(v.number()).append('\t').append(v.publishedMs()).append('\t').append(v.rules()).append('\n');
+            versions.append(v.number()).append('\t').append(v.etag()).append('\t').append(v.publishedMs()).append('\t')
+                .append(v.rules()).append('\n');
         }
         Files.writeString(soak.out.resolve("versions.tsv"), versions, StandardCharsets.UTF_8);
         StringBuilder quota = new StringBuilder("client_id\tsecond\tcluster_bytes\tanchor_bytes\n");
