@@ -121,7 +121,7 @@ public final class Demo {
                     admin.createAcls(List.of(bobWrites)).all().get(WAIT_S, TimeUnit.SECONDS);
                     OUT.println("  OK   <-- unexpected");
                 } catch (ExecutionException e) {
-                    OUT.println("  REFUSED  " + describe(e.getCause()));
+                    OUT.println("  " + answerOf(e.getCause()));
                 }
                 OUT.println();
             }
@@ -212,7 +212,7 @@ public final class Demo {
         try {
             String outcome = awaitBob(node, "REFUSED", start);
             OUT.printf("$ bob produces again: %s %.1f s after the edit (the agent's heartbeat is 1 s)%n  %s%n%n",
-                    outcome.startsWith("REFUSED") ? "still refused" : "allowed", (System.nanoTime() - start) / 1e9, outcome);
+                    said(outcome, "allowed", "still refused"), (System.nanoTime() - start) / 1e9, outcome);
         } finally {
             Files.writeString(policies, before);
         }
@@ -220,30 +220,63 @@ public final class Demo {
         long putBack = System.nanoTime();
         String outcome = awaitBob(node, "OK", putBack);
         OUT.printf("$ bob produces again: %s %.1f s after putting it back%n  %s%n%n",
-                outcome.startsWith("REFUSED") ? "refused" : "still allowed", (System.nanoTime() - putBack) / 1e9, outcome);
+                said(outcome, "still allowed", "refused"), (System.nanoTime() - putBack) / 1e9, outcome);
     }
 
-    /** Bob's produce, repeated while its outcome starts with {@code whileOutcome}, for at most WAIT_S from {@code start}. */
+    /** What an outcome of {@link #produce} says, in the words of the line that shows it. */
+    private static String said(String outcome, String ok, String refused) {
+        return outcome.startsWith("OK") ? ok : outcome.startsWith("REFUSED") ? refused : "failed";
+    }
+
+    /**
+     * Bob's produce, repeated while its outcome starts with {@code whileOutcome}, for at most WAIT_S from {@code start}.
+     * One producer for all the tries: the time shown is the policy's way to the broker, not a client's login.
+     */
     private static String awaitBob(KafkaNode node, String whileOutcome, long start) throws Exception {
         String outcome;
-        do {
-            Thread.sleep(100);
-            outcome = produce(node, "bob", "bob's next order");
-        } while (outcome.startsWith(whileOutcome) && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(WAIT_S));
+        try (KafkaProducer<String, String> producer = node.producer("bob", plain())) {
+            do {
+                Thread.sleep(100);
+                outcome = produce(producer, "bob", "bob's next order");
+            } while (outcome.startsWith(whileOutcome) && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(WAIT_S));
+        }
         return outcome;
     }
 
-    /** One record from {@code user} to orders (idempotence off, so a refusal names the topic). */
+    /** One record from {@code user} to orders, by a producer of its own. */
     private static String produce(KafkaNode node, String user, String value) throws Exception {
+        try (KafkaProducer<String, String> producer = node.producer(user, plain())) {
+            return produce(producer, user, value);
+        }
+    }
+
+    /** Idempotence off, so a refusal names the topic; no retries, so each try is one answer. */
+    private static Properties plain() {
         Properties plain = new Properties();
         plain.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
         plain.put(ProducerConfig.RETRIES_CONFIG, "0");
-        try (KafkaProducer<String, String> producer = node.producer(user, plain)) {
+        return plain;
+    }
+
+    /**
+     * One record to orders: OK, REFUSED for Kafka's authorization error, and FAILED for any other (a timeout is no
+     * refusal).
+     */
+    private static String produce(KafkaProducer<String, String> producer, String user, String value) throws Exception {
+        try {
             RecordMetadata md = producer.send(new ProducerRecord<>("orders", user, value)).get(WAIT_S, TimeUnit.SECONDS);
             return String.format("OK       written to topic %s, partition %d, offset %d", md.topic(), md.partition(), md.offset());
         } catch (ExecutionException e) {
-            return "REFUSED  " + describe(e.getCause());
+            return answerOf(e.getCause());
+        } catch (org.apache.kafka.common.KafkaException e) {
+            // a refusal the producer already knows from metadata comes from send() itself
+            return answerOf(e);
         }
+    }
+
+    private static String answerOf(Throwable failure) {
+        return (failure instanceof org.apache.kafka.common.errors.AuthorizationException ? "REFUSED  " : "FAILED   ")
+                + describe(failure);
     }
 
     private static String describe(Throwable t) {

@@ -1,6 +1,7 @@
 package org.devlive.grantforge.kafka.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
@@ -10,12 +11,15 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,7 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * certificate, no mapping rule matches it, and so {@code super.users} names that whole distinguished name. The
  * policies allow nothing, and the PLAIN inter-broker user is no super user: a write that needs every replica
  * succeeds only because the followers' fetches, arriving over TLS as the certificate's principal, are a super
- * user's.
+ * user's. A client that is no super user is refused, so an agent that allowed everything fails.
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class InterBrokerTlsTest {
@@ -63,6 +67,18 @@ class InterBrokerTlsTest {
             try (KafkaProducer<String, String> producer = cluster.producer(KafkaNode.SUPER_USER, everyReplica)) {
                 producer.send(new ProducerRecord<>("replicated", "k", "on three brokers")).get(WAIT_S, TimeUnit.SECONDS);
             }
+            // The negative control: the policies allow nothing, so a client that is no super user is refused. An agent
+            // that allowed everything would pass every other assertion here.
+            Properties once = new Properties();
+            once.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+            once.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000");
+            once.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "10000");
+            once.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
+            try (KafkaProducer<String, String> alice = cluster.producer("alice", once)) {
+                Throwable refused = assertThrows(Exception.class,
+                        () -> alice.send(new ProducerRecord<>("replicated", "k", "refused")).get(WAIT_S, TimeUnit.SECONDS));
+                assertTrue(causes(refused).anyMatch(TopicAuthorizationException.class::isInstance), "alice is refused: " + refused);
+            }
             TopicDescription topic = admin.describeTopics(List.of("replicated")).allTopicNames().get(WAIT_S, TimeUnit.SECONDS)
                     .get("replicated");
             assertEquals(3, topic.partitions().get(0).isr().size(), "in sync: " + topic);
@@ -82,5 +98,9 @@ class InterBrokerTlsTest {
                 assertEquals(List.of(), refused, node + " refused no cluster action");
             }
         }
+    }
+
+    private static Stream<Throwable> causes(Throwable t) {
+        return Stream.iterate(t, java.util.Objects::nonNull, Throwable::getCause);
     }
 }

@@ -577,6 +577,18 @@ abstract class QuotaCallback {
         // alterClientQuotas returns.
         Await.until("clientA's burst of " + BURST_KIB + " KiB goes unthrottled in alice's shared group", Duration.ofSeconds(WAIT_S),
                 () -> produce("clientA", BURST_KIB) == 0.0);
+        // Unthrottled is not enough (a limit resolved to nothing would pass): the broker records clientA's next burst
+        // in alice's shared group and not in the reserved one.
+        double sharedBefore = brokerMetric(SHARED_GROUP, "byte-rate");
+        double reservedBefore = brokerMetric(RESERVED_GROUP, "byte-rate");
+        assertEquals(0.0, produce("clientA", BURST_KIB), "clientA's next burst is unthrottled too");
+        double sharedAfter = brokerMetric(SHARED_GROUP, "byte-rate");
+        double reservedAfter = brokerMetric(RESERVED_GROUP, "byte-rate");
+        double burstRate = BURST_KIB * 1024.0 / WINDOW_S;
+        assertTrue(sharedAfter - sharedBefore >= burstRate / 2, "the burst is recorded in alice's shared group: byte-rate "
+                + sharedBefore + " -> " + sharedAfter + " (the burst over a window: " + burstRate + " B/s)");
+        assertTrue(reservedAfter - reservedBefore < burstRate / 10, "and not in clientA's reserved group: byte-rate "
+                + reservedBefore + " -> " + reservedAfter);
     }
 
     /**
