@@ -10,10 +10,11 @@
 //! the version stays, the snapshot is revalidated every `grantforge.revalidate.interval.ms` (a
 //! conditional download): GrantForge changes role holders and group members without moving the
 //! version, and a body of the applied version with other content is taken from the live server
-//! only, never one replaced at that version before (see `memberships`). Only then the snapshot is applied and written to the
-//! disk cache. On start the disk cache is verified the same way, so a broker starts from it when the
-//! server is away. Failures back off with jitter and are logged once per distinct problem, not once
-//! per round.
+//! only, never one replaced at that version before (see `memberships`). Only then the snapshot is
+//! applied and written to the disk cache. On start the disk cache is verified the same way, so a
+//! broker starts from it when the server is away, as old as the cache records its last
+//! confirmation to be. Each round tells `staleness` whether it confirmed the snapshot in force.
+//! Failures back off with jitter and are logged once per distinct problem, not once per round.
 //!
 //! Nothing the server says is trusted beyond its signature: a snapshot's ETag is derived from its
 //! verified body, `refreshSeconds` is held within [`server_round_range`], a 304 that contradicts
@@ -21,7 +22,7 @@
 //! the audit, which still reaches a server that answers.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant as Clock};
+use std::time::{Duration, Instant as Clock, SystemTime};
 
 use grantforge_engine::Instant;
 use grantforge_kafka::{KafkaPolicies, LoadError};
@@ -31,7 +32,7 @@ use crate::agent::Agent;
 use crate::audit::delivery::{DeliveryStats, Shipper, RESEND_BUDGET};
 use crate::audit::events::AccessEvent;
 use crate::config::{AgentConfig, ConfigError, ServerSettings};
-use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE};
+use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE, SNAPSHOT_MAX_AGE};
 use crate::source::client::{CallError, PolicyAnswer, ServerClient, Timeouts};
 use crate::source::disk_cache::{Download, SnapshotCache};
 use crate::source::memberships::{Memberships, ReplacedBodies};
@@ -112,6 +113,10 @@ pub struct ServerSync {
     /// How long the snapshot in force goes without a conditional download while the policy
     /// version stays: GrantForge changes memberships without moving the version.
     revalidate_interval: Duration,
+    /// The staleness limit (`staleness`): with one, a round is never longer than a third of it.
+    max_age: Option<Duration>,
+    /// Whether writing the time of a confirmation to the cache failed, so it is logged once.
+    confirmation_unrecorded: bool,
     /// Bodies of the applied version that were replaced: a replay of one is refused.
     replaced: ReplacedBodies,
     /// When a revalidation's body was last refused: the refusal stands (and the body is not
@@ -220,6 +225,8 @@ impl ServerSync {
             refresh_interval: config.refresh_interval,
             download_jitter: config.download_jitter,
             revalidate_interval: config.revalidate_interval,
+            max_age: config.snapshot_max_age,
+            confirmation_unrecorded: false,
             replaced,
             revalidation_refused_at: None,
             download_deferred: false,
@@ -252,9 +259,24 @@ impl ServerSync {
             Ok(None) => return,
             Err(e) => return self.reject_cache(&e),
         };
-        if let Err(reason) = self.accept(download, agent, None) {
-            self.reject_cache(&reason);
+        match self.accept(download, agent, None) {
+            Ok(()) => self.date_cache(agent),
+            Err(reason) => self.reject_cache(&reason),
         }
+    }
+
+    /// The cached snapshot is as old as the cache records its last confirmation to be: a node
+    /// restarted during a long outage must not serve an arbitrarily old cache. Unrecorded, its age
+    /// is unknown, and past any limit.
+    fn date_cache(&mut self, agent: &Agent) {
+        let age = self.cache.confirmed_age(SystemTime::now());
+        if let (Err(why), Some(_)) = (&age, self.max_age) {
+            tracing::warn!(
+                "{why}: the age of the cached snapshot is unknown, so {} refuses every request but the super users' until the GrantForge server confirms a snapshot",
+                SNAPSHOT_MAX_AGE.key
+            );
+        }
+        agent.staleness().cached(Clock::now(), age.ok());
     }
 
     fn reject_cache(&mut self, reason: &str) {
@@ -298,12 +320,14 @@ impl ServerSync {
                 // The server answers (the audit flows), but the refused body still stands: no
                 // recovery until a revalidation or a new version says otherwise.
                 self.failures = 0;
+                agent.staleness().unconfirmed(true);
                 return round;
             }
         } else {
             // Not a recovery: the heartbeat answered, but a refused snapshot or a failed
             // download is only over once a download succeeds.
             if let Some(wait) = self.defer_download() {
+                agent.staleness().reached();
                 return wait;
             }
             match self.download(agent, heartbeat.policy_version) {
@@ -377,7 +401,7 @@ impl ServerSync {
     /// configured refresh interval.
     fn round(&mut self, refresh_seconds: Option<i64>) -> Duration {
         let Some(asked) = refresh_seconds.filter(|s| *s > 0) else {
-            return self.refresh_interval;
+            return self.within_max_age(self.refresh_interval);
         };
         let asked_for = Duration::from_secs(asked.unsigned_abs());
         let (shortest, longest) = server_round_range(self.refresh_interval);
@@ -394,7 +418,14 @@ impl ServerSync {
             );
             self.clamped_round = Some(asked);
         }
-        round
+        self.within_max_age(round)
+    }
+
+    /// With a staleness limit, a round is at most a third of it: a round, the random wait before a
+    /// download and a retry fit in the limit (`config` refuses a limit shorter than three refresh
+    /// intervals), so a node whose server answers never refuses.
+    fn within_max_age(&self, round: Duration) -> Duration {
+        self.max_age.map_or(round, |max| round.min(max / 3))
     }
 
     /// Downloads the snapshot and applies it if it passes every check. A 304 while the heartbeat
@@ -761,6 +792,9 @@ impl ServerSync {
                 "spooledBytes": agent.delivery().spooled_bytes.load(std::sync::atomic::Ordering::Relaxed),
                 "droppedEvents": agent.dropped_audit_events(),
                 "lastError": self.last_problem,
+                "state": agent.staleness().state().name(),
+                "serverReachable": agent.staleness().server_reachable(),
+                "refusedWithoutSnapshot": agent.refused_without_snapshot(),
             },
         })
     }
@@ -785,6 +819,7 @@ impl ServerSync {
             ),
         );
         *agent.metrics().last_error.lock() = self.last_problem.clone();
+        agent.staleness().unconfirmed(false);
         self.failures = self.failures.saturating_add(1);
         back_off(self.failures, self.refresh_interval)
     }
@@ -807,6 +842,7 @@ impl ServerSync {
             true,
         );
         *agent.metrics().last_error.lock() = self.last_problem.clone();
+        agent.staleness().unconfirmed(true);
         self.refusals = self.refusals.saturating_add(1);
         back_off(self.refusals, self.refresh_interval)
     }
@@ -832,6 +868,27 @@ impl ServerSync {
         self.revalidation_refused_at = None;
         self.last_problem = None;
         *agent.metrics().last_error.lock() = None;
+        if self.applied.is_some() {
+            agent.staleness().confirmed(Clock::now());
+            self.record_confirmation();
+        }
+    }
+
+    /// Writes the time of a confirmation to the cache, for the age of the cached snapshot after a
+    /// restart; a failure is logged once (the snapshot then looks older after a restart, never
+    /// younger).
+    fn record_confirmation(&mut self) {
+        match self.cache.save_confirmed_at(SystemTime::now()) {
+            Ok(()) => self.confirmation_unrecorded = false,
+            Err(e) if !self.confirmation_unrecorded => {
+                tracing::warn!(
+                    "cannot write {}: {e}; after a restart the cached snapshot will look as old as the last confirmation recorded there",
+                    self.cache.confirmed_at_path().display()
+                );
+                self.confirmation_unrecorded = true;
+            }
+            Err(_) => {}
+        }
     }
 }
 
