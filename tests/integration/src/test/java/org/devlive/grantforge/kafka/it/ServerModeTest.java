@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -228,6 +229,64 @@ class ServerModeTest {
                 "the policy version did not move");
             assertEquals(1, awaitLines(node, "without a new version: roles analyst"), node.logText());
             System.out.printf("role ended at the same version to refusal: %d ms (revalidation every 2 s)%n", refusedAfter);
+        }
+    }
+
+    /**
+     * The staleness contract (grantforge.snapshot.max.age.ms) on a real node: with the server down the snapshot in
+     * force degrades, then, past the limit, the node refuses alice while still serving the super user, and once the
+     * server answers again it serves alice as before. JMX shows each state, whether the server is reachable, and the
+     * requests refused without a usable snapshot.
+     */
+    @Test
+    void pastTheStalenessLimitWithTheServerDownANodeRefusesAllButSuperUsersAndServesAgainWhenItReturns() throws Exception {
+        Path policies = tmp.resolve("stale-policies.json");
+        Files.writeString(policies, policiesWithMarker("stale"));
+        Jmx jmx = Jmx.onFreePort();
+        try (TestServer server = TestServer.start(policies, tmp.resolve("stale-server"), 1)) {
+            KafkaNode.Builder builder = node("server-stale", server, tmp.resolve("stale-cache"))
+                .property("grantforge.refresh.interval.ms", "1000")
+                .property("grantforge.snapshot.max.age.ms", "8000");
+            jmx.jvmArgs().forEach(builder::jvmArg);
+            try (KafkaNode node = builder.start()) {
+                createTopic(node, "stale");
+                assertTrue(canWrite(node, "alice", "stale"), node.diagnostics());
+                await("current and reachable", Duration.ofSeconds(10),
+                    () -> staleness(jmx, "SnapshotState") == 0 && staleness(jmx, "ServerReachable") == 1);
+
+                server.fault("{\"mode\":\"down\"}");
+                long down = System.nanoTime();
+                await("degraded", Duration.ofSeconds(10), () -> staleness(jmx, "SnapshotState") == 1);
+                assertEquals(0, staleness(jmx, "ServerReachable"));
+                assertTrue(canWrite(node, "alice", "stale"), "a degraded snapshot still decides");
+                assertEquals(1, awaitLines(node, ": degraded;"), node.logText());
+
+                await("refusing past the limit", Duration.ofSeconds(30), () -> staleness(jmx, "SnapshotState") == 2);
+                long refusingAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - down);
+                assertFalse(canWrite(node, "alice", "stale"), "alice is refused past the limit");
+                assertTrue(canWrite(node, KafkaNode.SUPER_USER, "stale"), "the super user is still served");
+                assertTrue(staleness(jmx, "RefusedWithoutSnapshot") >= 1);
+                assertEquals(1, awaitLines(node, "longer than grantforge.snapshot.max.age.ms=8000 allows"), node.logText());
+
+                server.fault("{\"mode\":\"none\"}");
+                long back = System.nanoTime();
+                await("current again", Duration.ofSeconds(15), () -> staleness(jmx, "SnapshotState") == 0);
+                long currentAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - back);
+                assertTrue(canWrite(node, "alice", "stale"), "alice is served again\n" + node.logText());
+                assertEquals(1, awaitLines(node, "again: current, no longer refusing"), node.logText());
+                System.out.printf("staleness: refusing %d ms after the server went down (limit 8000 ms), current %d ms after it returned%n",
+                    refusingAfter, currentAfter);
+            }
+        }
+    }
+
+    /** A staleness metric of the node's agent (broker and controller read the same agent). */
+    private static long staleness(Jmx jmx, String attribute) {
+        try {
+            Map<String, Map<String, Object>> agents = jmx.read("org.devlive.grantforge.kafka:type=Agent,*", attribute);
+            return agents.values().stream().map(v -> (Long) v.get(attribute)).findFirst().orElseThrow();
+        } catch (Exception e) {
+            throw new AssertionError(e);
         }
     }
 
