@@ -120,6 +120,8 @@ pub struct AgentConfig {
     pub inter_node_listeners: InterNodeListeners,
     pub instance: Option<String>,
     pub cache_dir: Option<PathBuf>,
+    /// Where the JAR's `break-glass` command hands snapshots to the running node; `None`: nowhere.
+    pub break_glass_dir: Option<PathBuf>,
     pub start_timeout: Duration,
     pub refresh_interval: Duration,
     /// The longest random wait before downloading a changed policy version.
@@ -199,6 +201,7 @@ impl AgentConfig {
             ),
             instance: reader.instance()?,
             cache_dir: reader.text(&settings::CACHE_DIR).map(PathBuf::from),
+            break_glass_dir: reader.text(&settings::BREAK_GLASS_DIR).map(PathBuf::from),
             // parsed here only: the Java shim gets it from `open`'s answer
             start_timeout: reader.get(&settings::START_TIMEOUT)?,
             refresh_interval: reader.get(&settings::REFRESH_INTERVAL)?,

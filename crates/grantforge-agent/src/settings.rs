@@ -205,6 +205,13 @@ pub const SNAPSHOT_MAX_AGE: Setting = Setting {
     mode: Mode::Server,
     doc: "server mode: how long the snapshot in force may go unconfirmed by the server before everything but the super users is refused; 0 turns the limit off",
 };
+pub const BREAK_GLASS_DIR: Setting = Setting {
+    key: "grantforge.break.glass.dir",
+    default: Fallback::None,
+    kind: Kind::Path,
+    mode: Mode::Server,
+    doc: "server mode: the directory the JAR's break-glass command hands signed snapshots to a running node through; unset, none is taken",
+};
 pub const SERVICE_RENAMED_TO: Setting = Setting {
     key: "grantforge.service.renamed.to",
     default: Fallback::None,
@@ -324,6 +331,7 @@ pub const SETTINGS: &[&Setting] = &[
     &DOWNLOAD_JITTER,
     &REVALIDATE_INTERVAL,
     &SNAPSHOT_MAX_AGE,
+    &BREAK_GLASS_DIR,
     &SERVICE_RENAMED_TO,
     &CONNECT_TIMEOUT,
     &READ_TIMEOUT,

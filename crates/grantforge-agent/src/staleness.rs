@@ -17,6 +17,9 @@
 //! - **refusing**: the age passed the limit: every request but the super users' is refused
 //!   ([`Reason::SnapshotTooOld`](grantforge_kafka::Reason::SnapshotTooOld)).
 //!
+//! A break-glass snapshot (`source::break_glass`) is never refused for its age: the server cannot
+//! confirm it, and its own validity periods, which all end, bound it instead.
+//!
 //! The next round that confirms a snapshot makes it current again. With the limit set, each change
 //! of state is logged once (a WARN, an ERROR, an INFO); without it nothing is ever refused and the
 //! state is only shown (the failed rounds log their own problems).
@@ -83,6 +86,8 @@ pub(crate) struct Staleness {
     state: AtomicU8,
     /// Read by every decision: set while [`State::Refusing`].
     refusing: AtomicBool,
+    /// A break-glass snapshot is in force: its age refuses nothing.
+    break_glass: AtomicBool,
 }
 
 impl Staleness {
@@ -94,6 +99,7 @@ impl Staleness {
             unconfirmed: AtomicBool::new(false),
             state: AtomicU8::new(State::Current as u8),
             refusing: AtomicBool::new(false),
+            break_glass: AtomicBool::new(false),
         }
     }
 
@@ -127,6 +133,11 @@ impl Staleness {
         };
     }
 
+    /// Whether a break-glass snapshot is in force.
+    pub(crate) fn break_glass(&self, in_force: bool) {
+        self.break_glass.store(in_force, Ordering::Relaxed);
+    }
+
     pub(crate) fn refusing(&self) -> bool {
         self.refusing.load(Ordering::Acquire)
     }
@@ -154,7 +165,9 @@ impl Staleness {
     pub(crate) fn update(&self, now: Instant, version: Option<i64>) {
         let age = self.age(now);
         let next = match (age, self.max_age) {
-            (Some(age), Some(max)) if age > max => State::Refusing,
+            (Some(age), Some(max)) if age > max && !self.break_glass.load(Ordering::Relaxed) => {
+                State::Refusing
+            }
             (Some(_), _) if self.unconfirmed.load(Ordering::Relaxed) => State::Degraded,
             _ => State::Current,
         };
@@ -256,6 +269,23 @@ mod tests {
         staleness.cached(start, None);
         staleness.update(start, Some(3));
         assert!(staleness.refusing(), "unknown age");
+    }
+
+    #[test]
+    fn a_break_glass_snapshot_is_not_refused_for_its_age() {
+        let staleness = Staleness::new(Some(LIMIT));
+        let start = Instant::now();
+        staleness.confirmed(start);
+        staleness.break_glass(true);
+        staleness.unconfirmed(false);
+        staleness.update(start + LIMIT * 10, Some(4));
+        assert_eq!(
+            (staleness.state(), staleness.refusing()),
+            (State::Degraded, false)
+        );
+        staleness.break_glass(false);
+        staleness.update(start + LIMIT * 10, Some(4));
+        assert!(staleness.refusing());
     }
 
     #[test]

@@ -33,6 +33,7 @@ use crate::audit::delivery::{DeliveryStats, Shipper, RESEND_BUDGET};
 use crate::audit::events::AccessEvent;
 use crate::config::{AgentConfig, ConfigError, ServerSettings};
 use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE, SNAPSHOT_MAX_AGE};
+use crate::source::break_glass::{self, BreakGlassDir, Request};
 use crate::source::client::{CallError, PolicyAnswer, ServerClient, Timeouts};
 use crate::source::disk_cache::{Download, SnapshotCache};
 use crate::source::memberships::{Memberships, ReplacedBodies};
@@ -117,6 +118,10 @@ pub struct ServerSync {
     max_age: Option<Duration>,
     /// Whether writing the time of a confirmation to the cache failed, so it is logged once.
     confirmation_unrecorded: bool,
+    /// Where the JAR's `break-glass` command hands snapshots to this node, if anywhere.
+    break_glass_dir: Option<BreakGlassDir>,
+    /// The policy version of the break-glass snapshot in force, until the server's lifts it.
+    break_glass: Option<i64>,
     /// Bodies of the applied version that were replaced: a replay of one is refused.
     replaced: ReplacedBodies,
     /// When a revalidation's body was last refused: the refusal stands (and the body is not
@@ -227,6 +232,12 @@ impl ServerSync {
             revalidate_interval: config.revalidate_interval,
             max_age: config.snapshot_max_age,
             confirmation_unrecorded: false,
+            break_glass_dir: config
+                .break_glass_dir
+                .as_deref()
+                .map(|dir| BreakGlassDir::open(dir, config.snapshot_max_bytes))
+                .transpose()?,
+            break_glass: None,
             replaced,
             revalidation_refused_at: None,
             download_deferred: false,
@@ -295,6 +306,7 @@ impl ServerSync {
 
     /// One round with the server; returns when to come back.
     fn refresh(&mut self, agent: &Agent) -> Duration {
+        self.take_break_glass(agent);
         let heartbeat = match self.client.heartbeat(&self.heartbeat_body(agent)) {
             Ok(heartbeat) => heartbeat,
             Err(e) => return self.failed(agent, &e),
@@ -527,6 +539,7 @@ impl ServerSync {
         agent.apply(policies, &origin);
         *agent.metrics().memberships_confirmed.lock() = applied.confirmed;
         if from_server {
+            self.lift_break_glass(agent, applied.version);
             self.tell_replaced(succession, &applied);
             self.save_to_cache(&download, &applied);
         }
@@ -641,6 +654,91 @@ impl ServerSync {
             tracing::warn!(
                 "cannot write {}: {e}; after a restart a replay of the replaced body would not be recognised",
                 self.cache.replaced_bodies_path().display()
+            );
+        }
+    }
+
+    /// Applies or refuses each break-glass request waiting (see `break_glass`): audited (an
+    /// event and an ERROR naming the file, its version and who asked) and answered either way.
+    fn take_break_glass(&mut self, agent: &Agent) {
+        let Some(dir) = self.break_glass_dir.clone() else {
+            return;
+        };
+        for request in dir.take() {
+            let in_force = self
+                .applied
+                .as_ref()
+                .map(|a| (a.service.as_str(), a.version));
+            let checked =
+                break_glass::check(&request, self.trusted.as_ref(), in_force, Instant::now());
+            let (version, answer) = match checked {
+                Ok(policies) => {
+                    let version = policies.policy_version;
+                    (
+                        Some(version),
+                        Ok(self.apply_break_glass(agent, &request, policies)),
+                    )
+                }
+                Err(why) => (None, Err(why)),
+            };
+            let applied = answer.is_ok();
+            let message = answer.unwrap_or_else(|why| {
+                let refused = format!(
+                    "break-glass file {} requested by {} through {} is refused: {why}",
+                    request.file,
+                    request.by,
+                    dir.dir().display()
+                );
+                tracing::error!("{refused}");
+                refused
+            });
+            self.ship(&[crate::audit::events::break_glass_event(
+                &request.id,
+                &request.by,
+                &request.file,
+                version,
+                applied,
+                &message,
+                Instant::now(),
+            )]);
+            dir.answer(&request.id, applied, &message);
+        }
+    }
+
+    /// Puts a checked break-glass snapshot in force (not in the disk cache: a restart does not
+    /// bring it back); returns what is logged and answered.
+    fn apply_break_glass(
+        &mut self,
+        agent: &Agent,
+        request: &Request,
+        policies: KafkaPolicies,
+    ) -> String {
+        let message = format!(
+            "break-glass file {} (policy version {} of service {}) requested by {} is in force: it stays until the GrantForge server's next snapshot lifts it, or its validity ends",
+            request.file, policies.policy_version, policies.service, request.by
+        );
+        self.applied = Some(LastApplied {
+            service: policies.service.clone(),
+            version: policies.policy_version,
+            etag: etag_of(&request.body),
+            at: Clock::now(),
+            confirmed: None,
+            memberships: Memberships::of(&request.body),
+        });
+        self.break_glass = Some(policies.policy_version);
+        agent.staleness().break_glass(true);
+        agent.apply(policies, &format!("break-glass file {}", request.file));
+        tracing::error!("{message}");
+        message
+    }
+
+    /// A snapshot from the live server is in force: a break-glass snapshot is lifted.
+    fn lift_break_glass(&mut self, agent: &Agent, version: i64) {
+        if let Some(break_glass) = self.break_glass.take() {
+            agent.staleness().break_glass(false);
+            tracing::warn!(
+                "the break-glass snapshot (policy version {break_glass}) is lifted: policy version {version} from {} is in force",
+                self.settings.url
             );
         }
     }
@@ -957,6 +1055,9 @@ fn warn_if_token_readable_by_others(_settings: &ServerSettings) {}
 impl Source for ServerSync {
     fn start(&mut self, agent: &Agent) {
         self.load_cache(agent);
+        if let Some(dir) = &self.break_glass_dir {
+            dir.refuse_waiting("it was waiting when the agent started: a break-glass file is applied only to a running node, by the break-glass command");
+        }
     }
 
     /// At once: the server may have a newer snapshot than the cache.
