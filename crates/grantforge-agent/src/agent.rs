@@ -25,6 +25,7 @@ use crate::settings;
 use crate::source::file::OfflineSource;
 use crate::source::server::ServerSync;
 use crate::source::{AuditAtClose, Source};
+use crate::staleness::Staleness;
 
 /// Why an agent did not start.
 #[derive(Debug)]
@@ -94,6 +95,8 @@ pub struct Agent {
     /// Set when the server sent a snapshot of another service type: the token belongs to another
     /// kind of service, and everything but super users is refused until a kafka snapshot arrives.
     refuse_all: AtomicBool,
+    /// How old the snapshot in force is, and whether that refuses everything but super users.
+    staleness: Staleness,
     auditor: Auditor,
     comparisons: Comparisons,
     /// Says when the policies refuse nodes what they do among themselves.
@@ -149,6 +152,7 @@ impl Agent {
             changed: Condvar::new(),
             stopping: AtomicBool::new(false),
             refuse_all: AtomicBool::new(false),
+            staleness: Staleness::new(config.snapshot_max_age),
             auditor,
             comparisons: Comparisons::default(),
             lockout: LockoutHint::new(config.inter_node_listeners.clone()),
@@ -162,6 +166,8 @@ impl Agent {
             config,
         });
         source.start(&agent);
+        // A cached snapshot past the limit refuses before the first request, not a round later.
+        agent.update_staleness();
         let worker = Arc::clone(&agent);
         let handle = std::thread::Builder::new()
             .name(crate::logging::AGENT_THREAD.to_string())
@@ -199,9 +205,14 @@ impl Agent {
     ) -> R {
         self.lanes.with_mine(|lane, held| {
             let in_force = rules::before_policies(&self.config.super_users, principal, || {
-                let refusing = self.refuse_all.load(Ordering::Acquire);
+                let refusing = rules::Refusing {
+                    service_type: self.refuse_all.load(Ordering::Acquire),
+                    too_old: self.staleness.refusing(),
+                };
                 let generation = self.generation.load(Ordering::Acquire);
-                if !refusing && !matches!(held, Some((g, _)) if *g == generation) {
+                if refusing == rules::Refusing::default()
+                    && !matches!(held, Some((g, _)) if *g == generation)
+                {
                     *held = self
                         .current
                         .read()
@@ -481,6 +492,25 @@ impl Agent {
         &self.metrics
     }
 
+    pub(crate) fn staleness(&self) -> &Staleness {
+        &self.staleness
+    }
+
+    /// Works out the staleness state now (see `staleness`).
+    pub(crate) fn update_staleness(&self) {
+        let version = self
+            .current
+            .read()
+            .as_ref()
+            .map(|a| a.policies.policy_version);
+        self.staleness.update(std::time::Instant::now(), version);
+    }
+
+    /// Actions refused because no usable snapshot was in force, since start.
+    pub(crate) fn refused_without_snapshot(&self) -> u64 {
+        self.lanes.counts().undecided
+    }
+
     /// Everything the metrics show, now (the table of `metrics.rs` says how each is read).
     pub fn stats(&self) -> Stats {
         let applied = self.current.read().clone();
@@ -591,6 +621,7 @@ impl Agent {
                 return;
             }
             self.drop_expired_decisions();
+            self.update_staleness();
             survive_panic("recomputing the ACL view", &mut view_panic, || {
                 self.advance_acl_view()
             });

@@ -120,6 +120,8 @@ pub struct AgentConfig {
     pub inter_node_listeners: InterNodeListeners,
     pub instance: Option<String>,
     pub cache_dir: Option<PathBuf>,
+    /// Where the JAR's `break-glass` command hands snapshots to the running node; `None`: nowhere.
+    pub break_glass_dir: Option<PathBuf>,
     pub start_timeout: Duration,
     pub refresh_interval: Duration,
     /// The longest random wait before downloading a changed policy version.
@@ -127,6 +129,9 @@ pub struct AgentConfig {
     /// How often the snapshot in force is fetched again (conditionally) while the server's
     /// policy version stays: role and group changes do not move the version.
     pub revalidate_interval: Duration,
+    /// How long the snapshot in force may go unconfirmed by the server before everything but the
+    /// super users is refused (`staleness`); `None`: no limit.
+    pub snapshot_max_age: Option<Duration>,
     pub connect_timeout: Duration,
     pub read_timeout: Duration,
     /// The longest a snapshot's whole body may take; each read of it still has `read_timeout`.
@@ -172,6 +177,11 @@ impl AgentConfig {
                 .get(lockout::LISTENER_SECURITY_PROTOCOL_MAP)
                 .map(String::as_str),
         ));
+        // A key of server mode: offline, it is ignored with the others, not validated.
+        let snapshot_max_age = match &source {
+            PolicySource::Server(_) => reader.snapshot_max_age()?,
+            PolicySource::File(..) => None,
+        };
         Ok(AgentConfig {
             source,
             super_users: SuperUsers::parse(
@@ -191,11 +201,13 @@ impl AgentConfig {
             ),
             instance: reader.instance()?,
             cache_dir: reader.text(&settings::CACHE_DIR).map(PathBuf::from),
+            break_glass_dir: reader.text(&settings::BREAK_GLASS_DIR).map(PathBuf::from),
             // parsed here only: the Java shim gets it from `open`'s answer
             start_timeout: reader.get(&settings::START_TIMEOUT)?,
             refresh_interval: reader.get(&settings::REFRESH_INTERVAL)?,
             download_jitter: reader.get(&settings::DOWNLOAD_JITTER)?,
             revalidate_interval: reader.get(&settings::REVALIDATE_INTERVAL)?,
+            snapshot_max_age,
             connect_timeout: reader.get(&settings::CONNECT_TIMEOUT)?,
             read_timeout: reader.get(&settings::READ_TIMEOUT)?,
             snapshot_timeout: reader.get(&settings::SNAPSHOT_TIMEOUT)?,
@@ -312,6 +324,31 @@ impl Reader<'_> {
                 format!("`{text}` is not a whole number from {min} to {max}; set it to one (default {})", Self::default_of(setting)),
             )
         })
+    }
+
+    /// The staleness limit, `None` when off. A limit shorter than three refresh intervals is
+    /// refused: a round, the random wait before a download and a retry must fit in it, or a node
+    /// whose server answers would refuse.
+    fn snapshot_max_age(&self) -> Result<Option<Duration>, ConfigError> {
+        let limit: Duration = self.get(&settings::SNAPSHOT_MAX_AGE)?;
+        if limit.is_zero() {
+            return Ok(None);
+        }
+        let refresh: Duration = self.get(&settings::REFRESH_INTERVAL)?;
+        let shortest = refresh.saturating_mul(3);
+        if limit < shortest {
+            return Err(ConfigError::new(
+                settings::SNAPSHOT_MAX_AGE.key,
+                format!(
+                    "`{}` is shorter than three rounds of {} ({} ms): a node whose server answers would refuse between two rounds; set it to at least {} (or 0 to turn the limit off)",
+                    limit.as_millis(),
+                    settings::REFRESH_INTERVAL.key,
+                    refresh.as_millis(),
+                    shortest.as_millis()
+                ),
+            ));
+        }
+        Ok(Some(limit))
     }
 
     fn policy_source(&self) -> Result<PolicySource, ConfigError> {
@@ -621,6 +658,33 @@ mod tests {
         ]))
         .unwrap_err();
         assert_eq!(err.key, "grantforge.token.file");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_staleness_limit_shorter_than_three_rounds_is_refused_naming_the_key_and_the_least() {
+        let dir = std::env::temp_dir().join(format!("gf-config-age-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let token_file = dir.join("token");
+        std::fs::write(&token_file, "gfa_token").unwrap();
+        let token = token_file.to_str().unwrap();
+        let with = |limit: &str| {
+            AgentConfig::from_settings(&settings(&[
+                ("grantforge.server.url", "https://gf"),
+                ("grantforge.token.file", token),
+                ("grantforge.cache.dir", "/tmp"),
+                ("grantforge.refresh.interval.ms", "10000"),
+                ("grantforge.snapshot.max.age.ms", limit),
+            ]))
+        };
+        let err = with("29999").unwrap_err();
+        assert_eq!(err.key, "grantforge.snapshot.max.age.ms");
+        assert!(err.to_string().contains("at least 30000"), "{err}");
+        assert_eq!(
+            with("30000").unwrap().snapshot_max_age,
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(with("0").unwrap().snapshot_max_age, None, "0 is off");
         std::fs::remove_dir_all(dir).unwrap();
     }
 

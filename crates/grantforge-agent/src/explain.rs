@@ -355,7 +355,11 @@ impl Explainer<'_> {
         };
         // The broker's order of rules (`rules`), then the snapshot's own (`KafkaPolicies::decide`).
         let in_force = rules::before_policies(self.super_users, &q.principal, || {
-            rules::in_force(self.refusing_service_type, Some(self.policies))
+            let refusing = rules::Refusing {
+                service_type: self.refusing_service_type,
+                too_old: false,
+            };
+            rules::in_force(refusing, Some(self.policies))
         });
         let reason = in_force.map_or_else(
             |reason| reason,

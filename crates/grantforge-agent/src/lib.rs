@@ -15,7 +15,8 @@
 //! - the audit: `audit` (folding, access events, delivery with a disk spool);
 //! - shadow and compare modes: [`comparison`] (Kafka's ACLs and the agent asked alike, every
 //!   disagreement counted and kept);
-//! - the policy source: `source` (a policy file, or a server: protocol client, trust, disk cache);
+//! - the policy source: `source` (a policy file, or a server: protocol client, trust, disk cache),
+//!   and `staleness` (how long its snapshot may go unconfirmed);
 //! - what operators see: [`metrics`], [`logging`], [`explain`]; and the [`quotas`] of the JVM.
 
 mod agent;
@@ -32,6 +33,7 @@ mod request;
 mod rules;
 pub mod settings;
 mod source;
+mod staleness;
 #[cfg(test)]
 mod test_support;
 

@@ -135,6 +135,14 @@ metrics! {
     /// -1 offline, or before the server confirmed the snapshot in force.
     memberships_age_seconds: i64 = "memberships-age-seconds", "Seconds since the GrantForge server last confirmed the roles and groups in force, -1 without that",
         |at| at.agent.metrics().memberships_confirmed.lock().map_or(-1, |t| t.elapsed().as_secs() as i64);
+    /// 0 current, 1 degraded, 2 refusing (`staleness`); -1 without a snapshot.
+    snapshot_state: i64 = "snapshot-state", "The snapshot in force: 0 current, 1 degraded (the last round did not confirm it), 2 refusing (older than grantforge.snapshot.max.age.ms), -1 none",
+        |at| at.applied.map_or(-1, |_| at.agent.staleness().state().number());
+    /// -1 before the first round, and offline.
+    server_reachable: i64 = "server-reachable", "1 when the last round reached the GrantForge server, 0 when it did not, -1 before the first round and offline",
+        |at| at.agent.staleness().server_reachable();
+    refused_without_snapshot: u64 = "refused-without-snapshot", "Actions refused because no usable snapshot was in force (none yet, another service type, or too old) since the broker started",
+        |at| at.counts.undecided;
     heartbeat_failures: u64 = "heartbeat-failures", "Heartbeats to the GrantForge server that failed",
         |at| at.agent.metrics().heartbeat_failures.load(Ordering::Relaxed);
     audit_accesses: u64 = "audit-accesses", "Accesses handed to the audit (those Kafka asks to report) since the broker started",

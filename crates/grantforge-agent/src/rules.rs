@@ -117,11 +117,24 @@ pub fn before_policies<T>(
     in_force()
 }
 
+/// What keeps the snapshot in force from deciding.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Refusing {
+    /// A snapshot of another service type is being refused.
+    pub service_type: bool,
+    /// The snapshot in force is past the staleness limit (`grantforge.snapshot.max.age.ms`).
+    pub too_old: bool,
+}
+
 /// What may decide: the snapshot in force, unless a snapshot of another service type is being
-/// refused ([`Reason::RefusedServiceType`]) or there is none yet ([`Reason::NoSnapshot`]).
-pub fn in_force<T>(refusing_service_type: bool, snapshot: Option<T>) -> Result<T, Reason> {
-    if refusing_service_type {
+/// refused ([`Reason::RefusedServiceType`]), the one in force is too old
+/// ([`Reason::SnapshotTooOld`]), or there is none yet ([`Reason::NoSnapshot`]).
+pub fn in_force<T>(refusing: Refusing, snapshot: Option<T>) -> Result<T, Reason> {
+    if refusing.service_type {
         return Err(Reason::RefusedServiceType);
+    }
+    if refusing.too_old {
+        return Err(Reason::SnapshotTooOld);
     }
     snapshot.ok_or(Reason::NoSnapshot)
 }
@@ -174,34 +187,55 @@ mod tests {
         assert!(super_users.contains(&principal("User", "CN=broker,OU=brokers,O=Example")));
     }
 
+    const TYPE: Refusing = Refusing {
+        service_type: true,
+        too_old: false,
+    };
+
     #[test]
     fn a_super_user_is_allowed_before_anything_is_asked_of_what_is_in_force() {
         let admins = SuperUsers::parse("User:admin").unwrap();
         let asked = std::cell::Cell::new(false);
         let answer = before_policies(&admins, &principal("User", "admin"), || {
             asked.set(true);
-            in_force::<()>(true, None)
+            in_force::<()>(TYPE, None)
         });
         assert_eq!((answer, asked.get()), (Err(Reason::SuperUser), false));
         assert_eq!(
             before_policies(&admins, &principal("User", "bob"), || in_force::<()>(
-                true,
+                TYPE,
                 Some(())
             )),
             Err(Reason::RefusedServiceType)
         );
         assert_eq!(
             before_policies(&admins, &principal("User", "bob"), || in_force::<()>(
-                false, None
+                Refusing::default(),
+                None
             )),
             Err(Reason::NoSnapshot)
         );
         assert_eq!(
             before_policies(&admins, &principal("User", "bob"), || in_force(
-                false,
+                Refusing::default(),
                 Some(7)
             )),
             Ok(7)
         );
+    }
+
+    #[test]
+    fn a_snapshot_too_old_refuses_after_a_refused_service_type_and_before_none() {
+        let too_old = Refusing {
+            too_old: true,
+            ..Refusing::default()
+        };
+        assert_eq!(in_force(too_old, Some(7)), Err(Reason::SnapshotTooOld));
+        assert_eq!(in_force::<()>(too_old, None), Err(Reason::SnapshotTooOld));
+        let both = Refusing {
+            service_type: true,
+            too_old: true,
+        };
+        assert_eq!(in_force(both, Some(7)), Err(Reason::RefusedServiceType));
     }
 }

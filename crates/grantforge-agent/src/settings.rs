@@ -198,6 +198,20 @@ pub const REVALIDATE_INTERVAL: Setting = Setting {
     mode: Mode::Server,
     doc: "server mode: how often the snapshot in force is revalidated while its policy version stays, so membership changes arrive",
 };
+pub const SNAPSHOT_MAX_AGE: Setting = Setting {
+    key: "grantforge.snapshot.max.age.ms",
+    default: Fallback::Value("0"),
+    kind: Kind::Millis { min: 0 },
+    mode: Mode::Server,
+    doc: "server mode: how long the snapshot in force may go unconfirmed by the server before everything but the super users is refused; 0 turns the limit off",
+};
+pub const BREAK_GLASS_DIR: Setting = Setting {
+    key: "grantforge.break.glass.dir",
+    default: Fallback::None,
+    kind: Kind::Path,
+    mode: Mode::Server,
+    doc: "server mode: the directory the JAR's break-glass command hands signed snapshots to a running node through; unset, none is taken",
+};
 pub const SERVICE_RENAMED_TO: Setting = Setting {
     key: "grantforge.service.renamed.to",
     default: Fallback::None,
@@ -316,6 +330,8 @@ pub const SETTINGS: &[&Setting] = &[
     &REFRESH_INTERVAL,
     &DOWNLOAD_JITTER,
     &REVALIDATE_INTERVAL,
+    &SNAPSHOT_MAX_AGE,
+    &BREAK_GLASS_DIR,
     &SERVICE_RENAMED_TO,
     &CONNECT_TIMEOUT,
     &READ_TIMEOUT,

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::agent::Agent;
 use crate::audit::events::AccessEvent;
 
+pub(crate) mod break_glass;
 pub(crate) mod client;
 pub(crate) mod disk_cache;
 pub(crate) mod file;

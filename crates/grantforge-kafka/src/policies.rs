@@ -68,9 +68,9 @@ impl Action<'static> {
 
 /// Why an action was answered as it was: the rule that applied, as Kafka's
 /// `StandardAuthorizerData` reports its `MatchingRule`. The rules are asked in this order: super
-/// users, then the snapshot in force (none, or one of another service type, refuses), then the
-/// snapshot's own rules (a disabled service leaves Kafka unchecked; an action the policies cannot
-/// place is refused), then the policies. The broker's path, the audit and `explain` all read the
+/// users, then the snapshot in force (none, one of another service type, or one too old refuses),
+/// then the snapshot's own rules (a disabled service leaves Kafka unchecked; an action the policies
+/// cannot place is refused), then the policies. The broker's path, the audit and `explain` all read the
 /// answer from this value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reason {
@@ -83,6 +83,10 @@ pub enum Reason {
     /// The server sent a snapshot of another service type (the token's service is not kafka):
     /// everything but super users is refused until a kafka snapshot is in force.
     RefusedServiceType,
+    /// The snapshot in force went unconfirmed by the GrantForge server for longer than the
+    /// staleness limit the agent was given: everything but super users is refused until the
+    /// server confirms a snapshot again.
+    SnapshotTooOld,
     /// The policies cannot be asked: an unknown operation or resource type (to the agent, or to
     /// a service type older than it), a pattern other than LITERAL, or a request the engine cannot
     /// place (a blank name). Refused, never kept.
@@ -117,8 +121,8 @@ impl Reason {
     }
 
     /// Whether the snapshot's rules settled it, so that it may be kept for the snapshot's life:
-    /// what comes before the snapshot (super users, no snapshot, a refused type) is not the
-    /// snapshot's to keep, and an unplaced request is refused every time.
+    /// what comes before the snapshot (super users, no snapshot, a refused type, a snapshot too
+    /// old) is not the snapshot's to keep, and an unplaced request is refused every time.
     pub fn cacheable(self) -> bool {
         matches!(
             self,
@@ -133,6 +137,7 @@ impl Reason {
             Reason::ServiceDisabled => "the service is disabled: Kafka is unchecked",
             Reason::NoSnapshot => "no snapshot is in force yet: refused (fail closed)",
             Reason::RefusedServiceType => "the snapshot is of another service type: everything is refused",
+            Reason::SnapshotTooOld => "the GrantForge server has not confirmed the snapshot in force for longer than the staleness limit: everything is refused (fail closed)",
             Reason::Unplaced => "the request cannot be placed (an operation or resource type unknown to the agent or to the server's service type, a pattern other than LITERAL, or a blank name): refused",
             Reason::Policy { allowed: true, .. } => "a policy allows and none of its priority denies",
             Reason::Policy { allowed: false, .. } => "a policy denies (a deny beats an allow within a priority)",

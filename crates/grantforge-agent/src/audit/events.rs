@@ -236,6 +236,38 @@ impl AccessEvent {
 }
 
 /// The resource of an overflow group's event: it stands for many names, none kept.
+/// The audit of a break-glass file handed to the node (`source::break_glass`): an access of the
+/// operator who ran the command to the resource `break-glass:<file>`, allowed when the snapshot was
+/// applied, with its policy version (-1 when unread) and the agent's answer as the request.
+pub(crate) fn break_glass_event(
+    id: &str,
+    by: &str,
+    file: &str,
+    version: Option<i64>,
+    applied: bool,
+    answer: &str,
+    at: Instant,
+) -> Value {
+    let occurred = at.to_string();
+    json!({
+        "eventId": clamp(&format!("break-glass-{id}"), limits::EVENT_ID),
+        "occurredAt": occurred,
+        "user": clamp(by, limits::USER),
+        "clientIp": null,
+        "resource": clamp(&format!("break-glass:{file}"), limits::RESOURCE),
+        "resourceType": "break-glass",
+        "accessType": "apply",
+        "action": "BreakGlass",
+        "outcome": if applied { "ALLOWED" } else { "DENIED" },
+        "policyId": null,
+        "policyVersion": version.unwrap_or(-1),
+        "enforcer": "GRANTFORGE",
+        "request": clamp(answer, limits::REQUEST),
+        "count": 1,
+        "lastOccurredAt": occurred,
+    })
+}
+
 pub const OVERFLOW_RESOURCE: &str = "(names not kept: past this principal's audit share)";
 
 /// Event ids: the instance, this process's boot id and a sequence number; unique per event and

@@ -51,6 +51,8 @@ pub(crate) struct Counts {
     /// Accesses handed to the audit (those Kafka asked to report): what the server's event counts,
     /// the spool and the drops add up to.
     pub audited: u64,
+    /// Actions refused because no snapshot could decide (none, another service type, too old).
+    pub undecided: u64,
 }
 
 impl Counts {
@@ -62,6 +64,7 @@ impl Counts {
         self.agreements += other.agreements;
         self.not_compared += other.not_compared;
         self.audited += other.audited;
+        self.undecided += other.undecided;
     }
 }
 
@@ -179,9 +182,9 @@ impl Lane {
         reason.allowed()
     }
 
-    /// Refuses one action while no snapshot may decide (`reason`: none yet, or one of another
-    /// service type): counted as denied and audited like any refusal, with no policy and policy
-    /// version [`NO_SNAPSHOT_VERSION`].
+    /// Refuses one action while no snapshot may decide (`reason`: none yet, one of another
+    /// service type, or one too old): counted as denied (and as undecided) and audited like any
+    /// refusal, with no policy and policy version [`NO_SNAPSHOT_VERSION`].
     pub(crate) fn refuse_undecided(
         &mut self,
         reason: Reason,
@@ -191,6 +194,7 @@ impl Lane {
         now: &mut Option<Instant>,
     ) {
         self.counts.denied += 1;
+        self.counts.undecided += 1;
         if is_audited(action, &reason) {
             self.counts.audited += 1;
             auditor.record(

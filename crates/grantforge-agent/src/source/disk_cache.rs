@@ -1,5 +1,6 @@
 //! The disk cache (`grantforge.cache.dir`): the last applied snapshot as its exact signed bytes,
-//! with what is needed to verify it again, the signing key pinned on first use, and the refusal of a
+//! with what is needed to verify it again and when the live server last confirmed it (its age
+//! after a restart, for `staleness`), the signing key pinned on first use, and the refusal of a
 //! snapshot of another service type (so that a restart refuses everything too, instead of serving the
 //! older kafka snapshot of the cache).
 //!
@@ -12,7 +13,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
@@ -23,6 +24,7 @@ const METADATA: &str = "snapshot.meta.json";
 const PINNED_KEY: &str = "signing-key.pin";
 const REFUSED_TYPE: &str = "refused-service-type";
 const REPLACED_BODIES: &str = "replaced-bodies.json";
+const CONFIRMED_AT: &str = "snapshot.confirmed-at";
 
 /// A snapshot as it came from the server: the exact body and the headers that vouch for it. (Its
 /// ETag is not here: it is `trust::etag_of(body)`, whatever a header or a file says.)
@@ -133,7 +135,7 @@ impl SnapshotCache {
             .unwrap_or(0);
         let aside = self.dir.join(format!("rejected-{stamp}"));
         fs::create_dir_all(&aside)?;
-        for name in [SNAPSHOT, METADATA] {
+        for name in [SNAPSHOT, METADATA, CONFIRMED_AT] {
             let from = self.dir.join(name);
             if from.exists() {
                 fs::rename(&from, aside.join(name))?;
@@ -149,6 +151,42 @@ impl SnapshotCache {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// Records that the live server confirmed the cached snapshot at `at` (wall-clock milliseconds
+    /// since the epoch, as text). Written after the snapshot, so a crash in between leaves an
+    /// older time: the snapshot then looks older than it is, never younger.
+    pub fn save_confirmed_at(&self, at: SystemTime) -> io::Result<()> {
+        let millis = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        write_atomically(&self.confirmed_at_path(), millis.to_string().as_bytes())
+    }
+
+    /// How long before `now` the live server last confirmed the cached snapshot, or why that is
+    /// not known (no record, an unreadable one, or a time after `now`: the clock went back).
+    pub fn confirmed_age(&self, now: SystemTime) -> Result<Duration, String> {
+        let path = self.confirmed_at_path();
+        let text = fs::read_to_string(&path).map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => format!("{} does not exist", path.display()),
+            _ => format!("cannot read {}: {e}", path.display()),
+        })?;
+        let millis: u64 = text.trim().parse().map_err(|_| {
+            format!(
+                "{} holds `{}`, not milliseconds since the epoch",
+                path.display(),
+                text.trim()
+            )
+        })?;
+        now.duration_since(UNIX_EPOCH + Duration::from_millis(millis))
+            .map_err(|_| {
+                format!(
+                    "{} records a time after now (the clock went back)",
+                    path.display()
+                )
+            })
+    }
+
+    pub fn confirmed_at_path(&self) -> PathBuf {
+        self.dir.join(CONFIRMED_AT)
     }
 
     pub fn pin_key(&self, base64_spki: &str) -> io::Result<()> {
@@ -285,6 +323,35 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().contains("tmp"))
             .collect();
         assert!(leftovers.is_empty());
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_last_confirmation_is_recorded_and_a_missing_garbled_or_future_one_is_unknown() {
+        let dir = temp_dir("confirmed");
+        let cache = SnapshotCache::open(&dir, 1024).unwrap();
+        let now = SystemTime::now();
+        assert!(cache
+            .confirmed_age(now)
+            .unwrap_err()
+            .contains("does not exist"));
+        cache
+            .save_confirmed_at(now - Duration::from_secs(90))
+            .unwrap();
+        let age = cache.confirmed_age(now).unwrap();
+        assert!(
+            age >= Duration::from_secs(90) && age < Duration::from_secs(91),
+            "{age:?}"
+        );
+        assert!(cache
+            .confirmed_age(now - Duration::from_secs(91))
+            .unwrap_err()
+            .contains("after now"));
+        fs::write(cache.confirmed_at_path(), "yesterday").unwrap();
+        assert!(cache
+            .confirmed_age(now)
+            .unwrap_err()
+            .contains("`yesterday`"));
         fs::remove_dir_all(dir).unwrap();
     }
 

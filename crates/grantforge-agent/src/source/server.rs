@@ -10,10 +10,11 @@
 //! the version stays, the snapshot is revalidated every `grantforge.revalidate.interval.ms` (a
 //! conditional download): GrantForge changes role holders and group members without moving the
 //! version, and a body of the applied version with other content is taken from the live server
-//! only, never one replaced at that version before (see `memberships`). Only then the snapshot is applied and written to the
-//! disk cache. On start the disk cache is verified the same way, so a broker starts from it when the
-//! server is away. Failures back off with jitter and are logged once per distinct problem, not once
-//! per round.
+//! only, never one replaced at that version before (see `memberships`). Only then the snapshot is
+//! applied and written to the disk cache. On start the disk cache is verified the same way, so a
+//! broker starts from it when the server is away, as old as the cache records its last
+//! confirmation to be. Each round tells `staleness` whether it confirmed the snapshot in force.
+//! Failures back off with jitter and are logged once per distinct problem, not once per round.
 //!
 //! Nothing the server says is trusted beyond its signature: a snapshot's ETag is derived from its
 //! verified body, `refreshSeconds` is held within [`server_round_range`], a 304 that contradicts
@@ -21,7 +22,7 @@
 //! the audit, which still reaches a server that answers.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant as Clock};
+use std::time::{Duration, Instant as Clock, SystemTime};
 
 use grantforge_engine::Instant;
 use grantforge_kafka::{KafkaPolicies, LoadError};
@@ -31,7 +32,8 @@ use crate::agent::Agent;
 use crate::audit::delivery::{DeliveryStats, Shipper, RESEND_BUDGET};
 use crate::audit::events::AccessEvent;
 use crate::config::{AgentConfig, ConfigError, ServerSettings};
-use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE};
+use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE, SNAPSHOT_MAX_AGE};
+use crate::source::break_glass::{self, BreakGlassDir, Request};
 use crate::source::client::{CallError, PolicyAnswer, ServerClient, Timeouts};
 use crate::source::disk_cache::{Download, SnapshotCache};
 use crate::source::memberships::{Memberships, ReplacedBodies};
@@ -112,6 +114,14 @@ pub struct ServerSync {
     /// How long the snapshot in force goes without a conditional download while the policy
     /// version stays: GrantForge changes memberships without moving the version.
     revalidate_interval: Duration,
+    /// The staleness limit (`staleness`): with one, a round is never longer than a third of it.
+    max_age: Option<Duration>,
+    /// Whether writing the time of a confirmation to the cache failed, so it is logged once.
+    confirmation_unrecorded: bool,
+    /// Where the JAR's `break-glass` command hands snapshots to this node, if anywhere.
+    break_glass_dir: Option<BreakGlassDir>,
+    /// The policy version of the break-glass snapshot in force, until the server's lifts it.
+    break_glass: Option<i64>,
     /// Bodies of the applied version that were replaced: a replay of one is refused.
     replaced: ReplacedBodies,
     /// When a revalidation's body was last refused: the refusal stands (and the body is not
@@ -220,6 +230,14 @@ impl ServerSync {
             refresh_interval: config.refresh_interval,
             download_jitter: config.download_jitter,
             revalidate_interval: config.revalidate_interval,
+            max_age: config.snapshot_max_age,
+            confirmation_unrecorded: false,
+            break_glass_dir: config
+                .break_glass_dir
+                .as_deref()
+                .map(|dir| BreakGlassDir::open(dir, config.snapshot_max_bytes))
+                .transpose()?,
+            break_glass: None,
             replaced,
             revalidation_refused_at: None,
             download_deferred: false,
@@ -252,9 +270,24 @@ impl ServerSync {
             Ok(None) => return,
             Err(e) => return self.reject_cache(&e),
         };
-        if let Err(reason) = self.accept(download, agent, None) {
-            self.reject_cache(&reason);
+        match self.accept(download, agent, None) {
+            Ok(()) => self.date_cache(agent),
+            Err(reason) => self.reject_cache(&reason),
         }
+    }
+
+    /// The cached snapshot is as old as the cache records its last confirmation to be: a node
+    /// restarted during a long outage must not serve an arbitrarily old cache. Unrecorded, its age
+    /// is unknown, and past any limit.
+    fn date_cache(&mut self, agent: &Agent) {
+        let age = self.cache.confirmed_age(SystemTime::now());
+        if let (Err(why), Some(_)) = (&age, self.max_age) {
+            tracing::warn!(
+                "{why}: the age of the cached snapshot is unknown, so {} refuses every request but the super users' until the GrantForge server confirms a snapshot",
+                SNAPSHOT_MAX_AGE.key
+            );
+        }
+        agent.staleness().cached(Clock::now(), age.ok());
     }
 
     fn reject_cache(&mut self, reason: &str) {
@@ -273,6 +306,7 @@ impl ServerSync {
 
     /// One round with the server; returns when to come back.
     fn refresh(&mut self, agent: &Agent) -> Duration {
+        self.take_break_glass(agent);
         let heartbeat = match self.client.heartbeat(&self.heartbeat_body(agent)) {
             Ok(heartbeat) => heartbeat,
             Err(e) => return self.failed(agent, &e),
@@ -298,12 +332,14 @@ impl ServerSync {
                 // The server answers (the audit flows), but the refused body still stands: no
                 // recovery until a revalidation or a new version says otherwise.
                 self.failures = 0;
+                agent.staleness().unconfirmed(true);
                 return round;
             }
         } else {
             // Not a recovery: the heartbeat answered, but a refused snapshot or a failed
             // download is only over once a download succeeds.
             if let Some(wait) = self.defer_download() {
+                agent.staleness().reached();
                 return wait;
             }
             match self.download(agent, heartbeat.policy_version) {
@@ -377,7 +413,7 @@ impl ServerSync {
     /// configured refresh interval.
     fn round(&mut self, refresh_seconds: Option<i64>) -> Duration {
         let Some(asked) = refresh_seconds.filter(|s| *s > 0) else {
-            return self.refresh_interval;
+            return self.within_max_age(self.refresh_interval);
         };
         let asked_for = Duration::from_secs(asked.unsigned_abs());
         let (shortest, longest) = server_round_range(self.refresh_interval);
@@ -394,7 +430,14 @@ impl ServerSync {
             );
             self.clamped_round = Some(asked);
         }
-        round
+        self.within_max_age(round)
+    }
+
+    /// With a staleness limit, a round is at most a third of it: a round, the random wait before a
+    /// download and a retry fit in the limit (`config` refuses a limit shorter than three refresh
+    /// intervals), so a node whose server answers never refuses.
+    fn within_max_age(&self, round: Duration) -> Duration {
+        self.max_age.map_or(round, |max| round.min(max / 3))
     }
 
     /// Downloads the snapshot and applies it if it passes every check. A 304 while the heartbeat
@@ -496,6 +539,7 @@ impl ServerSync {
         agent.apply(policies, &origin);
         *agent.metrics().memberships_confirmed.lock() = applied.confirmed;
         if from_server {
+            self.lift_break_glass(agent, applied.version);
             self.tell_replaced(succession, &applied);
             self.save_to_cache(&download, &applied);
         }
@@ -610,6 +654,91 @@ impl ServerSync {
             tracing::warn!(
                 "cannot write {}: {e}; after a restart a replay of the replaced body would not be recognised",
                 self.cache.replaced_bodies_path().display()
+            );
+        }
+    }
+
+    /// Applies or refuses each break-glass request waiting (see `break_glass`): audited (an
+    /// event and an ERROR naming the file, its version and who asked) and answered either way.
+    fn take_break_glass(&mut self, agent: &Agent) {
+        let Some(dir) = self.break_glass_dir.clone() else {
+            return;
+        };
+        for request in dir.take() {
+            let in_force = self
+                .applied
+                .as_ref()
+                .map(|a| (a.service.as_str(), a.version));
+            let checked =
+                break_glass::check(&request, self.trusted.as_ref(), in_force, Instant::now());
+            let (version, answer) = match checked {
+                Ok(policies) => {
+                    let version = policies.policy_version;
+                    (
+                        Some(version),
+                        Ok(self.apply_break_glass(agent, &request, policies)),
+                    )
+                }
+                Err(why) => (None, Err(why)),
+            };
+            let applied = answer.is_ok();
+            let message = answer.unwrap_or_else(|why| {
+                let refused = format!(
+                    "break-glass file {} requested by {} through {} is refused: {why}",
+                    request.file,
+                    request.by,
+                    dir.dir().display()
+                );
+                tracing::error!("{refused}");
+                refused
+            });
+            self.ship(&[crate::audit::events::break_glass_event(
+                &request.id,
+                &request.by,
+                &request.file,
+                version,
+                applied,
+                &message,
+                Instant::now(),
+            )]);
+            dir.answer(&request.id, applied, &message);
+        }
+    }
+
+    /// Puts a checked break-glass snapshot in force (not in the disk cache: a restart does not
+    /// bring it back); returns what is logged and answered.
+    fn apply_break_glass(
+        &mut self,
+        agent: &Agent,
+        request: &Request,
+        policies: KafkaPolicies,
+    ) -> String {
+        let message = format!(
+            "break-glass file {} (policy version {} of service {}) requested by {} is in force: it stays until the GrantForge server's next snapshot lifts it, or its validity ends",
+            request.file, policies.policy_version, policies.service, request.by
+        );
+        self.applied = Some(LastApplied {
+            service: policies.service.clone(),
+            version: policies.policy_version,
+            etag: etag_of(&request.body),
+            at: Clock::now(),
+            confirmed: None,
+            memberships: Memberships::of(&request.body),
+        });
+        self.break_glass = Some(policies.policy_version);
+        agent.staleness().break_glass(true);
+        agent.apply(policies, &format!("break-glass file {}", request.file));
+        tracing::error!("{message}");
+        message
+    }
+
+    /// A snapshot from the live server is in force: a break-glass snapshot is lifted.
+    fn lift_break_glass(&mut self, agent: &Agent, version: i64) {
+        if let Some(break_glass) = self.break_glass.take() {
+            agent.staleness().break_glass(false);
+            tracing::warn!(
+                "the break-glass snapshot (policy version {break_glass}) is lifted: policy version {version} from {} is in force",
+                self.settings.url
             );
         }
     }
@@ -761,6 +890,9 @@ impl ServerSync {
                 "spooledBytes": agent.delivery().spooled_bytes.load(std::sync::atomic::Ordering::Relaxed),
                 "droppedEvents": agent.dropped_audit_events(),
                 "lastError": self.last_problem,
+                "state": agent.staleness().state().name(),
+                "serverReachable": agent.staleness().server_reachable(),
+                "refusedWithoutSnapshot": agent.refused_without_snapshot(),
             },
         })
     }
@@ -785,6 +917,7 @@ impl ServerSync {
             ),
         );
         *agent.metrics().last_error.lock() = self.last_problem.clone();
+        agent.staleness().unconfirmed(false);
         self.failures = self.failures.saturating_add(1);
         back_off(self.failures, self.refresh_interval)
     }
@@ -807,6 +940,7 @@ impl ServerSync {
             true,
         );
         *agent.metrics().last_error.lock() = self.last_problem.clone();
+        agent.staleness().unconfirmed(true);
         self.refusals = self.refusals.saturating_add(1);
         back_off(self.refusals, self.refresh_interval)
     }
@@ -832,6 +966,27 @@ impl ServerSync {
         self.revalidation_refused_at = None;
         self.last_problem = None;
         *agent.metrics().last_error.lock() = None;
+        if self.applied.is_some() {
+            agent.staleness().confirmed(Clock::now());
+            self.record_confirmation();
+        }
+    }
+
+    /// Writes the time of a confirmation to the cache, for the age of the cached snapshot after a
+    /// restart; a failure is logged once (the snapshot then looks older after a restart, never
+    /// younger).
+    fn record_confirmation(&mut self) {
+        match self.cache.save_confirmed_at(SystemTime::now()) {
+            Ok(()) => self.confirmation_unrecorded = false,
+            Err(e) if !self.confirmation_unrecorded => {
+                tracing::warn!(
+                    "cannot write {}: {e}; after a restart the cached snapshot will look as old as the last confirmation recorded there",
+                    self.cache.confirmed_at_path().display()
+                );
+                self.confirmation_unrecorded = true;
+            }
+            Err(_) => {}
+        }
     }
 }
 
@@ -900,6 +1055,9 @@ fn warn_if_token_readable_by_others(_settings: &ServerSettings) {}
 impl Source for ServerSync {
     fn start(&mut self, agent: &Agent) {
         self.load_cache(agent);
+        if let Some(dir) = &self.break_glass_dir {
+            dir.refuse_waiting("it was waiting when the agent started: a break-glass file is applied only to a running node, by the break-glass command");
+        }
     }
 
     /// At once: the server may have a newer snapshot than the cache.

@@ -108,6 +108,7 @@ fn each_reason_says_whether_it_allows_is_checked_is_kept_and_which_policy_decide
         (Reason::ServiceDisabled, true, false, true, None),
         (Reason::NoSnapshot, false, true, false, None),
         (Reason::RefusedServiceType, false, true, false, None),
+        (Reason::SnapshotTooOld, false, true, false, None),
         (Reason::Unplaced, false, true, false, None),
         (
             Reason::Policy {

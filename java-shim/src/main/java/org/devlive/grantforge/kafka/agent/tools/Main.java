@@ -26,6 +26,7 @@ public final class Main {
         + "  explain --disagreements ... what shadow or compare mode counted on a node, read over JMX (docs/operations.md)\n"
         + "  migrate-acls ...            Kafka's ACLs as GrantForge policies, and --verify (docs/operations.md)\n"
         + "  check-config ...            whether the classes server.properties names for the agent load on this Kafka\n"
+        + "  break-glass ...             hand a snapshot signed with the pinned key to a running node (docs/reliability.md)\n"
         + "  help                        this text; COMMAND --help prints the command's own\n"
         + "explain --quota --bootstrap-server, explain --principal-of, migrate-acls and check-config need Kafka's jars on the\n"
         + "class path:\n"
@@ -46,6 +47,9 @@ public final class Main {
                 return;
             case "migrate-acls":
                 System.exit(MigrateAcls.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.out, System.err));
+                return;
+            case "break-glass":
+                System.exit(BreakGlass.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.out, System.err));
                 return;
             case "check-config":
                 System.exit(CheckConfig.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.out, System.err));

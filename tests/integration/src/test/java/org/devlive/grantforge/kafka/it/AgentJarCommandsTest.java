@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class AgentJarCommandsTest {
     /** One line of the usage per command. */
     private static final List<String> COMMANDS = List.of("  explain ...", "  explain --quota ...", "  explain --principal-of ...",
-            "  explain --disagreements ...", "  migrate-acls ...", "  check-config ...");
+            "  explain --disagreements ...", "  migrate-acls ...", "  check-config ...", "  break-glass ...");
 
     private record Run(int exitCode, String stdout, String stderr) {
     }
@@ -128,5 +128,36 @@ class AgentJarCommandsTest {
         Run checkConfig = jar("check-config", "--help");
         assertEquals(0, checkConfig.exitCode(), checkConfig.toString());
         assertTrue(checkConfig.stdout().startsWith("usage: check-config"), checkConfig.stdout());
+        Run breakGlass = jar("break-glass", "--help");
+        assertEquals(0, breakGlass.exitCode(), breakGlass.toString());
+        assertTrue(breakGlass.stdout().startsWith("usage: break-glass"), breakGlass.stdout());
+    }
+
+    /**
+     * {@code break-glass} hands a file only to a running node: one that no node takes within the wait is withdrawn
+     * (nothing stays in the directory for a later start to find), and the command says what to check.
+     */
+    @Test
+    void breakGlassWithoutARunningNodeWithdrawsTheRequestAndSaysSo() throws Exception {
+        Path dir = java.nio.file.Files.createTempDirectory("gf-break-glass-");
+        Path file = dir.getParent().resolve(dir.getFileName() + "-incident.json");
+        java.nio.file.Files.writeString(file, "{}");
+        java.nio.file.Files.writeString(Path.of(file + ".sig"), "c2ln");
+        try {
+            Run nobody = jar("break-glass", "--dir", dir.toString(), "--file", file.toString(), "--wait-seconds", "1");
+            assertEquals(3, nobody.exitCode(), nobody.toString());
+            assertTrue(nobody.stderr().contains("no running node took the request within 1 s, so it is withdrawn")
+                && nobody.stderr().contains("grantforge.break.glass.dir=" + dir), nobody.stderr());
+            try (java.util.stream.Stream<Path> left = java.nio.file.Files.list(dir)) {
+                assertEquals(List.of(), left.toList(), "nothing is left for a later start");
+            }
+            Run unsigned = jar("break-glass", "--dir", dir.toString(), "--file", dir.resolve("missing.json").toString());
+            assertEquals(1, unsigned.exitCode(), unsigned.toString());
+            assertTrue(unsigned.stderr().contains("missing.json does not exist"), unsigned.stderr());
+        } finally {
+            java.nio.file.Files.deleteIfExists(Path.of(file + ".sig"));
+            java.nio.file.Files.deleteIfExists(file);
+            java.nio.file.Files.deleteIfExists(dir);
+        }
     }
 }

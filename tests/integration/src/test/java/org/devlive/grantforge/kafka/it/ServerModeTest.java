@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -228,6 +229,129 @@ class ServerModeTest {
                 "the policy version did not move");
             assertEquals(1, awaitLines(node, "without a new version: roles analyst"), node.logText());
             System.out.printf("role ended at the same version to refusal: %d ms (revalidation every 2 s)%n", refusedAfter);
+        }
+    }
+
+    /**
+     * The staleness contract (grantforge.snapshot.max.age.ms) on a real node: with the server down the snapshot in
+     * force degrades, then, past the limit, the node refuses alice while still serving the super user, and once the
+     * server answers again it serves alice as before. JMX shows each state, whether the server is reachable, and the
+     * requests refused without a usable snapshot.
+     */
+    @Test
+    void pastTheStalenessLimitWithTheServerDownANodeRefusesAllButSuperUsersAndServesAgainWhenItReturns() throws Exception {
+        Path policies = tmp.resolve("stale-policies.json");
+        Files.writeString(policies, policiesWithMarker("stale"));
+        Jmx jmx = Jmx.onFreePort();
+        try (TestServer server = TestServer.start(policies, tmp.resolve("stale-server"), 1)) {
+            KafkaNode.Builder builder = node("server-stale", server, tmp.resolve("stale-cache"))
+                .property("grantforge.refresh.interval.ms", "1000")
+                .property("grantforge.snapshot.max.age.ms", "8000");
+            jmx.jvmArgs().forEach(builder::jvmArg);
+            try (KafkaNode node = builder.start()) {
+                createTopic(node, "stale");
+                assertTrue(canWrite(node, "alice", "stale"), node.diagnostics());
+                await("current and reachable", Duration.ofSeconds(10),
+                    () -> staleness(jmx, "SnapshotState") == 0 && staleness(jmx, "ServerReachable") == 1);
+
+                server.fault("{\"mode\":\"down\"}");
+                long down = System.nanoTime();
+                await("degraded", Duration.ofSeconds(10), () -> staleness(jmx, "SnapshotState") == 1);
+                assertEquals(0, staleness(jmx, "ServerReachable"));
+                assertTrue(canWrite(node, "alice", "stale"), "a degraded snapshot still decides");
+                assertEquals(1, awaitLines(node, ": degraded;"), node.logText());
+
+                await("refusing past the limit", Duration.ofSeconds(30), () -> staleness(jmx, "SnapshotState") == 2);
+                long refusingAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - down);
+                assertFalse(canWrite(node, "alice", "stale"), "alice is refused past the limit");
+                assertTrue(canWrite(node, KafkaNode.SUPER_USER, "stale"), "the super user is still served");
+                assertTrue(staleness(jmx, "RefusedWithoutSnapshot") >= 1);
+                assertEquals(1, awaitLines(node, "longer than grantforge.snapshot.max.age.ms=8000 allows"), node.logText());
+
+                server.fault("{\"mode\":\"none\"}");
+                long back = System.nanoTime();
+                await("current again", Duration.ofSeconds(15), () -> staleness(jmx, "SnapshotState") == 0);
+                long currentAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - back);
+                assertTrue(canWrite(node, "alice", "stale"), "alice is served again\n" + node.logText());
+                assertEquals(1, awaitLines(node, "again: current, no longer refusing"), node.logText());
+                System.out.printf("staleness: refusing %d ms after the server went down (limit 8000 ms), current %d ms after it returned%n",
+                    refusingAfter, currentAfter);
+            }
+        }
+    }
+
+    /**
+     * Break-glass on a real node: with the server lost, an operator hands the node a snapshot signed with the pinned
+     * key through the JAR's {@code break-glass} command; the running node applies it (alice may write while it holds)
+     * and names the file, its version and who asked in an ERROR; the same file again is refused naming why; and the
+     * server's next version, once the server is back, lifts it.
+     */
+    @Test
+    void aBreakGlassFileHandedInByTheJarCommandHoldsUntilTheServersNextVersion() throws Exception {
+        Path glassDir = tmp.resolve("glass-dir");
+        Path cache = tmp.resolve("glass-cache");
+        try (TestServer server = server("glass");
+             KafkaNode node = node("server-glass", server, cache)
+                 .property("grantforge.break.glass.dir", glassDir.toString()).start()) {
+            createTopic(node, "glass");
+            assertFalse(canWrite(node, "alice", "glass"), node.diagnostics());
+            server.fault("{\"mode\":\"down\"}");
+
+            com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+            com.fasterxml.jackson.databind.node.ObjectNode snapshot =
+                (com.fasterxml.jackson.databind.node.ObjectNode) json.readTree(Files.readAllBytes(cache.resolve("snapshot.json")));
+            long inForce = snapshot.get("policyVersion").asLong();
+            snapshot.put("policyVersion", inForce + 1);
+            String until = java.time.Instant.now().plusSeconds(3600).toString();
+            snapshot.set("policies", json.readTree("[{\"id\":\"7000000000000000001\",\"name\":\"incident\",\"type\":\"ACCESS\","
+                + "\"priority\":\"NORMAL\",\"document\":{\"resources\":{\"topic\":{\"values\":[\"glass\"],\"excludes\":false,"
+                + "\"recursive\":false}},\"allow\":[{\"users\":[\"alice\"],\"groups\":[],\"roles\":[],\"accessTypes\":[\"write\"],"
+                + "\"conditions\":[]}],\"allowExceptions\":[],\"deny\":[],\"denyExceptions\":[],"
+                + "\"validity\":[{\"from\":null,\"until\":\"" + until + "\"}]}}]"));
+            Path file = tmp.resolve("incident.json");
+            byte[] body = json.writeValueAsBytes(snapshot);
+            Files.write(file, body);
+            Files.writeString(tmp.resolve("incident.json.sig"), sign(tmp.resolve("glass-server").resolve("signing-key.pkcs8"), body));
+
+            List<String> command = List.of("break-glass", "--dir", glassDir.toString(), "--file", file.toString(), "--wait-seconds", "60");
+            ToolRun applied = node.runAgentCommand(List.of(), command);
+            assertEquals(0, applied.exitCode(), applied.toString());
+            assertTrue(applied.stdout().contains("policy version " + (inForce + 1)) && applied.stdout().contains(file.toString()),
+                applied.toString());
+            assertTrue(canWrite(node, "alice", "glass"), "the break-glass policy decides\n" + node.logText());
+            assertEquals(1, awaitLines(node, "break-glass file " + file + " (policy version " + (inForce + 1)), node.logText());
+
+            ToolRun again = node.runAgentCommand(List.of(), command);
+            assertEquals(1, again.exitCode(), again.toString());
+            assertTrue(again.stderr().contains("is the one in force"), again.toString());
+
+            server.fault("{\"mode\":\"none\"}");
+            // two edits: the server's version passes the break-glass one
+            server.policies(policiesWithMarker("reports"));
+            Thread.sleep(1000); // the server reads its policies file every 200 ms: two versions, not one
+            server.policies(policiesWithMarker("orders"));
+            await("the server's next version lifts it", Duration.ofSeconds(30), () -> !canWrite(node, "alice", "glass"));
+            assertEquals(1, awaitLines(node, "the break-glass snapshot (policy version " + (inForce + 1) + ") is lifted"), node.logText());
+        }
+    }
+
+    /** The Base64 Ed25519 signature of {@code body} under the PKCS#8 private key in {@code keyFile}. */
+    private static String sign(Path keyFile, byte[] body) throws Exception {
+        java.security.PrivateKey key = java.security.KeyFactory.getInstance("Ed25519")
+            .generatePrivate(new java.security.spec.PKCS8EncodedKeySpec(Files.readAllBytes(keyFile)));
+        java.security.Signature signature = java.security.Signature.getInstance("Ed25519");
+        signature.initSign(key);
+        signature.update(body);
+        return java.util.Base64.getEncoder().encodeToString(signature.sign());
+    }
+
+    /** A staleness metric of the node's agent (broker and controller read the same agent). */
+    private static long staleness(Jmx jmx, String attribute) {
+        try {
+            Map<String, Map<String, Object>> agents = jmx.read("org.devlive.grantforge.kafka:type=Agent,*", attribute);
+            return agents.values().stream().map(v -> (Long) v.get(attribute)).findFirst().orElseThrow();
+        } catch (Exception e) {
+            throw new AssertionError(e);
         }
     }
 
