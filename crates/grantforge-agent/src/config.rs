@@ -19,9 +19,10 @@ use crate::source::trust::SigningKey;
 /// Kafka's own key naming the principals that are never checked.
 pub const SUPER_USERS: &str = "super.users";
 
-/// Every key of Kafka's the agent reads (beside its own `grantforge.*`): the Java shim hands
-/// `configure` only these, so none of Kafka's secrets reaches the agent.
-pub const KAFKA_KEYS: [&str; 7] = [
+/// Every key of Kafka's the agent reads (beside its own `grantforge.*` and each listener's
+/// `listener.name.<listener>.ssl.client.auth`): the Java shim hands `configure` only these, so
+/// none of Kafka's secrets reaches the agent.
+pub const KAFKA_KEYS: [&str; 8] = [
     SUPER_USERS,
     lockout::INTER_BROKER_LISTENER_NAME,
     lockout::SECURITY_INTER_BROKER_PROTOCOL,
@@ -29,6 +30,7 @@ pub const KAFKA_KEYS: [&str; 7] = [
     ALLOW_EVERYONE_IF_NO_ACL_FOUND,
     lockout::LISTENERS,
     lockout::LISTENER_SECURITY_PROTOCOL_MAP,
+    lockout::SSL_CLIENT_AUTH,
 ];
 
 /// `StandardAuthorizer`'s key to allow what no ACL names: read only to say it means nothing here.
@@ -167,10 +169,7 @@ impl AgentConfig {
         let mut ignored_settings = ignored_settings(settings, &source);
         ignored_settings.extend(lockout::anonymous_super_user_warning(
             settings.get(SUPER_USERS).map(String::as_str).unwrap_or(""),
-            settings.get(lockout::LISTENERS).map(String::as_str),
-            settings
-                .get(lockout::LISTENER_SECURITY_PROTOCOL_MAP)
-                .map(String::as_str),
+            |key| settings.get(key).map(String::as_str),
         ));
         Ok(AgentConfig {
             source,
@@ -584,6 +583,16 @@ mod tests {
         let mut ours = KAFKA_KEYS.to_vec();
         ours.sort_unstable();
         assert_eq!(keys, ours);
+        let per_listener = format!(
+            "key.startsWith(\"{}\") && key.endsWith(\".{}\")",
+            lockout::LISTENER_KEY_PREFIX,
+            lockout::SSL_CLIENT_AUTH
+        );
+        assert!(
+            shim.contains(&per_listener),
+            "OpenedAgent hands over each listener's {}: {per_listener}",
+            lockout::SSL_CLIENT_AUTH
+        );
     }
 
     #[test]
@@ -878,6 +887,32 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(sasl_only.ignored_settings, Vec::<String>::new());
+    }
+
+    #[test]
+    fn anonymous_as_a_super_user_beside_an_ssl_listener_without_required_certificates_is_warned() {
+        let ssl = |client_auth: &'static str| {
+            AgentConfig::from_settings(&settings(&[
+                ("grantforge.policy.file", "/x"),
+                (SUPER_USERS, "User:ANONYMOUS"),
+                (lockout::LISTENERS, "SASL_SSL://:9093,EXTERNAL://:9094"),
+                (
+                    lockout::LISTENER_SECURITY_PROTOCOL_MAP,
+                    "SASL_SSL:SASL_SSL,EXTERNAL:SSL",
+                ),
+                (lockout::SSL_CLIENT_AUTH, "required"),
+                ("listener.name.external.ssl.client.auth", client_auth),
+            ]))
+            .unwrap()
+            .ignored_settings
+        };
+        let warned = ssl("requested");
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        assert!(
+            warned[0].contains("listener EXTERNAL speaks SSL"),
+            "{warned:?}"
+        );
+        assert_eq!(ssl("required"), Vec::<String>::new());
     }
 
     #[test]
