@@ -33,6 +33,29 @@ pub const KAFKA_KEYS: [&str; 8] = [
     lockout::SSL_CLIENT_AUTH,
 ];
 
+/// The running Kafka's version (Kafka's `AppInfoParser.getVersion()`), which the Java shim adds
+/// to the settings it hands over; a key of that name in the node's own settings never arrives.
+pub const RUNNING_KAFKA_VERSION: &str = "kafka.version";
+
+/// The longest `agentVersion` GrantForge takes in a heartbeat (`HeartbeatRequest`,
+/// `@Size(max = 64)`).
+const AGENT_VERSION_MAX: usize = 64;
+
+/// The agent's version as its heartbeats say it, as GrantForge's own agents say theirs (the HDFS
+/// agent's `HdfsAgentCompatibility.agentVersion`: `<version>-hadoop-<Hadoop's version>`):
+/// `<version>-kafka-<running Kafka's version>`, cut to what the server takes (the agent's version
+/// is kept whole, never half a character). Without Kafka's version (a test, a tool), the agent's.
+pub fn agent_version(kafka: Option<&str>) -> String {
+    let ours = env!("CARGO_PKG_VERSION");
+    match kafka.map(str::trim).filter(|k| !k.is_empty()) {
+        Some(kafka) => {
+            let label = format!("{ours}-kafka-{kafka}");
+            crate::audit::events::clamp(&label, AGENT_VERSION_MAX).to_string()
+        }
+        None => ours.to_string(),
+    }
+}
+
 /// `StandardAuthorizer`'s key to allow what no ACL names: read only to say it means nothing here.
 pub const ALLOW_EVERYONE_IF_NO_ACL_FOUND: &str = "allow.everyone.if.no.acl.found";
 
@@ -87,6 +110,8 @@ pub struct ServerSettings {
     /// The service's new name after a rename in GrantForge ([`settings::SERVICE_RENAMED_TO`]):
     /// a snapshot of it may follow one of another name.
     pub renamed_to: Option<String>,
+    /// What heartbeats say the agent is ([`agent_version`]).
+    pub agent_version: String,
 }
 
 /// The agent token: read once from its file, never logged, never in an error message.
@@ -378,6 +403,9 @@ impl Reader<'_> {
             signing_key,
             ca_pem,
             renamed_to: self.text(&settings::SERVICE_RENAMED_TO),
+            agent_version: agent_version(
+                self.settings.get(RUNNING_KAFKA_VERSION).map(String::as_str),
+            ),
         })
     }
 
@@ -593,6 +621,29 @@ mod tests {
             "OpenedAgent hands over each listener's {}: {per_listener}",
             lockout::SSL_CLIENT_AUTH
         );
+    }
+
+    /// The Java shim adds the running Kafka's version under [`RUNNING_KAFKA_VERSION`].
+    #[test]
+    fn the_shim_hands_over_the_running_kafkas_version() {
+        let shim = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../java-shim/src/main/java/org/devlive/grantforge/kafka/agent/OpenedAgent.java"
+        ))
+        .unwrap();
+        let put = format!("settings.put(\"{RUNNING_KAFKA_VERSION}\", AppInfoParser.getVersion())");
+        assert!(shim.contains(&put), "OpenedAgent lacks {put}");
+    }
+
+    #[test]
+    fn the_agent_version_names_the_running_kafka_and_fits_the_heartbeat() {
+        let ours = env!("CARGO_PKG_VERSION");
+        assert_eq!(agent_version(Some("4.3.1")), format!("{ours}-kafka-4.3.1"));
+        assert_eq!(agent_version(None), ours);
+        assert_eq!(agent_version(Some("  ")), ours);
+        let long = agent_version(Some(&"é".repeat(100)));
+        assert_eq!(long.encode_utf16().count(), AGENT_VERSION_MAX);
+        assert!(long.starts_with(&format!("{ours}-kafka-é")), "{long}");
     }
 
     #[test]

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.utils.AppInfoParser;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.devlive.grantforge.kafka.agent.jni.AgentVersion;
@@ -126,6 +127,9 @@ public final class OpenedAgent {
                 settings.put(key, String.valueOf(entry.getValue()));
             }
         }
+        // The running Kafka's version, for the heartbeat's agentVersion (crates/grantforge-agent/src/config.rs,
+        // RUNNING_KAFKA_VERSION); never a value of the node's own settings.
+        settings.put("kafka.version", AppInfoParser.getVersion());
         return settings;
     }
 
