@@ -92,7 +92,7 @@ class LockOutWarningTest {
             Await.until("the node starts", Duration.ofSeconds(90), () -> node.logText().contains(KafkaNode.STARTED_MESSAGE));
             assertEquals(1, warnings(node, expected).size(), "one WARN for the broker's and the controller's authorizer");
             String warning = warnings(node, expected).get(0);
-            assertFalse(warning.contains(Transports.SCRAM) || warning.contains("SASL_PLAINTEXT"),
+            assertFalse(warning.contains("listener " + Transports.SCRAM) || warning.contains("listener SASL_PLAINTEXT"),
                     "SASL listeners always authenticate: " + warning);
         }
     }
