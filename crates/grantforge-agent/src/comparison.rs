@@ -23,6 +23,7 @@ use grantforge_kafka::{Action, Operation, Reason, RequestContext, ResourceType};
 use parking_lot::Mutex;
 
 use crate::audit::events::{clamp, limits, AccessEvent, Comparison, EventIds};
+use crate::audit::names::{kept_resource, Cut};
 
 /// Disagreement keys kept at most (their names clamped to the audit's limits: a few KiB each).
 pub const TRACKED: usize = 512;
@@ -111,18 +112,22 @@ pub struct DisagreementKey {
     pub principal_name: String,
     pub resource_type: Option<ResourceType>,
     pub resource: String,
+    /// What the resource lost when its name was longer than the audit keeps (`audit::names`).
+    pub resource_cut: Option<Cut>,
     pub operation: Option<Operation>,
 }
 
 impl DisagreementKey {
     fn of(decider: Decider, kind: Kind, context: &RequestContext, action: &Action<'_>) -> Self {
+        let (resource, resource_cut) = kept_resource(action.name);
         DisagreementKey {
             decider,
             kind,
             principal_type: clamp(&context.principal.principal_type, limits::NAME).to_string(),
             principal_name: clamp(&context.principal.name, limits::USER).to_string(),
             resource_type: action.resource_type,
-            resource: clamp(action.name, limits::RESOURCE).to_string(),
+            resource: resource.to_string(),
+            resource_cut,
             operation: action.operation,
         }
     }
@@ -317,6 +322,7 @@ fn event(event_id: String, key: &DisagreementKey, tally: &Tally) -> AccessEvent 
         client: tally.client,
         resource_type: key.resource_type,
         resource: key.resource.clone(),
+        resource_cut: key.resource_cut,
         operation: key.operation,
         request_type: tally.request_type,
         request_version: tally.request_version,
@@ -409,7 +415,8 @@ mod tests {
             &basis,
         );
         let (key, tally) = comparisons.top(1).remove(0);
-        assert_eq!(key.resource.len(), limits::RESOURCE);
+        assert_eq!(key.resource.len(), crate::audit::names::CUT_KEEPS);
+        assert_eq!(key.resource_cut.map(|cut| cut.units), Some(5000));
         assert_eq!(tally.kafka_basis.unwrap().len(), BASIS_LIMIT);
     }
 }

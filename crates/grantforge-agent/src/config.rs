@@ -19,9 +19,10 @@ use crate::source::trust::SigningKey;
 /// Kafka's own key naming the principals that are never checked.
 pub const SUPER_USERS: &str = "super.users";
 
-/// Every key of Kafka's the agent reads (beside its own `grantforge.*`): the Java shim hands
-/// `configure` only these, so none of Kafka's secrets reaches the agent.
-pub const KAFKA_KEYS: [&str; 7] = [
+/// Every key of Kafka's the agent reads (beside its own `grantforge.*` and each listener's
+/// `listener.name.<listener>.ssl.client.auth`): the Java shim hands `configure` only these, so
+/// none of Kafka's secrets reaches the agent.
+pub const KAFKA_KEYS: [&str; 8] = [
     SUPER_USERS,
     lockout::INTER_BROKER_LISTENER_NAME,
     lockout::SECURITY_INTER_BROKER_PROTOCOL,
@@ -29,7 +30,31 @@ pub const KAFKA_KEYS: [&str; 7] = [
     ALLOW_EVERYONE_IF_NO_ACL_FOUND,
     lockout::LISTENERS,
     lockout::LISTENER_SECURITY_PROTOCOL_MAP,
+    lockout::SSL_CLIENT_AUTH,
 ];
+
+/// The running Kafka's version (Kafka's `AppInfoParser.getVersion()`), which the Java shim adds
+/// to the settings it hands over; a key of that name in the node's own settings never arrives.
+pub const RUNNING_KAFKA_VERSION: &str = "kafka.version";
+
+/// The longest `agentVersion` GrantForge takes in a heartbeat (`HeartbeatRequest`,
+/// `@Size(max = 64)`).
+const AGENT_VERSION_MAX: usize = 64;
+
+/// The agent's version as its heartbeats say it, as GrantForge's own agents say theirs (the HDFS
+/// agent's `HdfsAgentCompatibility.agentVersion`: `<version>-hadoop-<Hadoop's version>`):
+/// `<version>-kafka-<running Kafka's version>`, cut to what the server takes (the agent's version
+/// is kept whole, never half a character). Without Kafka's version (a test, a tool), the agent's.
+pub fn agent_version(kafka: Option<&str>) -> String {
+    let ours = env!("CARGO_PKG_VERSION");
+    match kafka.map(str::trim).filter(|k| !k.is_empty()) {
+        Some(kafka) => {
+            let label = format!("{ours}-kafka-{kafka}");
+            crate::audit::events::clamp(&label, AGENT_VERSION_MAX).to_string()
+        }
+        None => ours.to_string(),
+    }
+}
 
 /// `StandardAuthorizer`'s key to allow what no ACL names: read only to say it means nothing here.
 pub const ALLOW_EVERYONE_IF_NO_ACL_FOUND: &str = "allow.everyone.if.no.acl.found";
@@ -85,6 +110,8 @@ pub struct ServerSettings {
     /// The service's new name after a rename in GrantForge ([`settings::SERVICE_RENAMED_TO`]):
     /// a snapshot of it may follow one of another name.
     pub renamed_to: Option<String>,
+    /// What heartbeats say the agent is ([`agent_version`]).
+    pub agent_version: String,
 }
 
 /// The agent token: read once from its file, never logged, never in an error message.
@@ -172,10 +199,7 @@ impl AgentConfig {
         let mut ignored_settings = ignored_settings(settings, &source);
         ignored_settings.extend(lockout::anonymous_super_user_warning(
             settings.get(SUPER_USERS).map(String::as_str).unwrap_or(""),
-            settings.get(lockout::LISTENERS).map(String::as_str),
-            settings
-                .get(lockout::LISTENER_SECURITY_PROTOCOL_MAP)
-                .map(String::as_str),
+            |key| settings.get(key).map(String::as_str),
         ));
         // A key of server mode: offline, it is ignored with the others, not validated.
         let snapshot_max_age = match &source {
@@ -416,6 +440,9 @@ impl Reader<'_> {
             signing_key,
             ca_pem,
             renamed_to: self.text(&settings::SERVICE_RENAMED_TO),
+            agent_version: agent_version(
+                self.settings.get(RUNNING_KAFKA_VERSION).map(String::as_str),
+            ),
         })
     }
 
@@ -621,6 +648,39 @@ mod tests {
         let mut ours = KAFKA_KEYS.to_vec();
         ours.sort_unstable();
         assert_eq!(keys, ours);
+        let per_listener = format!(
+            "key.startsWith(\"{}\") && key.endsWith(\".{}\")",
+            lockout::LISTENER_KEY_PREFIX,
+            lockout::SSL_CLIENT_AUTH
+        );
+        assert!(
+            shim.contains(&per_listener),
+            "OpenedAgent hands over each listener's {}: {per_listener}",
+            lockout::SSL_CLIENT_AUTH
+        );
+    }
+
+    /// The Java shim adds the running Kafka's version under [`RUNNING_KAFKA_VERSION`].
+    #[test]
+    fn the_shim_hands_over_the_running_kafkas_version() {
+        let shim = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../java-shim/src/main/java/org/devlive/grantforge/kafka/agent/OpenedAgent.java"
+        ))
+        .unwrap();
+        let put = format!("settings.put(\"{RUNNING_KAFKA_VERSION}\", AppInfoParser.getVersion())");
+        assert!(shim.contains(&put), "OpenedAgent lacks {put}");
+    }
+
+    #[test]
+    fn the_agent_version_names_the_running_kafka_and_fits_the_heartbeat() {
+        let ours = env!("CARGO_PKG_VERSION");
+        assert_eq!(agent_version(Some("4.3.1")), format!("{ours}-kafka-4.3.1"));
+        assert_eq!(agent_version(None), ours);
+        assert_eq!(agent_version(Some("  ")), ours);
+        let long = agent_version(Some(&"é".repeat(100)));
+        assert_eq!(long.encode_utf16().count(), AGENT_VERSION_MAX);
+        assert!(long.starts_with(&format!("{ours}-kafka-é")), "{long}");
     }
 
     #[test]
@@ -942,6 +1002,32 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(sasl_only.ignored_settings, Vec::<String>::new());
+    }
+
+    #[test]
+    fn anonymous_as_a_super_user_beside_an_ssl_listener_without_required_certificates_is_warned() {
+        let ssl = |client_auth: &'static str| {
+            AgentConfig::from_settings(&settings(&[
+                ("grantforge.policy.file", "/x"),
+                (SUPER_USERS, "User:ANONYMOUS"),
+                (lockout::LISTENERS, "SASL_SSL://:9093,EXTERNAL://:9094"),
+                (
+                    lockout::LISTENER_SECURITY_PROTOCOL_MAP,
+                    "SASL_SSL:SASL_SSL,EXTERNAL:SSL",
+                ),
+                (lockout::SSL_CLIENT_AUTH, "required"),
+                ("listener.name.external.ssl.client.auth", client_auth),
+            ]))
+            .unwrap()
+            .ignored_settings
+        };
+        let warned = ssl("requested");
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        assert!(
+            warned[0].contains("listener EXTERNAL speaks SSL"),
+            "{warned:?}"
+        );
+        assert_eq!(ssl("required"), Vec::<String>::new());
     }
 
     #[test]

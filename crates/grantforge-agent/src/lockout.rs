@@ -252,14 +252,21 @@ mod tests {
 pub const LISTENERS: &str = "listeners";
 /// Kafka's key mapping listener names to security protocols (`NAME:PROTOCOL,…`).
 pub const LISTENER_SECURITY_PROTOCOL_MAP: &str = "listener.security.protocol.map";
+/// Kafka's key saying whether SSL listeners ask clients for certificates (`none`, its default,
+/// `requested`, `required`); `listener.name.<listener, lower case>.ssl.client.auth` overrides it
+/// for one listener.
+pub const SSL_CLIENT_AUTH: &str = "ssl.client.auth";
+/// What starts Kafka's per-listener keys.
+pub const LISTENER_KEY_PREFIX: &str = "listener.name.";
 
-/// The one WARN at start when `super.users` names `User:ANONYMOUS` while a listener speaks
-/// PLAINTEXT: Kafka gives every client of such a listener the principal `User:ANONYMOUS`, so
-/// anyone who can reach that port is a super user and no policy applies to them.
-pub fn anonymous_super_user_warning(
+/// The one WARN at start when `super.users` names `User:ANONYMOUS` while a listener lets clients
+/// in without authenticating: Kafka gives every client of a PLAINTEXT listener, and every client
+/// without a certificate of an SSL listener that does not require one, the principal
+/// `User:ANONYMOUS`, so anyone who can reach that port is a super user and no policy applies to
+/// them. SASL listeners (SASL_SSL included) always authenticate. `kafka` looks Kafka's keys up.
+pub fn anonymous_super_user_warning<'a>(
     super_users: &str,
-    listeners: Option<&str>,
-    protocol_map: Option<&str>,
+    kafka: impl Fn(&str) -> Option<&'a str>,
 ) -> Option<String> {
     let names_anonymous = super_users
         .split(';')
@@ -267,18 +274,45 @@ pub fn anonymous_super_user_warning(
     if !names_anonymous {
         return None;
     }
-    let plaintext: Vec<String> = listener_names(listeners)
-        .filter(|name| protocol_of(name, protocol_map).eq_ignore_ascii_case("PLAINTEXT"))
+    let open: Vec<String> = listener_names(kafka(LISTENERS))
+        .filter_map(|name| anonymous_on(&name, &kafka).map(|how| format!("listener {name} {how}")))
         .collect();
-    if plaintext.is_empty() {
+    if open.is_empty() {
         return None;
     }
+    let one = open.len() == 1;
     Some(format!(
-        "super.users names User:ANONYMOUS while listener {} speaks PLAINTEXT: every client of {} is User:ANONYMOUS, so anyone who reaches it is a super user and no GrantForge policy applies to them; remove User:ANONYMOUS from super.users, or give {} authentication (SASL_PLAINTEXT, SASL_SSL, or SSL with ssl.client.auth=required)",
-        plaintext.join(", "),
-        if plaintext.len() == 1 { "it" } else { "them" },
-        if plaintext.len() == 1 { "that listener" } else { "those listeners" },
+        "super.users names User:ANONYMOUS while {}: every client of {} that does not authenticate is User:ANONYMOUS, so anyone who reaches it is a super user and no GrantForge policy applies to them; remove User:ANONYMOUS from super.users, or give {} authentication (SASL_PLAINTEXT, SASL_SSL, or SSL with ssl.client.auth=required)",
+        open.join(" and "),
+        if one { "it" } else { "them" },
+        if one { "that listener" } else { "those listeners" },
     ))
+}
+
+/// How a client of `listener` gets in as `User:ANONYMOUS`, in words; `None` when it cannot.
+fn anonymous_on<'a>(listener: &str, kafka: &impl Fn(&str) -> Option<&'a str>) -> Option<String> {
+    let protocol = protocol_of(listener, kafka(LISTENER_SECURITY_PROTOCOL_MAP));
+    if protocol.eq_ignore_ascii_case("PLAINTEXT") {
+        return Some("speaks PLAINTEXT".to_string());
+    }
+    if !protocol.eq_ignore_ascii_case("SSL") {
+        return None;
+    }
+    let own_key = format!(
+        "{LISTENER_KEY_PREFIX}{}.{SSL_CLIENT_AUTH}",
+        listener.to_lowercase()
+    );
+    let (key, value) = match (kafka(&own_key), kafka(SSL_CLIENT_AUTH)) {
+        (Some(value), _) => (own_key.as_str(), value.trim()),
+        (None, Some(value)) => (SSL_CLIENT_AUTH, value.trim()),
+        (None, None) => {
+            return Some(format!(
+                "speaks SSL without requiring client certificates ({SSL_CLIENT_AUTH} not set: none)"
+            ))
+        }
+    };
+    (!value.eq_ignore_ascii_case("required"))
+        .then(|| format!("speaks SSL without requiring client certificates ({key}={value})"))
 }
 
 /// The listener names of Kafka's `listeners` (`PLAINTEXT://:9092,CONTROLLER://:9093`).
@@ -309,12 +343,17 @@ fn protocol_of(listener: &str, protocol_map: Option<&str>) -> String {
 mod anonymous_tests {
     use super::*;
 
+    /// Kafka's settings of a node, as `anonymous_super_user_warning` looks them up.
+    fn warning(super_users: &str, kafka: &[(&str, &str)]) -> Option<String> {
+        let kafka: std::collections::BTreeMap<&str, &str> = kafka.iter().copied().collect();
+        anonymous_super_user_warning(super_users, |key| kafka.get(key).copied())
+    }
+
     #[test]
     fn anonymous_as_a_super_user_with_a_plaintext_listener_is_warned_naming_the_listener() {
-        let warned = anonymous_super_user_warning(
+        let warned = warning(
             "User:admin; User:ANONYMOUS",
-            Some("PLAINTEXT://:9092,SASL_SSL://:9093"),
-            None,
+            &[(LISTENERS, "PLAINTEXT://:9092,SASL_SSL://:9093")],
         )
         .unwrap();
         assert!(
@@ -323,10 +362,18 @@ mod anonymous_tests {
             ),
             "{warned}"
         );
-        let mapped = anonymous_super_user_warning(
+        let mapped = warning(
             "User:ANONYMOUS",
-            Some("INTERNAL://:9092,CONTROLLER://:9093,EXTERNAL://:9094"),
-            Some("INTERNAL:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT,EXTERNAL:SSL"),
+            &[
+                (
+                    LISTENERS,
+                    "INTERNAL://:9092,CONTROLLER://:9093,EXTERNAL://:9094",
+                ),
+                (
+                    LISTENER_SECURITY_PROTOCOL_MAP,
+                    "INTERNAL:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT,EXTERNAL:SASL_SSL",
+                ),
+            ],
         )
         .unwrap();
         assert!(mapped.contains("listener CONTROLLER speaks"), "{mapped}");
@@ -336,24 +383,109 @@ mod anonymous_tests {
         );
     }
 
+    /// With SSL, a client that brings no certificate is `User:ANONYMOUS` unless the listener
+    /// requires one: Kafka's default is `none`, and `requested` lets such clients in too.
     #[test]
-    fn no_warning_without_anonymous_or_without_a_plaintext_listener() {
-        let plaintext = Some("PLAINTEXT://:9092");
+    fn an_ssl_listener_that_does_not_require_client_certificates_is_warned_naming_it() {
+        let ssl = [
+            (LISTENERS, "SASL_SSL://:9093,EXTERNAL://:9094"),
+            (
+                LISTENER_SECURITY_PROTOCOL_MAP,
+                "SASL_SSL:SASL_SSL,EXTERNAL:SSL",
+            ),
+        ];
+        let unset = warning("User:ANONYMOUS", &ssl).unwrap();
+        assert!(
+            unset.starts_with("super.users names User:ANONYMOUS while listener EXTERNAL speaks SSL without requiring client certificates (ssl.client.auth not set: none)"),
+            "{unset}"
+        );
+        assert!(
+            !unset.contains("listener SASL_SSL"),
+            "SASL_SSL always authenticates: {unset}"
+        );
+        let requested = warning(
+            "User:ANONYMOUS",
+            &[&ssl[..], &[(SSL_CLIENT_AUTH, "requested")]].concat(),
+        )
+        .unwrap();
+        assert!(
+            requested.contains("listener EXTERNAL speaks SSL without requiring client certificates (ssl.client.auth=requested)"),
+            "{requested}"
+        );
+        let overridden = warning(
+            "User:ANONYMOUS",
+            &[
+                &ssl[..],
+                &[
+                    (SSL_CLIENT_AUTH, "required"),
+                    ("listener.name.external.ssl.client.auth", "none"),
+                ],
+            ]
+            .concat(),
+        )
+        .unwrap();
+        assert!(
+            overridden.contains("(listener.name.external.ssl.client.auth=none)"),
+            "the listener's own key overrides: {overridden}"
+        );
+    }
+
+    #[test]
+    fn an_ssl_listener_that_requires_client_certificates_is_not_warned() {
+        let ssl = [
+            (LISTENERS, "EXTERNAL://:9094"),
+            (LISTENER_SECURITY_PROTOCOL_MAP, "EXTERNAL:SSL"),
+        ];
         assert_eq!(
-            anonymous_super_user_warning("User:admin", plaintext, None),
+            warning(
+                "User:ANONYMOUS",
+                &[&ssl[..], &[(SSL_CLIENT_AUTH, "required")]].concat()
+            ),
             None
         );
         assert_eq!(
-            anonymous_super_user_warning("User:anonymous", plaintext, None),
-            None
+            warning(
+                "User:ANONYMOUS",
+                &[
+                    &ssl[..],
+                    &[
+                        (SSL_CLIENT_AUTH, "none"),
+                        ("listener.name.external.ssl.client.auth", "REQUIRED"),
+                    ],
+                ]
+                .concat()
+            ),
+            None,
+            "the listener's own key overrides, in Kafka's any case"
         );
+    }
+
+    #[test]
+    fn a_plaintext_and_an_ssl_listener_are_named_in_one_warning() {
+        let warned = warning(
+            "User:ANONYMOUS",
+            &[(LISTENERS, "PLAINTEXT://:9092,SSL://:9093")],
+        )
+        .unwrap();
+        assert!(
+            warned.contains("while listener PLAINTEXT speaks PLAINTEXT and listener SSL speaks SSL without requiring client certificates"),
+            "{warned}"
+        );
+        assert!(
+            warned.contains("give those listeners authentication"),
+            "{warned}"
+        );
+    }
+
+    #[test]
+    fn no_warning_without_anonymous_or_without_a_listener_that_lets_it_in() {
+        let plaintext = [(LISTENERS, "PLAINTEXT://:9092")];
+        assert_eq!(warning("User:admin", &plaintext), None);
+        assert_eq!(warning("User:anonymous", &plaintext), None);
         assert_eq!(
-            anonymous_super_user_warning("User:ANONYMOUS", Some("SASL_SSL://:9093"), None),
+            warning("User:ANONYMOUS", &[(LISTENERS, "SASL_SSL://:9093")]),
             None
         );
-        assert_eq!(
-            anonymous_super_user_warning("User:ANONYMOUS", None, None),
-            None
-        );
+        assert_eq!(warning("User:ANONYMOUS", &[]), None);
     }
 }

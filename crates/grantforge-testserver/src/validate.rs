@@ -344,6 +344,9 @@ mod tests {
         for (key, value) in [
             ("eventId", json!("x".repeat(65))),
             ("user", json!("  ")),
+            // `@NotBlank` trims every character up to U+0020: control characters are blank too
+            ("resource", json!(" \u{1}\t")),
+            ("resource", json!("")),
             ("clientIp", json!("1".repeat(46))),
             ("resource", json!("r".repeat(1001))),
             ("accessType", Value::Null),

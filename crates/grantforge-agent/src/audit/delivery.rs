@@ -5,8 +5,11 @@
 //! take now (network, 401, 404, 5xx) goes to the spool (`<cache dir>/audit-spool/`, one file per
 //! batch, bounded by `grantforge.audit.spool.limit.bytes`: the oldest batches are dropped and
 //! counted to make room), and the spool is sent oldest first once the server answers again. A 400
-//! means one event the server refuses: the batch is split until that event is found, and only it
-//! is dropped and counted. Event ids are stable, so a resent event is deduplicated by the server.
+//! means some event the server refuses (events are made to its rules, `names`, so this is a rule
+//! the agent does not know): the batch is split to find it, at most [`POSTS_PER_REFUSED_BATCH`]
+//! requests, and what is refused is dropped and counted exactly, with one WARN per batch; what is
+//! still refused or untried when that search ends is dropped and counted too. Event ids are
+//! stable, so a resent event is deduplicated by the server.
 //! What is dropped is counted in accesses (an event stands for `count` of them), in all and per
 //! user ([`Ledger`]); a spooled batch found unreadable is counted too, by the events its name says.
 //!
@@ -14,9 +17,11 @@
 //! spool is listed once when opened and then kept as an index in step with every write and
 //! removal; small spooled batches are merged up to the batch size when resent; and each delivery
 //! resends for at most [`RESEND_BUDGET`] before the thread's other work, so heartbeats,
-//! downloads and revocations keep their schedule while a long outage's spool drains.
+//! downloads and revocations keep their schedule while a long outage's spool drains. One delivery
+//! makes at most [`POSTS_PER_DELIVERY`] requests in all; what it has not sent by then waits in the
+//! spool for the next tick.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashSet, VecDeque};
 use std::fs;
 use std::io;
@@ -63,6 +68,15 @@ impl DeliveryStats {
 /// backlog remains, the thread resends again at once instead of waiting for its next tick.
 pub const RESEND_BUDGET: Duration = Duration::from_millis(250);
 
+/// The most requests one delivery makes (resent batches, new ones and searches for refused events
+/// together), so that no answer of the server's, and no event a client provokes, holds the agent's
+/// thread for more than a bounded number of round trips.
+pub const POSTS_PER_DELIVERY: usize = 64;
+
+/// The most requests spent on one batch the server refuses (400): enough to find one refused event
+/// in the largest batch by halving it.
+pub const POSTS_PER_REFUSED_BATCH: usize = 24;
+
 pub struct Shipper {
     instance: String,
     batch_size: usize,
@@ -74,6 +88,18 @@ pub struct Shipper {
     /// them (a batch whose rest could not be rewritten is resent whole): each is counted once.
     /// Emptied when the spool is.
     counted_lost: RefCell<HashSet<String>>,
+    /// Requests the current delivery may still make (see [`POSTS_PER_DELIVERY`]).
+    posts_left: Cell<usize>,
+}
+
+/// The search for the events of one batch the server refuses: its requests left, and what it has
+/// dropped so far (for one WARN per batch).
+struct Search {
+    posts_left: usize,
+    refused: u64,
+    given_up: u64,
+    accesses: u64,
+    detail: Option<String>,
 }
 
 /// What the server did not take now: the events from the first it could not take to the end of
@@ -111,6 +137,7 @@ impl Shipper {
             stats,
             backlog: false,
             counted_lost: RefCell::default(),
+            posts_left: Cell::new(POSTS_PER_DELIVERY),
         }
     }
 
@@ -136,6 +163,7 @@ impl Shipper {
         server_answers: bool,
         budget: Duration,
     ) -> bool {
+        self.posts_left.set(POSTS_PER_DELIVERY);
         let resent = if server_answers {
             self.resend_spool(post, Instant::now() + budget)
         } else {
@@ -151,7 +179,11 @@ impl Shipper {
             }
             if let Err(Later(rest)) = self.send(post, batch) {
                 deliverable = false;
-                refused = true;
+                if self.posts_left.get() == 0 {
+                    self.backlog = true; // not refused: out of requests, the rest goes next tick
+                } else {
+                    refused = true;
+                }
                 self.spool_batch(&rest);
             }
         }
@@ -199,7 +231,7 @@ impl Shipper {
                 self.counted_lost.get_mut().clear();
                 return Resend::Drained;
             }
-            if Instant::now() >= deadline {
+            if Instant::now() >= deadline || self.posts_left.get() == 0 {
                 return Resend::OutOfBudget;
             }
             let oldest = self.spool.oldest(self.batch_size);
@@ -208,6 +240,7 @@ impl Shipper {
                 return Resend::Drained;
             };
             if let Err(Later(rest)) = self.send(post, &batch) {
+                let out_of_posts = self.posts_left.get() == 0;
                 if rest.len() < batch.len() {
                     if let Err(e) = self.spool.replace_oldest(files, &rest) {
                         tracing::warn!(
@@ -216,7 +249,11 @@ impl Shipper {
                         );
                     }
                 }
-                return Resend::Failed;
+                return if out_of_posts {
+                    Resend::OutOfBudget
+                } else {
+                    Resend::Failed
+                };
             }
             self.spool.remove_oldest(files);
             self.stats
@@ -225,40 +262,84 @@ impl Shipper {
         }
     }
 
+    /// Sends one batch; of a batch the server refuses, finds and drops what it refuses (see
+    /// [`POSTS_PER_REFUSED_BATCH`]) and says so in one WARN.
     fn send(&self, post: Post<'_>, batch: &[Value]) -> Result<(), Later> {
-        if batch.is_empty() {
+        let mut search = Search {
+            posts_left: POSTS_PER_REFUSED_BATCH,
+            refused: 0,
+            given_up: 0,
+            accesses: 0,
+            detail: None,
+        };
+        let sent = self.send_part(post, batch, &mut search);
+        if search.refused + search.given_up > 0 {
+            tracing::warn!(
+                "GrantForge refused access events ({}): {} found refused and {} more of the same batch not sorted out within {} requests were dropped ({} accesses in all, counted in audit-dropped); the others are delivered",
+                search.detail.as_deref().unwrap_or("400"),
+                search.refused,
+                search.given_up,
+                POSTS_PER_REFUSED_BATCH,
+                search.accesses,
+            );
+        }
+        sent
+    }
+
+    fn send_part(&self, post: Post<'_>, part: &[Value], search: &mut Search) -> Result<(), Later> {
+        if part.is_empty() {
             return Ok(());
         }
-        match post(&json!({"instance": self.instance, "events": batch})) {
+        if self.posts_left.get() == 0 {
+            return Err(Later(part.to_vec()));
+        }
+        if search.posts_left == 0 {
+            search.given_up += self.drop_refused(part, search);
+            return Ok(());
+        }
+        self.posts_left.set(self.posts_left.get() - 1);
+        search.posts_left -= 1;
+        match post(&json!({"instance": self.instance, "events": part})) {
             Ok(_) => {
                 self.stats
                     .sent
-                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                    .fetch_add(part.len() as u64, Ordering::Relaxed);
                 Ok(())
             }
             Err(CallError::Status {
                 status: 400,
                 detail,
-            }) if batch.len() == 1 => {
-                let id = batch[0]["eventId"].as_str().unwrap_or("?");
-                if self.counted_lost.borrow_mut().insert(id.to_string()) {
-                    self.stats.lost(batch);
-                    tracing::warn!(
-                        "GrantForge refused access event {id} ({detail}); it is dropped, the others are delivered"
-                    );
+            }) => {
+                search.detail.get_or_insert(detail);
+                if part.len() == 1 {
+                    search.refused += self.drop_refused(part, search);
+                    return Ok(());
                 }
-                Ok(())
-            }
-            Err(CallError::Status { status: 400, .. }) => {
-                let (left, right) = batch.split_at(batch.len() / 2);
-                if let Err(Later(mut rest)) = self.send(post, left) {
+                let (left, right) = part.split_at(part.len() / 2);
+                if let Err(Later(mut rest)) = self.send_part(post, left, search) {
                     rest.extend_from_slice(right);
                     return Err(Later(rest));
                 }
-                self.send(post, right)
+                self.send_part(post, right, search)
             }
-            Err(_) => Err(Later(batch.to_vec())),
+            Err(_) => Err(Later(part.to_vec())),
         }
+    }
+
+    /// Counts the events of `part` lost, each once however often a spooled batch holding it is
+    /// resent; returns how many were new, and adds their accesses to the search's.
+    fn drop_refused(&self, part: &[Value], search: &mut Search) -> u64 {
+        let fresh: Vec<Value> = part
+            .iter()
+            .filter(|e| {
+                let id = e["eventId"].as_str().unwrap_or("?").to_string();
+                self.counted_lost.borrow_mut().insert(id)
+            })
+            .cloned()
+            .collect();
+        self.stats.lost(&fresh);
+        search.accesses += accesses_in(&fresh);
+        fresh.len() as u64
     }
 
     fn spool_batch(&mut self, batch: &[Value]) {
@@ -543,7 +624,7 @@ fn events_in_name(path: &Path) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn dir(name: &str) -> PathBuf {
@@ -646,6 +727,104 @@ mod tests {
             "e0 was delivered, bad-1 refused"
         );
         drains_counting_nothing_twice(shipper, &stats, 3);
+    }
+
+    /// `server`, counting the requests made to it.
+    fn counting(
+        server: impl Fn(&Value) -> Result<Value, CallError>,
+    ) -> (
+        impl Fn(&Value) -> Result<Value, CallError>,
+        std::rc::Rc<Cell<usize>>,
+    ) {
+        let posts = std::rc::Rc::new(Cell::new(0));
+        let counter = std::rc::Rc::clone(&posts);
+        let post = move |body: &Value| {
+            counter.set(counter.get() + 1);
+            server(body)
+        };
+        (post, posts)
+    }
+
+    #[test]
+    fn a_batch_the_server_refuses_whole_costs_a_bounded_number_of_requests_and_is_counted_exactly()
+    {
+        let (mut shipper, stats) = shipper(dir("refused-whole"), 1 << 20);
+        let events: Vec<Value> = (0..100).map(|i| event(&format!("bad-{i}"))).collect();
+        let (post, posts) = counting(picky);
+        shipper.ship_with(&post, &events, true, RESEND_BUDGET);
+        assert_eq!(
+            posts.get(),
+            POSTS_PER_REFUSED_BATCH,
+            "not one request per event"
+        );
+        assert_eq!(
+            stats.dropped.load(Ordering::Relaxed),
+            300,
+            "every event dropped, each of its 3 accesses counted"
+        );
+        assert!(shipper.spool.is_empty(), "nothing refused is resent");
+        assert_eq!(stats.ledger.accounts()["alice"].dropped, 300);
+    }
+
+    #[test]
+    fn one_refused_event_in_the_largest_batch_is_found_and_only_it_is_dropped() {
+        let stats = std::sync::Arc::new(DeliveryStats::default());
+        let mut shipper = Shipper::new(
+            "t",
+            1000,
+            dir("largest"),
+            1 << 20,
+            std::sync::Arc::clone(&stats),
+        );
+        let mut events: Vec<Value> = (0..999).map(|i| event(&format!("e{i}"))).collect();
+        events.push(event("bad-last"));
+        shipper.ship_with(&picky, &events, true, RESEND_BUDGET);
+        assert_eq!(
+            stats.dropped.load(Ordering::Relaxed),
+            3,
+            "bad-last's accesses"
+        );
+        assert_eq!(stats.sent.load(Ordering::Relaxed), 999);
+    }
+
+    #[test]
+    fn one_delivery_makes_a_bounded_number_of_requests_and_leaves_the_rest_for_the_next_tick() {
+        let (mut shipper, stats) = shipper(dir("per-delivery"), 1 << 30);
+        let batches = POSTS_PER_DELIVERY + 5;
+        let events: Vec<Value> = (0..batches * 100)
+            .map(|i| event(&format!("e{i}")))
+            .collect();
+        let (post, posts) = counting(|_: &Value| Ok(json!({})));
+        let refused = shipper.ship_with(&post, &events, true, RESEND_BUDGET);
+        assert_eq!(posts.get(), POSTS_PER_DELIVERY);
+        assert!(!refused, "the server took all it was sent: no back-off");
+        assert!(shipper.has_backlog(), "the rest goes at the next tick");
+        shipper.ship_with(&post, &[], true, RESEND_BUDGET);
+        assert!(shipper.spool.is_empty());
+        assert_eq!(stats.sent.load(Ordering::Relaxed), (batches * 100) as u64);
+        assert_eq!(stats.dropped.load(Ordering::Relaxed), 0);
+        fs::remove_dir_all(&shipper.spool.dir).unwrap();
+    }
+
+    /// `docs/protocol.md`, its words joined on one line.
+    pub(crate) fn protocol_page() -> String {
+        let page = fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/protocol.md"
+        ))
+        .unwrap();
+        page.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn the_protocol_page_states_the_bounds_on_requests() {
+        let page = protocol_page();
+        for bound in [
+            format!("at most {POSTS_PER_REFUSED_BATCH} requests per batch"),
+            format!("One delivery makes at most {POSTS_PER_DELIVERY} requests in all"),
+        ] {
+            assert!(page.contains(&bound), "docs/protocol.md lacks {bound:?}");
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Access events: what the audit tells GrantForge (or the log), and in which words.
 
+use std::borrow::Cow;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -8,6 +9,7 @@ use grantforge_kafka::{Operation, ResourceType};
 use serde_json::{json, Value};
 
 use crate::audit::fold::{EventParts, FoldKey};
+use crate::audit::names::{self, Cut};
 use crate::comparison::Decider;
 
 /// One access event, possibly standing for `count` identical accesses.
@@ -20,6 +22,8 @@ pub struct AccessEvent {
     pub client: Option<IpAddr>,
     pub resource_type: Option<ResourceType>,
     pub resource: String,
+    /// Set when the resource's name was longer than the server takes (see `names`).
+    pub resource_cut: Option<Cut>,
     pub operation: Option<Operation>,
     pub request_type: i16,
     pub request_version: i16,
@@ -77,6 +81,7 @@ impl AccessEvent {
             client: key.client,
             resource_type: key.resource_type,
             resource: key.resource.clone(),
+            resource_cut: key.resource_cut,
             operation: key.operation,
             request_type: key.request_type,
             request_version: parts.request_version,
@@ -98,22 +103,23 @@ impl AccessEvent {
         event_user(&self.principal_type, &self.principal_name)
     }
 
-    /// The request in words: type and version, client id, listener, and the fold.
-    fn request_text(&self) -> String {
-        let mut text = self
-            .comparison
-            .as_ref()
-            .map_or_else(String::new, |c| format!("{}; ", c.describe(self.policy_id)));
+    /// The request in words: what a cut resource lost (first, as GrantForge's HDFS agent says
+    /// it), type and version, client id, listener, and the fold.
+    fn request_text(&self, cut: Option<Cut>) -> String {
+        let mut text = cut.map_or_else(String::new, |cut| format!("{}; ", cut.describe()));
+        if let Some(c) = &self.comparison {
+            text += &format!("{}; ", c.describe(self.policy_id));
+        }
         text += &format!(
             "{} v{}, client id {}, listener {}",
             api_name(self.request_type),
             self.request_version,
             if self.client_id.is_empty() {
-                "-"
+                Cow::Borrowed("-")
             } else {
-                &self.client_id
+                names::within_text(&self.client_id)
             },
-            self.listener
+            names::within_text(&self.listener)
         );
         if self.overflow {
             text.push_str(&format!(
@@ -135,29 +141,28 @@ impl AccessEvent {
         text
     }
 
-    /// The resource as events name it: an overflow group keeps none.
-    fn resource_text(&self) -> &str {
+    /// The resource as events name it (an overflow group keeps none), and what a cut lost.
+    fn resource_text(&self) -> (Cow<'_, str>, Option<Cut>) {
         if self.overflow {
-            OVERFLOW_RESOURCE
-        } else if self.resource.is_empty() {
-            "(empty)"
+            (Cow::Borrowed(OVERFLOW_RESOURCE), None)
         } else {
-            &self.resource
+            names::resource_field(&self.resource, self.resource_cut)
         }
     }
 
-    /// The event as `POST /access-events` takes it, every field clamped to the server's limits
-    /// (one invalid event makes the server refuse the whole batch). `count`, `lastOccurredAt`
-    /// and a disagreement's `comparison` are extensions (the server ignores unknown fields); a
-    /// disagreement Kafka decided is enforced `NATIVE`.
+    /// The event as `POST /access-events` takes it, every field within the server's rules (one
+    /// invalid event makes the server refuse the whole batch): clients' names escaped or cut as
+    /// `names` says, the rest clamped. `count`, `lastOccurredAt` and a disagreement's
+    /// `comparison` are extensions (the server ignores unknown fields); a disagreement Kafka
+    /// decided is enforced `NATIVE`.
     pub fn to_json(&self) -> Value {
-        let resource = self.resource_text();
+        let (resource, cut) = self.resource_text();
         let mut event = json!({
             "eventId": clamp(&self.event_id, limits::EVENT_ID),
             "occurredAt": self.first.to_string(),
             "user": self.user(),
             "clientIp": self.client.map(|ip| clamp(&ip.to_string(), limits::CLIENT_IP).to_string()),
-            "resource": clamp(resource, limits::RESOURCE),
+            "resource": resource,
             "resourceType": clamp(self.resource_type.map_or("unknown", ResourceType::level), limits::NAME),
             "accessType": clamp(self.operation.map_or("unknown", Operation::access_type), limits::NAME),
             "action": clamp(&api_name(self.request_type), limits::ACTION),
@@ -168,7 +173,7 @@ impl AccessEvent {
                 Some(Comparison { decider: Decider::Kafka, .. }) => "NATIVE",
                 _ => "GRANTFORGE",
             },
-            "request": clamp(&self.request_text(), limits::REQUEST),
+            "request": clamp(&self.request_text(cut), limits::REQUEST),
             "count": self.count,
             "lastOccurredAt": self.last.to_string(),
         });
@@ -200,6 +205,8 @@ impl AccessEvent {
                 " based on no policy (refused: nothing decided)".to_string(),
             ),
         };
+        let (resource, cut) = self.resource_text();
+        let cut = cut.map_or_else(String::new, |cut| format!(", {}", cut.describe()));
         let repeats = if self.comparison.is_some() {
             "disagreements"
         } else {
@@ -219,18 +226,17 @@ impl AccessEvent {
             )
         };
         format!(
-            "{disagreement}Principal = {}:{} is {} operation = {} from host = {host} on resource = {}:{} for request = {}{basis} of policy version {}; {times} (request version {}, listener {}, client id {})",
-            self.principal_type,
-            self.principal_name,
+            "{disagreement}Principal = {}:{} is {} operation = {} from host = {host} on resource = {}:{resource} for request = {}{basis} of policy version {}; {times} (request version {}, listener {}, client id {}{cut})",
+            names::within_text(&self.principal_type),
+            names::within_text(&self.principal_name),
             if self.allowed { "Allowed" } else { "Denied" },
             self.operation.map_or("UNKNOWN", Operation::kafka_name),
             self.resource_type.map_or("unknown", ResourceType::level),
-            self.resource_text(),
             api_name(self.request_type),
             self.policy_version,
             self.request_version,
-            self.listener,
-            self.client_id,
+            names::within_text(&self.listener),
+            names::within_text(&self.client_id),
         )
     }
 }
@@ -332,7 +338,8 @@ pub(crate) fn clamp(text: &str, limit: usize) -> &str {
 }
 
 /// The GrantForge user of a principal's events: its name for `User:` principals, `Type:name`
-/// otherwise, `(anonymous)` if blank, clamped to the server's limit.
+/// otherwise, `(anonymous)` if blank, escaped if it holds a control character (`names`), clamped
+/// to the server's limit.
 pub(crate) fn event_user(principal_type: &str, principal_name: &str) -> String {
     let mut user = Vec::new();
     write_event_user(&mut user, principal_type, principal_name);
@@ -347,6 +354,14 @@ pub(crate) fn write_event_user(out: &mut Vec<u8>, principal_type: &str, principa
         out.push(b':');
     }
     out.extend_from_slice(principal_name.as_bytes());
+    let escaping = std::str::from_utf8(&out[start..])
+        .ok()
+        .filter(|user| !user.trim().is_empty() && names::needs_escaping(user))
+        .map(str::to_string);
+    if let Some(user) = escaping {
+        out.truncate(start);
+        names::write_escaped(out, &user);
+    }
     let kept = std::str::from_utf8(&out[start..])
         .ok()
         .filter(|user| !user.trim().is_empty())
@@ -470,6 +485,7 @@ mod tests {
             client: Some("2001:db8::1".parse().unwrap()),
             resource_type: Some(ResourceType::Topic),
             resource: "t".repeat(2000),
+            resource_cut: None,
             operation: Some(Operation::Write),
             request_type: 0,
             request_version: 9,
@@ -487,12 +503,20 @@ mod tests {
     }
 
     #[test]
-    fn every_field_is_clamped_to_the_servers_limits() {
+    fn every_field_is_within_the_servers_limits() {
         let json = event().to_json();
         let units = |v: &Value| v.as_str().unwrap().encode_utf16().count();
         assert_eq!(units(&json["eventId"]), 64);
         assert_eq!(units(&json["user"]), 128);
-        assert_eq!(units(&json["resource"]), 1000);
+        assert_eq!(units(&json["resource"]), 999, "cut, with the marker");
+        assert!(json["resource"]
+            .as_str()
+            .unwrap()
+            .ends_with("...[truncated]"));
+        assert!(json["request"]
+            .as_str()
+            .unwrap()
+            .starts_with("resourceLength=2000; resourceSha256="));
         assert_eq!(units(&json["request"]), 1000);
         assert_eq!(json["action"], "PRODUCE");
         assert_eq!(json["accessType"], "write");
@@ -536,6 +560,7 @@ mod tests {
             client: Some("127.0.0.1".parse().unwrap()),
             resource_type: Some(ResourceType::Topic),
             resource: "orders".into(),
+            resource_cut: None,
             operation: Some(Operation::Write),
             request_type: 0,
             request_version: 13,

@@ -27,6 +27,7 @@ use parking_lot::Mutex;
 
 use crate::audit::events::{clamp, limits, write_event_user, AccessEvent};
 use crate::audit::ledger::Ledger;
+use crate::audit::names::{kept_resource, Cut};
 use crate::request::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 
 /// Shards of each table: request threads recording different accesses rarely share a lock.
@@ -47,6 +48,9 @@ pub(crate) struct FoldKey {
     pub client: Option<IpAddr>,
     pub resource_type: Option<ResourceType>,
     pub resource: String,
+    /// What the resource lost when its name was longer than the server takes (see `names`): two
+    /// long names sharing their first units are two groups.
+    pub resource_cut: Option<Cut>,
     pub operation: Option<Operation>,
     pub request_type: i16,
     pub policy_id: Option<i64>,
@@ -64,6 +68,7 @@ impl FoldKey {
             client: self.client,
             resource_type: self.resource_type,
             resource: &self.resource,
+            resource_cut: self.resource_cut,
             operation: self.operation,
             request_type: self.request_type,
             policy_id: self.policy_id,
@@ -81,6 +86,7 @@ struct KeyParts<'a> {
     client: Option<IpAddr>,
     resource_type: Option<ResourceType>,
     resource: &'a str,
+    resource_cut: Option<Cut>,
     operation: Option<Operation>,
     request_type: i16,
     policy_id: Option<i64>,
@@ -91,20 +97,23 @@ struct KeyParts<'a> {
 impl<'a> KeyParts<'a> {
     /// The names of an access as the audit keeps them: clamped to the server's event limits, so
     /// that a group costs a bounded number of bytes however long the names a client sends (Kafka
-    /// asks the authorizer before it validates them). Accesses whose names differ only beyond the
-    /// limits fold together: their events would read the same.
+    /// asks the authorizer before it validates them). A resource longer than the limit is kept
+    /// cut with its length and digest (`names`), so two long names stay two groups; principals'
+    /// names that differ only beyond the limit fold together.
     fn of(
         context: &'a RequestContext,
         action: &Action<'a>,
         reason: &Reason,
         policy_version: i64,
     ) -> KeyParts<'a> {
+        let (resource, resource_cut) = kept_resource(action.name);
         KeyParts {
             principal_type: clamp(&context.principal.principal_type, limits::NAME),
             principal_name: clamp(&context.principal.name, limits::USER),
             client: context.conditions.client_address,
             resource_type: action.resource_type,
-            resource: clamp(action.name, limits::RESOURCE),
+            resource,
+            resource_cut,
             operation: action.operation,
             request_type: context.request_type,
             policy_id: reason.policy_id(),
@@ -118,6 +127,7 @@ impl<'a> KeyParts<'a> {
         KeyParts {
             client: None,
             resource: "",
+            resource_cut: None,
             policy_id: None,
             overflow: true,
             ..self
@@ -131,6 +141,7 @@ impl<'a> KeyParts<'a> {
             client: self.client,
             resource_type: self.resource_type,
             resource: self.resource.to_string(),
+            resource_cut: self.resource_cut,
             operation: self.operation,
             request_type: self.request_type,
             policy_id: self.policy_id,
@@ -149,6 +160,15 @@ fn pack(packed: &mut Vec<u8>, parts: &KeyParts<'_>) -> usize {
     w.byte(parts.resource_type.map_or(0, |t| t.code()))
         .str(parts.resource)
         .byte(parts.operation.map_or(0, |o| o.code()));
+    match parts.resource_cut {
+        Some(cut) => {
+            w.byte(1).i64(cut.units as i64);
+            w.0.extend_from_slice(&cut.sha256);
+        }
+        None => {
+            w.byte(0);
+        }
+    }
     w.i64(i64::from(parts.request_type))
         .byte(u8::from(parts.policy_id.is_some()))
         .i64(parts.policy_id.unwrap_or(0))
@@ -217,6 +237,7 @@ impl Group {
     fn into_overflow(mut self) -> Group {
         self.key.client = None;
         self.key.resource.clear();
+        self.key.resource_cut = None;
         self.key.policy_id = None;
         self.key.overflow = true;
         self

@@ -527,6 +527,7 @@ mod tests {
             signing_key: None,
             ca_pem: None,
             renamed_to: None,
+            agent_version: "0.1.0".into(),
         };
         ServerClient::new(&settings, timeouts, max_body).unwrap()
     }

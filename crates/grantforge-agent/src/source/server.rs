@@ -881,7 +881,7 @@ impl ServerSync {
         json!({
             "instance": self.settings.instance,
             "host": self.settings.host,
-            "agentVersion": env!("CARGO_PKG_VERSION"),
+            "agentVersion": self.settings.agent_version,
             "appliedPolicyVersion": self.applied.as_ref().map(|a| a.version),
             "health": {
                 "snapshotAgeSeconds": self.applied.as_ref().map(|a| a.at.elapsed().as_secs()),

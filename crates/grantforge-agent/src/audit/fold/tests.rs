@@ -3,7 +3,9 @@
 
 use super::*;
 use crate::audit::events::EventIds;
+use crate::audit::names::CUT_KEEPS;
 use crate::test_support::{context, write};
+use serde_json::Value;
 
 const ALLOWED: Reason = Reason::Policy {
     id: 1,
@@ -304,27 +306,61 @@ fn names_kept_for_audit_are_clamped_to_the_servers_event_limits() {
     let now = Instant::now();
     let mut long = context(&"u".repeat(1 << 20));
     long.conditions.client_id = "c".repeat(1 << 20);
-    for i in 0..3 {
-        // Names that differ only past the limits fold into one group.
-        let name = format!("{}{i}", "g".repeat(1 << 20));
+    let name = "g".repeat(1 << 20);
+    for _ in 0..3 {
         auditor.record(&long, &write(&name), &DENIED, 1, now);
     }
-    let group = Group::first_access(&long, &write(&"g".repeat(1 << 20)), &DENIED, 1, now);
+    let group = Group::first_access(&long, &write(&name), &DENIED, 1, now);
     assert_eq!(
         (
             group.key.principal_name.len(),
             group.key.resource.len(),
             group.client_id.len()
         ),
-        (limits::USER, limits::RESOURCE, limits::REQUEST_PART)
+        (limits::USER, CUT_KEEPS, limits::REQUEST_PART)
     );
     auditor.merge(Box::new(group));
     assert_eq!(auditor.queued(), 1);
     let events = take(&auditor, now.plus_seconds(5), true);
     assert_eq!(events.iter().map(|e| e.count).sum::<u64>(), 4);
-    assert!(events
+    assert!(events.iter().all(|e| e.log_line().len() < 4 * 1024));
+}
+
+/// GrantForge's HDFS agent cuts a long resource to its first units and a marker, and says the
+/// whole name's length and SHA-256 in the event's `request`: two names sharing those first units
+/// are two resources in the events, never one.
+#[test]
+fn two_long_names_sharing_their_first_units_are_two_events_that_say_which_is_which() {
+    let auditor = Auditor::new(100);
+    let now = Instant::now();
+    let prefix = "g".repeat(2000);
+    let (a, b) = (format!("{prefix}-a"), format!("{prefix}-b"));
+    auditor.record(&context("alice"), &write(&a), &DENIED, 1, now);
+    auditor.record(&context("alice"), &write(&b), &DENIED, 1, now);
+    let events: Vec<Value> = take(&auditor, now, false)
         .iter()
-        .all(|e| e.resource.len() == limits::RESOURCE && e.log_line().len() < 4 * 1024));
+        .map(AccessEvent::to_json)
+        .collect();
+    assert_eq!(events.len(), 2);
+    let cut = format!("{}...[truncated]", "g".repeat(CUT_KEEPS));
+    let digest = |name: &str| {
+        let sha = ring::digest::digest(&ring::digest::SHA256, name.as_bytes());
+        let hex: String = sha.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+        format!("resourceLength=2002; resourceSha256={hex}; ")
+    };
+    let mut requests: Vec<&str> = events
+        .iter()
+        .map(|e| {
+            assert_eq!(e["resource"], cut.as_str(), "the HDFS agent's cut");
+            e["request"].as_str().unwrap()
+        })
+        .collect();
+    requests.sort_unstable();
+    let mut expected = [digest(&a), digest(&b)];
+    expected.sort_unstable();
+    for (request, expected) in requests.iter().zip(&expected) {
+        assert!(request.starts_with(expected.as_str()), "{request}");
+    }
 }
 
 #[test]

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.utils.AppInfoParser;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.devlive.grantforge.kafka.agent.jni.AgentVersion;
@@ -24,12 +25,13 @@ public final class OpenedAgent {
 
     /**
      * Kafka's keys the agent reads beside its own (crates/grantforge-agent/src/config.rs, {@code KAFKA_KEYS}, whose
-     * test holds this list to it): no other setting, and so none of Kafka's secrets, reaches the native code.
+     * test holds this list to it) and each listener's {@code ssl.client.auth} ({@link #isAgentKey}): no other
+     * setting, and so none of Kafka's secrets, reaches the native code.
      */
     static final java.util.Set<String> KAFKA_KEYS = java.util.Collections.unmodifiableSet(new java.util.HashSet<String>(
         java.util.Arrays.asList("super.users", "inter.broker.listener.name", "security.inter.broker.protocol",
             "controller.listener.names", "allow.everyone.if.no.acl.found", "listeners",
-            "listener.security.protocol.map")));
+            "listener.security.protocol.map", "ssl.client.auth")));
 
     final long handle;
     /** {@code grantforge.start.timeout.ms} as the native agent parsed and validated it (the only place that does). */
@@ -121,10 +123,23 @@ public final class OpenedAgent {
         Map<String, String> settings = new TreeMap<String, String>();
         for (Map.Entry<String, ?> entry : configs.entrySet()) {
             String key = entry.getKey();
-            if (entry.getValue() != null && (key.startsWith("grantforge.") || KAFKA_KEYS.contains(key))) {
+            if (entry.getValue() != null && isAgentKey(key)) {
                 settings.put(key, String.valueOf(entry.getValue()));
             }
         }
+        // The running Kafka's version, for the heartbeat's agentVersion (crates/grantforge-agent/src/config.rs,
+        // RUNNING_KAFKA_VERSION); never a value of the node's own settings.
+        settings.put("kafka.version", AppInfoParser.getVersion());
         return settings;
+    }
+
+    /**
+     * Whether the agent reads {@code key}: its own, {@link #KAFKA_KEYS}, and each listener's
+     * {@code listener.name.<listener>.ssl.client.auth} (whether clients without a certificate get in as
+     * {@code User:ANONYMOUS}).
+     */
+    static boolean isAgentKey(String key) {
+        return key.startsWith("grantforge.") || KAFKA_KEYS.contains(key)
+            || key.startsWith("listener.name.") && key.endsWith(".ssl.client.auth");
     }
 }

@@ -4,13 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A node whose own principal the policies refuse hangs: here the principal its broker half registers with over the
@@ -60,6 +64,36 @@ class LockOutWarningTest {
             int dangerous = warning.indexOf("Do NOT put User:ANONYMOUS in super.users");
             assertTrue(safe > 0 && dangerous > safe, "the safe fix first, the dangerous one named as such: " + warning);
             assertFalse(warning.contains("until super.users names User:ANONYMOUS"), warning);
+        }
+    }
+
+    /**
+     * With SSL, a client without a certificate is {@code User:ANONYMOUS} unless the listener requires one; with that
+     * principal in {@code super.users} anyone who reaches the port is a super user. The agent names the SSL listener
+     * whose own {@code ssl.client.auth} only requests certificates, in one WARN at start, and not the SASL_SSL one.
+     */
+    @Test
+    void anonymousAsASuperUserBesideAnSslListenerThatOnlyRequestsCertificatesIsWarnedNamingIt(@TempDir Path work)
+            throws Exception {
+        Transports transports = new Transports(TestPki.create(work.resolve("pki")));
+        Listener required = transports.mutualTlsListener("DEFAULT");
+        Map<String, String> settings = new HashMap<>(required.settings());
+        settings.put(Listener.prefix(required.name()) + "ssl.client.auth", "requested");
+        try (KafkaNode node = KafkaNode.builder().name("anonymous-ssl")
+                .listener(new Listener(required.name(), required.securityProtocol(), settings))
+                .listener(transports.scramListener())
+                .property("super.users", "User:admin;User:ANONYMOUS")
+                .policyFile(ItPaths.snapshot("e2e.json"))
+                .build().launch()) {
+            String expected = "super.users names User:ANONYMOUS while listener " + Transports.MTLS
+                    + " speaks SSL without requiring client certificates (listener.name.mtls.ssl.client.auth=requested):";
+            Await.until("one WARN naming the SSL listener in " + node.serverLogFile(), Duration.ofSeconds(90),
+                    () -> !warnings(node, expected).isEmpty());
+            Await.until("the node starts", Duration.ofSeconds(90), () -> node.logText().contains(KafkaNode.STARTED_MESSAGE));
+            assertEquals(1, warnings(node, expected).size(), "one WARN for the broker's and the controller's authorizer");
+            String warning = warnings(node, expected).get(0);
+            assertFalse(warning.contains("listener " + Transports.SCRAM) || warning.contains("listener SASL_PLAINTEXT"),
+                    "SASL listeners always authenticate: " + warning);
         }
     }
 

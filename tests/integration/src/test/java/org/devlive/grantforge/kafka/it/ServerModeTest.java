@@ -188,6 +188,7 @@ class ServerModeTest {
      * A node that is broker and controller at once configures an authorizer for each role, and both share one agent:
      * the server knows one instance, heartbeating once a second. (In a cluster of split roles each JVM has one
      * authorizer, so only a combined node can show the sharing.) Two agents under one name would send twice as many.
+     * The heartbeat names the agent's version and the running Kafka's.
      */
     @Test
     void brokerAndControllerOfOneNodeShareOneAgentAndOneHeartbeat() throws Exception {
@@ -199,6 +200,11 @@ class ServerModeTest {
             long sent = heartbeatsOf(server, "server-shared") - before;
             assertEquals(1, new com.fasterxml.jackson.databind.ObjectMapper().readTree(server.instances()).size(), server.instances());
             assertTrue(sent <= waited / 1000 + 2, sent + " heartbeats in " + waited + " ms: more than one agent");
+            // As GrantForge's own agents identify themselves (<version>-hadoop-<Hadoop's version> for HDFS).
+            String identity = ItPaths.AGENT_VERSION + "-kafka-" + node.dist().version();
+            for (com.fasterxml.jackson.databind.JsonNode beat : new com.fasterxml.jackson.databind.ObjectMapper().readTree(server.heartbeats())) {
+                assertEquals(identity, beat.get("body").get("agentVersion").asText(), server.heartbeats());
+            }
         }
     }
 
