@@ -258,10 +258,7 @@ public final class Demo {
         return plain;
     }
 
-    /**
-     * One record to orders: OK, REFUSED for Kafka's authorization error, and FAILED for any other (a timeout is no
-     * refusal).
-     */
+    /** One record to orders: OK, REFUSED or FAILED ({@link #answerOf}: a timeout is no refusal). */
     private static String produce(KafkaProducer<String, String> producer, String user, String value) throws Exception {
         try {
             RecordMetadata md = producer.send(new ProducerRecord<>("orders", user, value)).get(WAIT_S, TimeUnit.SECONDS);
@@ -274,9 +271,11 @@ public final class Demo {
         }
     }
 
+    /** REFUSED for an authorization error, or the agent's refusal to change ACLs; FAILED for any other. */
     private static String answerOf(Throwable failure) {
-        return (failure instanceof org.apache.kafka.common.errors.AuthorizationException ? "REFUSED  " : "FAILED   ")
-                + describe(failure);
+        boolean refused = failure instanceof org.apache.kafka.common.errors.AuthorizationException
+                || failure instanceof org.apache.kafka.common.errors.PolicyViolationException;
+        return (refused ? "REFUSED  " : "FAILED   ") + describe(failure);
     }
 
     private static String describe(Throwable t) {
