@@ -239,6 +239,7 @@ abstract class ProductionTransports {
         Map<Properties, List<String>> refusals = Map.of(foreignCa, List.of("certificate_unknown"), noCertificate,
                 List.of("certificate_required", "bad_certificate"));
         for (Map.Entry<Properties, List<String>> refusal : refusals.entrySet()) {
+            long decided = settledDecisions();
             try (Admin client = node.admin(new ClientLogin(Transports.MTLS, refusal.getKey()))) {
                 ExecutionException e = assertThrows(ExecutionException.class,
                         () -> client.describeCluster().clusterId().get(WAIT_S, TimeUnit.SECONDS));
@@ -248,13 +249,37 @@ abstract class ProductionTransports {
                         .anyMatch(alert -> reason.getMessage().contains("Received fatal alert: " + alert)),
                         "expected the alert " + String.join(" or ", refusal.getValue()) + ", got " + reason);
             }
+            // the agent's part: a connection Kafka did not authenticate never reaches a decision (Tess's certificate
+            // from the trusted CA would be allowed her topic)
+            assertEquals(decided, decisions(), "no decision was asked for a refused handshake");
         }
+    }
+
+    /** Every decision the agent made (from its cache or its policies), as its MBean counts them. */
+    private long decisions() throws Exception {
+        Map<String, Object> agent = jmx.read("org.devlive.grantforge.kafka:type=Agent,*", "CacheHits", "CacheMisses").values()
+                .iterator().next();
+        return ((Number) agent.get("CacheHits")).longValue() + ((Number) agent.get("CacheMisses")).longValue();
+    }
+
+    /** {@link #decisions()} once it has not moved for half a second: the clients of the tests before are done. */
+    private long settledDecisions() throws Exception {
+        long[] last = {decisions()};
+        Await.until("the agent's decisions settle", Duration.ofSeconds(WAIT_S), () -> {
+            Thread.sleep(500);
+            long now = decisions();
+            boolean settled = now == last[0];
+            last[0] = now;
+            return settled;
+        });
+        return last[0];
     }
 
     @Test
     void aTokenTheJwksDoesNotVerifyIsRefusedAtAuthentication() throws Exception {
         // the same subject and claims, signed by a key the brokers' JWKS does not hold
         TestIdentityProvider impostor = TestIdentityProvider.create(work.resolve("impostor-idp"));
+        long decided = settledDecisions();
         try (Admin client = node.admin(transports.oauthLogin(impostor, "olivia"))) {
             ExecutionException e = assertThrows(ExecutionException.class,
                     () -> client.describeCluster().clusterId().get(WAIT_S, TimeUnit.SECONDS));
@@ -262,6 +287,8 @@ abstract class ProductionTransports {
             // RFC 6750's error, as Kafka's validator answers a token whose signature no key of the JWKS verifies
             assertTrue(e.getCause().getMessage().contains("invalid_token"), e.getCause().getMessage());
         }
+        // the agent's part: olivia's topic would be allowed her, but no decision was asked for the forged token
+        assertEquals(decided, decisions(), "no decision was asked for a token the JWKS does not verify");
     }
 
     /**
