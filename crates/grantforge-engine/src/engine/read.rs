@@ -13,7 +13,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
-use super::{compile_all, Building, PolicyEngine, PolicyVisitor};
+use super::build::{compile_all, Building};
+use super::{PolicyEngine, PolicyVisitor};
 use crate::condition::Evaluators;
 use crate::error::SnapshotError;
 use crate::snapshot::{Definition, PolicyRecord, PolicyStream, Snapshot, SnapshotHead};
