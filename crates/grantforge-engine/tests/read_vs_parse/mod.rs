@@ -12,7 +12,7 @@ use grantforge_engine::{
 
 /// The policies `read` showed its visitor, and how often it was told they were all shown.
 #[derive(Default)]
-struct Seen {
+pub struct Seen {
     policies: Vec<PolicyRecord>,
     finished: usize,
 }
