@@ -3,6 +3,7 @@ package org.devlive.grantforge.kafka.plugin;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -16,6 +17,7 @@ import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.ListTransactionsOptions;
 import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.config.SaslConfigs;
 import org.devlive.grantforge.plugin.api.ServiceConfig;
 
 /**
@@ -48,7 +50,11 @@ final class KafkaAdminCalls implements AutoCloseable {
         ClassLoader previous = thread.getContextClassLoader();
         thread.setContextClassLoader(KafkaAdminCalls.class.getClassLoader());
         try {
-            return new KafkaAdminCalls(Admin.create(AdminSettings.of(config)), deadlineNanos);
+            Properties settings = AdminSettings.of(config);
+            if ("OAUTHBEARER".equals(settings.getProperty(SaslConfigs.SASL_MECHANISM))) {
+                OAuthProviderOfThisLoader.install();
+            }
+            return new KafkaAdminCalls(Admin.create(settings), deadlineNanos);
         } finally {
             thread.setContextClassLoader(previous);
         }

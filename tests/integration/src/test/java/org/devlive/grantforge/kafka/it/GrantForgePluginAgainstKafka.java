@@ -264,6 +264,27 @@ abstract class GrantForgePluginAgainstKafka {
         assertEquals(List.of(), lookup(fields, "cluster", "other", 100));
     }
 
+    /**
+     * GrantForge rescans its plugins folder and loads the plugin again in a new class loader. Kafka's OAUTHBEARER client
+     * registers a JVM-wide security provider from the first class loader that logs in, so the new loader's login must
+     * not be handed the old loader's classes; and the old loader, still serving until the rescan ends, keeps working.
+     */
+    @Test
+    void aPluginLoadedAgainByARescanLogsInWithOAuthAsTheFirstDid() throws Exception {
+        assertEquals(ConnectionResult.Status.SUCCEEDED, plugin.call(p -> p.testConnection(service(oauth))).status());
+        PluginHost rescanned = PluginHost.load(PluginJar.path());
+        try {
+            ConnectionResult again = rescanned.call(p -> p.testConnection(service(oauth)));
+            assertEquals(ConnectionResult.Status.SUCCEEDED, again.status(), again.message());
+            ConnectionResult first = plugin.call(p -> p.testConnection(service(oauth)));
+            assertEquals(ConnectionResult.Status.SUCCEEDED, first.status(), first.message());
+        } finally {
+            PluginHost.closeQuietly(rescanned);
+        }
+        ConnectionResult afterClose = plugin.call(p -> p.testConnection(service(oauth)));
+        assertEquals(ConnectionResult.Status.SUCCEEDED, afterClose.status(), afterClose.message());
+    }
+
     /** A rescan drops the plugin's class loader: a client left open would keep its thread and classes alive. */
     @Test
     void everyCallClosesItsAdminClientBeforeItReturns() throws Exception {
