@@ -21,7 +21,7 @@ public final class KafkaDist {
     /** System property naming the Kafka version to run when a test does not choose one. */
     public static final String VERSION_PROPERTY = "grantforge.kafka.version";
     /** The releases the agent supports, oldest first (each has a module under {@code tests/kafka-dists}). */
-    public static final List<String> RELEASES = List.of("3.7.2", "3.9.2", "4.1.2", "4.3.1");
+    public static final List<String> RELEASES = List.of("3.7.2", "3.9.2", "4.1.2", "4.3.1", "4.4.0");
     /** The newest release, which runs when a test does not choose one. */
     public static final String DEFAULT_VERSION = RELEASES.get(RELEASES.size() - 1);
 

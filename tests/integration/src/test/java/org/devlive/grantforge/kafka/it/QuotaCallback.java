@@ -749,7 +749,7 @@ abstract class QuotaCallback {
     void namesWithSpecialCharactersNameTheirGroupsAndCannotForgeLogLines() throws Exception {
         String dn = "CN=J\u00fcrgen M\u00fcller,O=acme*,OU=ops team";
         alter(new ClientQuotaEntity(Collections.singletonMap(ClientQuotaEntity.USER, dn)), "request_percentage", 50.0);
-        String sanitized = org.apache.kafka.common.utils.Sanitizer.sanitize(dn);
+        String sanitized = org.apache.kafka.common.utils.internals.Sanitizer.sanitize(dn);
         String group = "kafka.server:type=Request,user=" + sanitized;
         // Every request counts against request_percentage, so the client's first requests make its group, once the
         // quota has reached the broker (a moment after alterClientQuotas returns).
