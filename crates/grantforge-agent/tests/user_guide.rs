@@ -175,6 +175,12 @@ fn every_cell_of_the_transport_table_names_a_test_of_its_release() {
     assert!(cells >= 30, "only {cells} cells: did the table change?");
 }
 
+#[test]
+fn every_cell_of_the_client_kinds_table_names_a_test_of_its_release() {
+    let cells = every_yes_names_a_test_of_its_release("Client kinds");
+    assert!(cells >= 8, "only {cells} cells: did the table change?");
+}
+
 /// `docs/snapshot-format.md`'s example is a whole snapshot: with the definition put in, it loads
 /// and decides as the page says.
 #[test]

@@ -1,0 +1,26 @@
+package org.devlive.grantforge.kafka.it;
+
+import java.util.Map;
+
+/**
+ * {@link ClientKinds} on Kafka 4.1.2, where the streams rebalance protocol is early access and share groups a
+ * preview: the node enables both as Kafka's notes for 4.1 say (the protocols and the unstable feature levels in its
+ * settings, then {@code streams.version} and {@code share.version} raised to 1).
+ */
+class ClientKindsKafka412Test extends ClientKinds {
+    ClientKindsKafka412Test() {
+        super("4.1.2");
+    }
+
+    @Override
+    Map<String, String> previewSettings() {
+        return Map.of("group.coordinator.rebalance.protocols", "classic,consumer,streams",
+                "group.share.enable", "true",
+                "unstable.feature.versions.enable", "true");
+    }
+
+    @Override
+    Map<String, Short> previewFeatures() {
+        return Map.of("streams.version", (short) 1, "share.version", (short) 1);
+    }
+}
