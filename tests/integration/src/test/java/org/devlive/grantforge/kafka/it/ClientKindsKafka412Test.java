@@ -4,8 +4,8 @@ import java.util.Map;
 
 /**
  * {@link ClientKinds} on Kafka 4.1.2, where the streams rebalance protocol is early access and share groups a
- * preview: the node enables both as Kafka's notes for 4.1 say (the protocols and the unstable feature levels in its
- * settings, then {@code streams.version} and {@code share.version} raised to 1).
+ * preview: the node enables both (the protocols, the unstable API versions and feature levels in its settings, then
+ * {@code streams.version} and {@code share.version} raised to 1).
  */
 class ClientKindsKafka412Test extends ClientKinds {
     ClientKindsKafka412Test() {
@@ -16,6 +16,8 @@ class ClientKindsKafka412Test extends ClientKinds {
     Map<String, String> previewSettings() {
         return Map.of("group.coordinator.rebalance.protocols", "classic,consumer,streams",
                 "group.share.enable", "true",
+                // the streams group's requests are unstable API versions in 4.1
+                "unstable.api.versions.enable", "true",
                 "unstable.feature.versions.enable", "true");
     }
 
