@@ -71,6 +71,21 @@ public final class KafkaDist {
         return major >= 4 ? "org.apache.kafka.tools.ConsoleProducer" : "kafka.tools.ConsoleProducer";
     }
 
+    /**
+     * The class {@code bin/kafka-configs.sh} of this release runs: Scala's {@code kafka.admin.ConfigCommand} in the
+     * core jar up to 4.3, {@code org.apache.kafka.tools.ConfigCommand} of kafka-tools from 4.4.
+     */
+    public String configCommandClass() {
+        return isAtLeast(4, 4) ? "org.apache.kafka.tools.ConfigCommand" : "kafka.admin.ConfigCommand";
+    }
+
+    /** Whether this release is {@code major.minor} or later. */
+    private boolean isAtLeast(int wantedMajor, int wantedMinor) {
+        String[] parts = version.split("\\.");
+        int minor = parts.length > 1 ? Integer.parseInt(parts[1]) : 0;
+        return major > wantedMajor || (major == wantedMajor && minor >= wantedMinor);
+    }
+
     /** Kafka 4.0 moved the server to Log4j2. */
     public boolean usesLog4j2() {
         return major >= 4;

@@ -518,7 +518,7 @@ abstract class QuotaCallback {
 
     /**
      * docs/quotas.md's procedure for a file, run against the node with Kafka's own {@code kafka-configs}
-     * ({@code kafka.admin.ConfigCommand} in 3.7 to 4.3): users, clients, and both. Its output read through
+     * ({@link KafkaDist#configCommandClass()}): users, clients, and both. Its output read through
      * {@code explain} gives what the cluster gives; the pair command's output alone misses alice's total and the
      * default user, and explain says so.
      */
@@ -534,7 +534,7 @@ abstract class QuotaCallback {
             for (List<String> types : List.of(List.of("users"), List.of("clients"), List.of("users", "clients"))) {
                 List<String> args = new ArrayList<>(List.of("--describe"));
                 types.forEach(type -> args.addAll(List.of("--entity-type", type)));
-                ToolRun run = node.runTool(KafkaNode.SUPER_USER, "kafka.admin.ConfigCommand", args);
+                ToolRun run = node.runTool(KafkaNode.SUPER_USER, node.dist().configCommandClass(), args);
                 assertEquals(0, run.exitCode(), run.toString());
                 described.append(run.stdout());
                 if (types.size() == 2) {
