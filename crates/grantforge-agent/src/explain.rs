@@ -521,6 +521,49 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_create_of_topics_says_what_a_streams_application_needs() {
+        for resource in ["--topic st-app-by-key-repartition", "--cluster"] {
+            let (code, out) = explain(
+                &format!("--principal User:bob --operation CREATE {resource}"),
+                "",
+            );
+            assert_eq!(code, 0, "{out}");
+            assert!(out.contains("decision: DENIED"), "{out}");
+            assert!(
+                out.contains("note: a Kafka Streams application on the streams protocol")
+                    && out.contains("MISSING_INTERNAL_TOPICS")
+                    && out.contains(
+                        "grant create on the cluster, or on the topics <application.id>-*"
+                    ),
+                "{out}"
+            );
+            let (_, json) = explain(
+                &format!("--json --principal User:bob --operation CREATE {resource}"),
+                "",
+            );
+            let answer: Value = serde_json::from_str(json.trim()).unwrap();
+            assert!(answer["note"]
+                .as_str()
+                .unwrap()
+                .contains("MISSING_INTERNAL_TOPICS"));
+        }
+        // nothing to say of another refusal, nor of an allowed CREATE
+        let (_, out) = explain("--principal User:bob --operation WRITE --topic orders", "");
+        assert!(
+            out.contains("decision: DENIED") && !out.contains("note:"),
+            "{out}"
+        );
+        let (_, out) = explain(
+            "--super-users User:bob --principal User:bob --operation CREATE --cluster",
+            "",
+        );
+        assert!(
+            out.contains("decision: ALLOWED") && !out.contains("note:"),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn an_unknown_operation_lists_every_operation_kafka_has() {
         let (code, out) = explain("--principal User:alice --operation FLY --topic t", "");
         assert_eq!(code, 2, "{out}");

@@ -98,9 +98,6 @@ fn a_renamed_test_is_caught() {
     );
 }
 
-/// The release columns of `docs/compatibility.md`'s table of listeners and principals.
-const RELEASES: [&str; 4] = ["3.7.2", "3.9.2", "4.1.2", "4.3.1"];
-
 /// Whether the integration test `class` (a `*` standing for a release's digits) runs on `release`:
 /// the class of that release exists, or the class names the release (a parameterized test).
 fn runs_on(class: &str, release: &str) -> bool {
@@ -114,35 +111,52 @@ fn runs_on(class: &str, release: &str) -> bool {
     }
 }
 
-#[test]
-fn every_cell_of_the_transport_table_names_a_test_of_its_release() {
+/// The cells of a table row, empty ones too (`| |`).
+fn columns(row: &str) -> Vec<&str> {
+    row.trim()
+        .trim_matches('|')
+        .split('|')
+        .map(str::trim)
+        .collect()
+}
+
+/// Checks the table of `section` in `docs/compatibility.md`, whose columns are a first one, one
+/// per release (its header a version, `4.3.1`) and the test last: every "yes" of a release names a
+/// test class that runs on it. Returns the number of such cells.
+fn every_yes_names_a_test_of_its_release(section: &str) -> usize {
     let compatibility =
         std::fs::read_to_string(repository().join("docs/compatibility.md")).unwrap();
     let table = compatibility
-        .split("## Listeners and principals")
+        .split(&format!("## {section}"))
         .nth(1)
-        .expect("docs/compatibility.md has a section \"Listeners and principals\"");
-    let mut cells = 0;
-    for row in table
+        .unwrap_or_else(|| panic!("docs/compatibility.md has a section \"{section}\""));
+    let mut rows = table
         .lines()
         .skip_while(|l| !l.starts_with('|'))
-        .take_while(|l| l.starts_with('|'))
-        .skip(2)
-    {
-        // empty cells are "| |": split at every bar
-        let columns: Vec<&str> = row
-            .trim()
-            .trim_matches('|')
-            .split('|')
-            .map(str::trim)
-            .collect();
-        assert_eq!(columns.len(), 6, "a row of six columns: {row}");
+        .take_while(|l| l.starts_with('|'));
+    let header = columns(rows.next().expect("a header row"));
+    let releases = &header[1..header.len() - 1];
+    assert!(
+        releases
+            .iter()
+            .all(|r| r.split('.').count() == 3 && r.chars().all(|c| c.is_ascii_digit() || c == '.')),
+        "{section}: the columns between the first and the last are releases: {header:?}"
+    );
+    let mut cells = 0;
+    for row in rows.skip(1) {
+        let cells_of_row = columns(row);
+        assert_eq!(
+            cells_of_row.len(),
+            header.len(),
+            "{section}: a row of {} columns: {row}",
+            header.len()
+        );
         let classes: Vec<&str> = proved_by(row)
             .into_iter()
             .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
             .collect();
         assert!(!classes.is_empty(), "the row names its test: {row}");
-        for (release, cell) in RELEASES.iter().zip(&columns[1..5]) {
+        for (release, cell) in releases.iter().zip(&cells_of_row[1..]) {
             if *cell == "yes" {
                 assert!(
                     classes.iter().any(|class| runs_on(class, release)),
@@ -152,7 +166,19 @@ fn every_cell_of_the_transport_table_names_a_test_of_its_release() {
             }
         }
     }
+    cells
+}
+
+#[test]
+fn every_cell_of_the_transport_table_names_a_test_of_its_release() {
+    let cells = every_yes_names_a_test_of_its_release("Listeners and principals");
     assert!(cells >= 30, "only {cells} cells: did the table change?");
+}
+
+#[test]
+fn every_cell_of_the_client_kinds_table_names_a_test_of_its_release() {
+    let cells = every_yes_names_a_test_of_its_release("Client kinds");
+    assert!(cells >= 8, "only {cells} cells: did the table change?");
 }
 
 /// `docs/snapshot-format.md`'s example is a whole snapshot: with the definition put in, it loads
@@ -208,12 +234,12 @@ fn the_snapshot_formats_example_loads_and_decides_as_the_page_says() {
 }
 
 /// Every example of `docs/explain.md` is the tool's output, byte for byte: each block that starts
-/// `$ explain --snapshot e2e.json …` (or feeds `--batch` with `printf`) is run on the fixture and
+/// `$ explain --snapshot e2e.json …` or `client-kinds.json` (or feeds `--batch` with `printf`) is run on the fixture and
 /// compared; `| jq .` compares the JSON as `jq` prints it.
 #[test]
 fn the_examples_of_the_explain_page_are_the_tools_output() {
     let page = std::fs::read_to_string(repository().join("docs/explain.md")).unwrap();
-    let fixture = repository().join("tests/fixtures/snapshots/e2e.json");
+    let fixtures = repository().join("tests/fixtures/snapshots");
     let mut compared = 0;
     for block in page.split("```\n").skip(1).step_by(2) {
         let Some(command) = block.strip_prefix("$ ") else {
@@ -238,7 +264,8 @@ fn the_examples_of_the_explain_page_are_the_tools_output() {
         let args: Vec<String> = line
             .split(' ')
             .map(|word| match word {
-                "e2e.json" => fixture.display().to_string(),
+                // the demo's policies, and those `ClientKinds*Test` runs real clients of each kind with
+                "e2e.json" | "client-kinds.json" => fixtures.join(word).display().to_string(),
                 word => word.to_string(),
             })
             .collect();

@@ -44,6 +44,7 @@ fn every_module_names_the_projects_version_as_its_parents() {
         "tests/kafka-dists/kafka-3.9.2/pom.xml",
         "tests/kafka-dists/kafka-4.1.2/pom.xml",
         "tests/kafka-dists/kafka-4.3.1/pom.xml",
+        "tests/kafka-dists/kafka-4.4.0/pom.xml",
     ];
     for module in modules {
         let pom = read(&repository().join(module));

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use grantforge_engine::{Branch, Item};
-use grantforge_kafka::{AclRow, ResourceType};
+use grantforge_kafka::{AclRow, Operation, ResourceType};
 use serde_json::{json, Value};
 
 use super::Question;
@@ -46,6 +46,13 @@ pub(super) struct ItemRef<'a> {
     pub item: Option<&'a Item>,
 }
 
+/// What a refused CREATE means to a Kafka Streams application on the streams protocol: the broker
+/// creates its internal topics on its behalf, and answers a refusal with the group's status, which
+/// the application never raises as an error (it waits, its group NOT_READY).
+const STREAMS_CREATE_NOTE: &str = "a Kafka Streams application on the streams protocol \
+(group.protocol=streams) sees this refusal only as its group's status MISSING_INTERNAL_TOPICS, never as an \
+error: grant create on the cluster, or on the topics <application.id>-* (its internal topics)";
+
 impl Answer<'_> {
     fn decision(&self) -> &'static str {
         if self.allowed {
@@ -55,9 +62,17 @@ impl Answer<'_> {
         }
     }
 
+    /// What to grant, where a refusal shows as something other than an error to some client.
+    fn note(&self) -> Option<&'static str> {
+        let q = self.question;
+        let creates_topics = q.operation == Operation::Create
+            && matches!(q.resource_type, ResourceType::Topic | ResourceType::Cluster);
+        (creates_topics && !self.allowed).then_some(STREAMS_CREATE_NOTE)
+    }
+
     pub fn to_json(&self) -> Value {
         let q = self.question;
-        json!({
+        let mut answer = json!({
             "request": {
                 "principal": q.principal.to_kafka_string(), "operation": q.operation.kafka_name(),
                 "resourceType": q.resource_type.level(), "resource": q.name,
@@ -69,7 +84,11 @@ impl Answer<'_> {
             "reason": self.reason,
             "decidingPolicy": self.deciding.as_ref().map_or(Value::Null, PolicyRef::to_json),
             "policies": self.matched.iter().map(MatchedPolicy::to_json).collect::<Vec<_>>(),
-        })
+        });
+        if let Some(note) = self.note() {
+            answer["note"] = json!(note);
+        }
+        answer
     }
 
     pub fn to_text(&self) -> String {
@@ -92,6 +111,9 @@ impl Answer<'_> {
                 None => format!(" by policy {} \"\" ()", p.id),
             });
         let _ = writeln!(out, "  decision: {}{by}: {}", self.decision(), self.reason);
+        if let Some(note) = self.note() {
+            let _ = writeln!(out, "  note: {note}");
+        }
         let _ = writeln!(
             out,
             "  snapshot: service {} version {}",

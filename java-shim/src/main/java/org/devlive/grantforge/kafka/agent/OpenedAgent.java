@@ -1,12 +1,14 @@
 package org.devlive.grantforge.kafka.agent;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.Properties;
 import java.util.TreeMap;
 import org.apache.kafka.common.config.ConfigException;
-import org.apache.kafka.common.utils.AppInfoParser;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.devlive.grantforge.kafka.agent.jni.AgentVersion;
@@ -129,8 +131,25 @@ public final class OpenedAgent {
         }
         // The running Kafka's version, for the heartbeat's agentVersion (crates/grantforge-agent/src/config.rs,
         // RUNNING_KAFKA_VERSION); never a value of the node's own settings.
-        settings.put("kafka.version", AppInfoParser.getVersion());
+        settings.put("kafka.version", runningKafkaVersion());
         return settings;
+    }
+
+    /**
+     * The version kafka-clients records in its jar, read as Kafka's own {@code AppInfoParser} reads it: that class
+     * moved to an internals package in Kafka 4.4, the resource is in every release.
+     */
+    private static String runningKafkaVersion() {
+        try (InputStream in = ConfigException.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            if (in == null) {
+                return "unknown";
+            }
+            Properties properties = new Properties();
+            properties.load(in);
+            return properties.getProperty("version", "unknown").trim();
+        } catch (IOException e) {
+            return "unknown";
+        }
     }
 
     /**

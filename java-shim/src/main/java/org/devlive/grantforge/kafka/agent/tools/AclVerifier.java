@@ -23,7 +23,6 @@ import org.apache.kafka.common.resource.ResourcePatternFilter;
 import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
-import org.apache.kafka.common.utils.SecurityUtils;
 import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
@@ -278,10 +277,10 @@ final class AclVerifier {
         names.remove("User:*");
         List<KafkaPrincipal> principals = new ArrayList<KafkaPrincipal>();
         for (String name : names) {
-            try {
-                principals.add(SecurityUtils.parseKafkaPrincipal(name));
-            } catch (IllegalArgumentException e) {
-                // not Type:name: no client can be it
+            // as Kafka parses an ACL's principal; not Type:name, no client can be it
+            int colon = name.indexOf(':');
+            if (colon > 0) {
+                principals.add(new KafkaPrincipal(name.substring(0, colon), name.substring(colon + 1)));
             }
         }
         principals.add(new KafkaPrincipal(KafkaPrincipal.USER_TYPE, UNNAMED));

@@ -21,7 +21,7 @@ public final class KafkaDist {
     /** System property naming the Kafka version to run when a test does not choose one. */
     public static final String VERSION_PROPERTY = "grantforge.kafka.version";
     /** The releases the agent supports, oldest first (each has a module under {@code tests/kafka-dists}). */
-    public static final List<String> RELEASES = List.of("3.7.2", "3.9.2", "4.1.2", "4.3.1");
+    public static final List<String> RELEASES = List.of("3.7.2", "3.9.2", "4.1.2", "4.3.1", "4.4.0");
     /** The newest release, which runs when a test does not choose one. */
     public static final String DEFAULT_VERSION = RELEASES.get(RELEASES.size() - 1);
 
@@ -69,6 +69,21 @@ public final class KafkaDist {
     /** The class {@code bin/kafka-console-producer.sh} of this release runs: moved to kafka-tools in 4.0. */
     public String consoleProducerClass() {
         return major >= 4 ? "org.apache.kafka.tools.ConsoleProducer" : "kafka.tools.ConsoleProducer";
+    }
+
+    /**
+     * The class {@code bin/kafka-configs.sh} of this release runs: Scala's {@code kafka.admin.ConfigCommand} in the
+     * core jar up to 4.3, {@code org.apache.kafka.tools.ConfigCommand} of kafka-tools from 4.4.
+     */
+    public String configCommandClass() {
+        return isAtLeast(4, 4) ? "org.apache.kafka.tools.ConfigCommand" : "kafka.admin.ConfigCommand";
+    }
+
+    /** Whether this release is {@code major.minor} or later. */
+    private boolean isAtLeast(int wantedMajor, int wantedMinor) {
+        String[] parts = version.split("\\.");
+        int minor = parts.length > 1 ? Integer.parseInt(parts[1]) : 0;
+        return major > wantedMajor || (major == wantedMajor && minor >= wantedMinor);
     }
 
     /** Kafka 4.0 moved the server to Log4j2. */

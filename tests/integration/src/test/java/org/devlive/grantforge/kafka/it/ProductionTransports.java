@@ -33,7 +33,8 @@ import org.apache.kafka.common.errors.SslAuthenticationException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.quota.ClientQuotaAlteration;
 import org.apache.kafka.common.quota.ClientQuotaEntity;
-import org.apache.kafka.common.utils.Sanitizer;
+// Kafka 4.4 moved it from common.utils (this JVM runs the newest kafka-clients)
+import org.apache.kafka.common.utils.internals.Sanitizer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -518,7 +518,7 @@ abstract class QuotaCallback {
 
     /**
      * docs/quotas.md's procedure for a file, run against the node with Kafka's own {@code kafka-configs}
-     * ({@code kafka.admin.ConfigCommand} in 3.7 to 4.3): users, clients, and both. Its output read through
+     * ({@link KafkaDist#configCommandClass()}): users, clients, and both. Its output read through
      * {@code explain} gives what the cluster gives; the pair command's output alone misses alice's total and the
      * default user, and explain says so.
      */
@@ -534,7 +534,7 @@ abstract class QuotaCallback {
             for (List<String> types : List.of(List.of("users"), List.of("clients"), List.of("users", "clients"))) {
                 List<String> args = new ArrayList<>(List.of("--describe"));
                 types.forEach(type -> args.addAll(List.of("--entity-type", type)));
-                ToolRun run = node.runTool(KafkaNode.SUPER_USER, "kafka.admin.ConfigCommand", args);
+                ToolRun run = node.runTool(KafkaNode.SUPER_USER, node.dist().configCommandClass(), args);
                 assertEquals(0, run.exitCode(), run.toString());
                 described.append(run.stdout());
                 if (types.size() == 2) {
@@ -749,7 +749,7 @@ abstract class QuotaCallback {
     void namesWithSpecialCharactersNameTheirGroupsAndCannotForgeLogLines() throws Exception {
         String dn = "CN=J\u00fcrgen M\u00fcller,O=acme*,OU=ops team";
         alter(new ClientQuotaEntity(Collections.singletonMap(ClientQuotaEntity.USER, dn)), "request_percentage", 50.0);
-        String sanitized = org.apache.kafka.common.utils.Sanitizer.sanitize(dn);
+        String sanitized = org.apache.kafka.common.utils.internals.Sanitizer.sanitize(dn);
         String group = "kafka.server:type=Request,user=" + sanitized;
         // Every request counts against request_percentage, so the client's first requests make its group, once the
         // quota has reached the broker (a moment after alterClientQuotas returns).

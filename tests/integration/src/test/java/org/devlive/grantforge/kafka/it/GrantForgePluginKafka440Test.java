@@ -11,12 +11,12 @@ import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link GrantForgePluginAgainstKafka} on Kafka 4.3.1, the newest release the agent supports, where groups also come
+ * {@link GrantForgePluginAgainstKafka} on Kafka 4.4.0, the newest release the agent supports, where groups also come
  * in the consumer protocol of KIP-848 and as share groups (KIP-932): group lookups offer them beside classic ones.
  */
-class GrantForgePluginKafka431Test extends GrantForgePluginAgainstKafka {
-    GrantForgePluginKafka431Test() {
-        super("4.3.1");
+class GrantForgePluginKafka440Test extends GrantForgePluginAgainstKafka {
+    GrantForgePluginKafka440Test() {
+        super("4.4.0");
     }
 
     @Test
