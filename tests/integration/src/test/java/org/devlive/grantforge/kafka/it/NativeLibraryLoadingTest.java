@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The agent's native library loads where brokers run (JDK 17 and 25, a library named by
+ * The agent's native library loads where brokers run (JDK 17, 21 and 25, a library named by
  * {@code grantforge.native.library.path}) and, where it cannot, the broker refuses to start with one
  * ERROR line naming the cause and the key to set (noexec temp directory, another platform, a library
  * of another agent version).
@@ -34,6 +34,11 @@ import org.junit.jupiter.api.io.TempDir;
 class NativeLibraryLoadingTest {
     /** The JDK 25 to start nodes with: {@code -Dgrantforge.it.jdk25=<java home>}; the tests skip when it is not there. */
     private static final Path JDK25 = Paths.get(System.getProperty("grantforge.it.jdk25", "/usr/lib/jvm/temurin-25-jdk-amd64"));
+    /**
+     * The JDK the official apache/kafka image runs, 21: {@code scripts/install-test-platforms} links a Temurin 21 runtime
+     * as {@code jdk21} in the project's tools folder; {@code -Dgrantforge.it.jdk21=<java home>} names another.
+     */
+    private static final Path JDK21 = Paths.get(System.getProperty("grantforge.it.jdk21", toolsDir().resolve("jdk21").toString()));
     private static final String LIBRARY_IN_JAR = "org/devlive/grantforge/kafka/agent/jni/native/linux-x86_64/libgrantforge_kafka_jni.so";
     private static final String KEY = "grantforge.native.library.path";
 
@@ -53,6 +58,27 @@ class NativeLibraryLoadingTest {
             assertFalse(node.consoleText().contains("restricted method"), "the flag silences JEP 472's warning:\n" + node.consoleText());
             aliceProducesToOrders(node);
         }
+    }
+
+    @Test
+    void startsAndDecidesOnJdk21AsTheOfficialImageRunsIt() throws Exception {
+        assertTrue(Files.isExecutable(JDK21.resolve("bin/java")), "a JDK 21 at " + JDK21
+                + ": run scripts/install-test-platforms, or set -Dgrantforge.it.jdk21");
+        try (KafkaNode node = node("jdk21").javaHome(JDK21).start()) {
+            assertTrue(node.logText().contains("GrantForge agent " + ItPaths.AGENT_VERSION + " configured on Java 21"), node.diagnostics());
+            assertTrue(node.logText().contains("applied policy version 1 of service kafka-demo"), node.diagnostics());
+            aliceProducesToOrders(node);
+        }
+    }
+
+    /** Where scripts/ keep the tools they install: {@code GF_TOOLS_DIR}, else the user's cache. */
+    private static Path toolsDir() {
+        String tools = System.getenv("GF_TOOLS_DIR");
+        if (tools != null) {
+            return Paths.get(tools);
+        }
+        String cache = System.getenv("XDG_CACHE_HOME");
+        return (cache != null ? Paths.get(cache) : Paths.get(System.getProperty("user.home"), ".cache")).resolve("grantforge-kafka/tools");
     }
 
     @Test
