@@ -668,7 +668,7 @@ mod tests {
             "/../../java-shim/src/main/java/org/devlive/grantforge/kafka/agent/OpenedAgent.java"
         ))
         .unwrap();
-        let put = format!("settings.put(\"{RUNNING_KAFKA_VERSION}\", AppInfoParser.getVersion())");
+        let put = format!("settings.put(\"{RUNNING_KAFKA_VERSION}\", runningKafkaVersion())");
         assert!(shim.contains(&put), "OpenedAgent lacks {put}");
     }
 
