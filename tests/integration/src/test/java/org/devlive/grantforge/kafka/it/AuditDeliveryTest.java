@@ -111,7 +111,7 @@ class AuditDeliveryTest {
     }
 
     @Test
-    void tenThousandIdenticalProducesBecomeOneEventAndARefusalArrivesWithinASecond() throws Exception {
+    void tenThousandIdenticalProducesBecomeOneEventAndARefusalArrivesBeforeTheFoldWindowEnds() throws Exception {
         try (TestServer server = server("fold")) {
             try (KafkaNode node = node("audit-fold", server, "600000").start()) {
                 createOrders(node);
