@@ -1,7 +1,8 @@
 //! Server mode over HTTPS, against the test server's own CA (`Tls`): a private CA given in
 //! `grantforge.ssl.ca.file` is trusted; an unknown CA, a certificate for another host, an expired
 //! one and a plain-HTTP answer on an `https` URL are each refused with an error naming the cause,
-//! before any request (and so the token) reaches the server.
+//! before any request (and so the token) reaches the server. Over verified HTTPS alone the server's
+//! signing key is trusted on first use and pinned, and a changed key is refused.
 
 mod common;
 
@@ -9,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::*;
-use grantforge_agent::registry;
+use grantforge_agent::{registry, AgentConfig};
 use grantforge_testserver::{Config, Presented, RunningServer, Server, Tls, TLS_CA_FILE};
 
 /// A test server presenting `presents`, its CA in `<state dir>/tls`.
@@ -145,5 +146,49 @@ fn the_disk_cache_keeps_deciding_while_the_certificate_is_refused() {
             .contains("outside its validity period")
     });
     assert!(requests_after(&expired, 0).is_empty());
+    registry::release(&second);
+}
+
+/// Without `grantforge.signing.key.file`, over HTTPS with a verified certificate, the agent trusts
+/// the server's key on first use and pins it in its cache; a snapshot signed by another key is then
+/// refused, the pinned file named, and the snapshot in force stays, across a restart too.
+#[test]
+fn over_https_the_first_key_is_pinned_and_a_changed_key_is_refused() {
+    let server = https_server("https-tofu", Presented::Valid);
+    let cache = temp_dir("https-tofu-cache");
+    let ca = ca_file(&server);
+    let tofu = || {
+        let mut settings = settings(&server, &cache, &[("grantforge.ssl.ca.file", &ca)]);
+        settings.remove("grantforge.signing.key.file");
+        registry::open(AgentConfig::from_settings(&settings).unwrap()).unwrap()
+    };
+    let first = tofu();
+    assert!(
+        first.await_snapshot(PATIENCE),
+        "{}",
+        first.stats().last_error
+    );
+    assert!(may_read(&first, "orders"));
+    let applied = version(&first);
+
+    server.set_fault(fault(r#"{"mode":"other-key"}"#)).unwrap();
+    server
+        .set_policies_json(policies(Some("signed-elsewhere")).as_bytes())
+        .unwrap();
+    let refused_for = "was pinned on first use in";
+    eventually("the other key is refused", PATIENCE, || {
+        first.stats().last_error.contains(refused_for)
+    });
+    assert_eq!(version(&first), applied, "the snapshot in force stays");
+    assert!(!may_read(&first, "signed-elsewhere"));
+    registry::release(&first);
+
+    // Restarted on the same cache: the pin holds, the other key is not trusted afresh.
+    let second = tofu();
+    eventually("the other key is refused after a restart", PATIENCE, || {
+        second.stats().last_error.contains(refused_for)
+    });
+    assert_eq!(version(&second), applied, "the verified disk cache decides");
+    assert!(may_read(&second, "orders") && !may_read(&second, "signed-elsewhere"));
     registry::release(&second);
 }
