@@ -23,7 +23,7 @@ use grantforge_kafka::{Action, Operation, Reason, RequestContext, ResourceType};
 use parking_lot::Mutex;
 
 use crate::audit::events::{clamp, limits, AccessEvent, Comparison, EventIds};
-use crate::audit::names::{kept_resource, Cut};
+use crate::audit::names::{carried, kept_resource, Cut};
 
 /// Disagreement keys kept at most (their names clamped to the audit's limits: a few KiB each).
 pub const TRACKED: usize = 512;
@@ -294,11 +294,13 @@ impl Comparisons {
                 key.decider.mode(),
                 key.kind.describe(),
                 key.principal_type,
-                key.principal_name,
+                // names a client chose, escaped as events carry them: a tab or a line break of
+                // theirs would forge a column or a row of the table
+                carried(&key.principal_name),
                 key.operation.map_or("UNKNOWN", Operation::kafka_name),
                 key.resource_type
                     .map_or("UNKNOWN", ResourceType::kafka_name),
-                key.resource,
+                carried(&key.resource),
                 policy_words(tally.policy_id),
                 tally.kafka_basis.as_deref().unwrap_or("(not told)"),
             ));
@@ -382,6 +384,32 @@ mod tests {
         assert!(
             !record(&comparisons, "one-more"),
             "no room: nothing to tell"
+        );
+    }
+
+    #[test]
+    fn names_a_client_chose_cannot_forge_a_row_or_a_column_of_the_report() {
+        let comparisons = Comparisons::default();
+        comparisons.record(
+            Decider::Kafka,
+            true,
+            &context("mallory\n1\tshadow"),
+            &write("orders\tforged"),
+            Reason::NoPolicy,
+            1,
+            Instant::from_unix_millis(0),
+        );
+        let report = comparisons.report(REPORTED);
+        let rows: Vec<&str> = report.lines().collect();
+        assert_eq!(rows.len(), 2, "the header and one row: {report}");
+        assert_eq!(rows[1].split('\t').count(), 8, "{report}");
+        assert!(
+            rows[1].contains(r#"(escaped) "mallory\n1\tshadow""#),
+            "{report}"
+        );
+        assert!(
+            rows[1].contains(r#"(escaped) "orders\tforged""#),
+            "{report}"
         );
     }
 
