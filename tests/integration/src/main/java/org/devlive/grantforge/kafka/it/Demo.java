@@ -153,14 +153,7 @@ public final class Demo {
     private static Path freshState(Path demoDir) throws java.io.IOException {
         Files.createDirectories(demoDir);
         for (String leftover : List.of("cache", "server")) {
-            Path dir = demoDir.resolve(leftover);
-            if (Files.exists(dir)) {
-                try (java.util.stream.Stream<Path> walk = Files.walk(dir)) {
-                    for (Path p : walk.sorted(Comparator.reverseOrder()).collect(java.util.stream.Collectors.toList())) {
-                        Files.delete(p);
-                    }
-                }
-            }
+            ItPaths.deleteRecursively(demoDir.resolve(leftover));
         }
         Path policies = demoDir.resolve("policies.json");
         Files.copy(ItPaths.fixtures().resolve("server/policies.json"), policies, java.nio.file.StandardCopyOption.REPLACE_EXISTING);

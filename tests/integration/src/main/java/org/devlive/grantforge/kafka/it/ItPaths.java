@@ -73,6 +73,18 @@ public final class ItPaths {
         return fixtures().resolve("snapshots").resolve(name);
     }
 
+    /** Deletes {@code dir} and everything under it; nothing when it does not exist. */
+    public static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (java.util.stream.Stream<Path> walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
     /** The first candidate that exists relative to the working directory (repository root or module dir). */
     static Path findFromWorkingDir(Path fromRepoRoot, Path fromModuleDir) {
         Path cwd = Paths.get("").toAbsolutePath();

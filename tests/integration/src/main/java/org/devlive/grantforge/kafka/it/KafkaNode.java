@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -19,7 +18,6 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
@@ -486,7 +484,7 @@ public final class KafkaNode implements AutoCloseable {
     public synchronized void close() {
         stopProcess();
         try {
-            deleteRecursively(deleteWholeDir ? dir : dataDir);
+            ItPaths.deleteRecursively(deleteWholeDir ? dir : dataDir);
         } catch (IOException e) {
             // leave it; it is under a temp or target directory
         }
@@ -505,17 +503,6 @@ public final class KafkaNode implements AutoCloseable {
         NodeProcess p = process;
         if (p != null) {
             p.stop(config.stopTimeout, toString());
-        }
-    }
-
-    private static void deleteRecursively(Path path) throws IOException {
-        if (!Files.exists(path)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(path)) {
-            for (Path p : walk.sorted(Comparator.reverseOrder()).collect(Collectors.toList())) {
-                Files.deleteIfExists(p);
-            }
         }
     }
 

@@ -125,9 +125,7 @@ abstract class ClientKinds {
             node.close();
         }
         if (work != null) {
-            try (var files = Files.walk(work)) {
-                files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+            ItPaths.deleteRecursively(work);
         }
     }
 

@@ -138,11 +138,7 @@ class ProductionDeploymentFilesTest {
         try {
             imageRendersTheEnvironmentFile(env, dir);
         } finally {
-            try (Stream<Path> walk = Files.walk(dir)) {
-                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).collect(Collectors.toList())) {
-                    Files.deleteIfExists(p);
-                }
-            }
+            ItPaths.deleteRecursively(dir);
         }
     }
 

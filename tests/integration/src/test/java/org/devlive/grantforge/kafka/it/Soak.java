@@ -173,7 +173,7 @@ final class Soak {
         Files.createDirectories(out);
         // a run of its own: the server's state, events and the agents' caches of a run before would be taken as this one's
         Path work = out.resolve("work");
-        deleteTree(work);
+        ItPaths.deleteRecursively(work);
         Files.createDirectories(work);
         policiesFile = work.resolve("policies.json");
         startedMs = System.currentTimeMillis();
@@ -211,17 +211,6 @@ final class Soak {
             }
             proxy.close();
             server.close();
-        }
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (var paths = Files.walk(dir)) {
-            for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(path);
-            }
         }
     }
 
