@@ -70,7 +70,11 @@ fn documented_methods(doc: &str) -> Vec<String> {
     let section = section.split("\n## ").next().unwrap_or(section);
     let mut names = Vec::new();
     for line in section.lines().filter(|l| l.starts_with("| `")) {
-        let first_cell = line.trim_start_matches('|').split(" | ").next().unwrap_or("");
+        let first_cell = line
+            .trim_start_matches('|')
+            .split(" | ")
+            .next()
+            .unwrap_or("");
         for quoted in first_cell.split('`').skip(1).step_by(2) {
             let name = quoted.split('(').next().unwrap_or(quoted).trim();
             names.push(name.to_string());
@@ -127,7 +131,10 @@ fn the_jni_method_table_names_every_native_method_once_and_nothing_else() {
         .concat(),
     );
     let documented = sorted(documented_methods(&read("../../docs/architecture.md")));
-    assert!(declared.len() >= 26, "the Java classes declare every method: {declared:?}");
+    assert!(
+        declared.len() >= 26,
+        "the Java classes declare every method: {declared:?}"
+    );
     assert_eq!(
         exported, declared,
         "the library exports exactly the methods NativeAgent.java and NativeQuotas.java declare"
