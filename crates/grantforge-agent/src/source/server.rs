@@ -28,17 +28,16 @@ use grantforge_engine::Instant;
 use grantforge_kafka::{KafkaPolicies, LoadError};
 use serde_json::{json, Value};
 
-use crate::agent::Agent;
 use crate::audit::delivery::{DeliveryStats, Shipper, RESEND_BUDGET};
 use crate::audit::events::AccessEvent;
+use crate::client::{CallError, Download, PolicyAnswer, ServerClient, Timeouts};
 use crate::config::{AgentConfig, ConfigError, ServerSettings};
 use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE, SNAPSHOT_MAX_AGE};
 use crate::source::break_glass::{self, BreakGlassDir, Request};
-use crate::source::client::{CallError, PolicyAnswer, ServerClient, Timeouts};
-use crate::source::disk_cache::{Download, SnapshotCache};
+use crate::source::disk_cache::SnapshotCache;
 use crate::source::memberships::{Memberships, ReplacedBodies};
 use crate::source::trust::{etag_of, SigningKey};
-use crate::source::Source;
+use crate::source::{Holder, Source};
 
 /// The shortest round the server can ask for with `refreshSeconds`.
 pub(crate) const SERVER_ROUND_MIN: Duration = Duration::from_secs(1);
@@ -257,7 +256,7 @@ impl ServerSync {
     /// Applies the disk cache if it verifies; an unusable cache is moved aside and logged. When the
     /// cache directory records a refused service type, everything stays refused: the cached kafka
     /// snapshot is verified and kept to compare the next one with, but not put in force.
-    fn load_cache(&mut self, agent: &Agent) {
+    fn load_cache(&mut self, agent: &dyn Holder) {
         if let Some(refused) = self.refused_type.clone() {
             agent.refuse_everything(&refused);
             tracing::warn!(
@@ -279,7 +278,7 @@ impl ServerSync {
     /// The cached snapshot is as old as the cache records its last confirmation to be: a node
     /// restarted during a long outage must not serve an arbitrarily old cache. Unrecorded, its age
     /// is unknown, and past any limit.
-    fn date_cache(&mut self, agent: &Agent) {
+    fn date_cache(&mut self, agent: &dyn Holder) {
         let age = self.cache.confirmed_age(SystemTime::now());
         if let (Err(why), Some(_)) = (&age, self.max_age) {
             tracing::warn!(
@@ -305,7 +304,7 @@ impl ServerSync {
     }
 
     /// One round with the server; returns when to come back.
-    fn refresh(&mut self, agent: &Agent) -> Duration {
+    fn refresh(&mut self, agent: &dyn Holder) -> Duration {
         self.take_break_glass(agent);
         let heartbeat = match self.client.heartbeat(&self.heartbeat_body(agent)) {
             Ok(heartbeat) => heartbeat,
@@ -369,7 +368,7 @@ impl ServerSync {
     /// The conditional download of the applied version's snapshot, on the revalidation schedule:
     /// a 304 confirms the memberships in force; a body is checked as any download, and may be
     /// one of the same version with other content (see [`ServerSync::may_replace`]).
-    fn revalidate(&mut self, agent: &Agent, announced: i64) -> Result<(), Trouble> {
+    fn revalidate(&mut self, agent: &dyn Holder, announced: i64) -> Result<(), Trouble> {
         let Some(etag) = self.applied.as_ref().map(|a| a.etag.clone()) else {
             return Ok(());
         };
@@ -385,7 +384,7 @@ impl ServerSync {
     }
 
     /// The live server confirmed the body in force: its memberships are current as of now.
-    fn confirmed(&mut self, agent: &Agent) {
+    fn confirmed(&mut self, agent: &dyn Holder) {
         let now = Clock::now();
         if let Some(applied) = &mut self.applied {
             applied.confirmed = Some(now);
@@ -443,7 +442,7 @@ impl ServerSync {
     /// Downloads the snapshot and applies it if it passes every check. A 304 while the heartbeat
     /// announces another version than the applied one is not believed: the snapshot is downloaded
     /// again without `If-None-Match`.
-    fn download(&mut self, agent: &Agent, announced: i64) -> Result<(), Trouble> {
+    fn download(&mut self, agent: &dyn Holder, announced: i64) -> Result<(), Trouble> {
         // While everything is refused the download is unconditional: only the snapshot the server
         // serves now can tell whether the refusal ends.
         let etag = match self.refused_type {
@@ -483,7 +482,7 @@ impl ServerSync {
     fn accept(
         &mut self,
         download: Download,
-        agent: &Agent,
+        agent: &dyn Holder,
         announced: Option<i64>,
     ) -> Result<(), String> {
         let from_server = announced.is_some();
@@ -660,7 +659,7 @@ impl ServerSync {
 
     /// Applies or refuses each break-glass request waiting (see `break_glass`): audited (an
     /// event and an ERROR naming the file, its version and who asked) and answered either way.
-    fn take_break_glass(&mut self, agent: &Agent) {
+    fn take_break_glass(&mut self, agent: &dyn Holder) {
         let Some(dir) = self.break_glass_dir.clone() else {
             return;
         };
@@ -709,7 +708,7 @@ impl ServerSync {
     /// bring it back); returns what is logged and answered.
     fn apply_break_glass(
         &mut self,
-        agent: &Agent,
+        agent: &dyn Holder,
         request: &Request,
         policies: KafkaPolicies,
     ) -> String {
@@ -733,7 +732,7 @@ impl ServerSync {
     }
 
     /// A snapshot from the live server is in force: a break-glass snapshot is lifted.
-    fn lift_break_glass(&mut self, agent: &Agent, version: i64) {
+    fn lift_break_glass(&mut self, agent: &dyn Holder, version: i64) {
         if let Some(break_glass) = self.break_glass.take() {
             agent.staleness().break_glass(false);
             tracing::warn!(
@@ -760,7 +759,7 @@ impl ServerSync {
     /// A verified snapshot of another service type: everything is refused, and the refusal is
     /// recorded in the cache directory so that a restart refuses too instead of serving the older
     /// kafka snapshot of the cache. If it cannot be recorded, the cached snapshot is moved aside.
-    fn refuse_type(&mut self, agent: &Agent, service_type: &str) {
+    fn refuse_type(&mut self, agent: &dyn Holder, service_type: &str) {
         agent.refuse_everything(service_type);
         if self.refused_type.as_deref() == Some(service_type) {
             return;
@@ -874,10 +873,10 @@ impl ServerSync {
     fn ship_last(&mut self, events: &[Value]) {
         self.shipper.spool_only(events);
         self.next_delivery = None; // one last try, whatever the back-off
-        self.ship_within(&[], crate::agent::CLOSE_DEADLINE);
+        self.ship_within(&[], crate::source::CLOSE_DEADLINE);
     }
 
-    fn heartbeat_body(&self, agent: &Agent) -> Value {
+    fn heartbeat_body(&self, agent: &dyn Holder) -> Value {
         json!({
             "instance": self.settings.instance,
             "host": self.settings.host,
@@ -897,7 +896,7 @@ impl ServerSync {
         })
     }
 
-    fn failed(&mut self, agent: &Agent, error: &CallError) -> Duration {
+    fn failed(&mut self, agent: &dyn Holder, error: &CallError) -> Duration {
         agent
             .metrics()
             .heartbeat_failures
@@ -924,7 +923,7 @@ impl ServerSync {
 
     /// A refused snapshot: logged once, shown as the last refresh error, retried with its own
     /// backoff. The server answered, so the audit keeps being delivered.
-    fn refused(&mut self, agent: &Agent, reason: &str) -> Duration {
+    fn refused(&mut self, agent: &dyn Holder, reason: &str) -> Duration {
         self.failures = 0;
         let kept = self
             .applied
@@ -957,7 +956,7 @@ impl ServerSync {
         }
     }
 
-    fn recovered(&mut self, agent: &Agent) {
+    fn recovered(&mut self, agent: &dyn Holder) {
         if self.failures > 0 || self.last_problem.is_some() {
             tracing::info!("GrantForge server {} answers again", self.settings.url);
         }
@@ -1053,7 +1052,7 @@ fn warn_if_token_readable_by_others(settings: &ServerSettings) {
 fn warn_if_token_readable_by_others(_settings: &ServerSettings) {}
 
 impl Source for ServerSync {
-    fn start(&mut self, agent: &Agent) {
+    fn start(&mut self, agent: &dyn Holder) {
         self.load_cache(agent);
         if let Some(dir) = &self.break_glass_dir {
             dir.refuse_waiting("it was waiting when the agent started: a break-glass file is applied only to a running node, by the break-glass command");
@@ -1065,7 +1064,7 @@ impl Source for ServerSync {
         Duration::ZERO
     }
 
-    fn round(&mut self, agent: &Agent) -> Duration {
+    fn round(&mut self, agent: &dyn Holder) -> Duration {
         self.refresh(agent)
     }
 
