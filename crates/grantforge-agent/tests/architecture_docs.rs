@@ -26,7 +26,7 @@ fn module_rows() -> Vec<(Vec<String>, Vec<String>)> {
             let names = quoted(cells.next().unwrap_or(""));
             let files = quoted(cells.next().unwrap_or(""))
                 .into_iter()
-                .filter(|name| name.ends_with(".rs") && !name.contains('/'))
+                .filter(|name| name.ends_with(".rs"))
                 .collect();
             (names, files)
         })
@@ -42,7 +42,7 @@ fn quoted(cell: &str) -> Vec<String> {
 }
 
 /// What the table must name: `x.rs` for a module of one file, `x/` for a folder (with the `.rs`
-/// files in it, its root `x.rs` among them when it has one). Tests, `lib.rs` and the unit tests'
+/// files in it and below it, its root `x.rs` among them when it has one). Tests, `lib.rs` and the unit tests'
 /// shared helpers are not modules of the product.
 fn tree() -> (BTreeSet<String>, Vec<(String, BTreeSet<String>)>) {
     let mut files = BTreeSet::new();
@@ -66,12 +66,23 @@ fn tree() -> (BTreeSet<String>, Vec<(String, BTreeSet<String>)>) {
     (files, folders)
 }
 
+/// The `.rs` files below `dir` but tests, as paths from it (`server/succession.rs`).
 fn rust_files(dir: &Path) -> BTreeSet<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().to_string())
-        .filter(|name| name.ends_with(".rs") && name != "tests.rs")
-        .collect()
+    let mut files = BTreeSet::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().to_string();
+        if entry.path().is_dir() {
+            files.extend(
+                rust_files(&entry.path())
+                    .into_iter()
+                    .map(|inner| format!("{name}/{inner}")),
+            );
+        } else if name.ends_with(".rs") && name != "tests.rs" {
+            files.insert(name);
+        }
+    }
+    files
 }
 
 #[test]
