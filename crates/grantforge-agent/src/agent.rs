@@ -14,7 +14,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use crate::audit::delivery::DeliveryStats;
 use crate::audit::events::{AccessEvent, EventIds};
 use crate::audit::fold::Auditor;
-use crate::comparison::{Compared, Comparisons, Decider};
+use crate::comparison::{is_compared, Compared, Comparisons, Decider};
 use crate::config::{AgentConfig, ConfigError, PolicySource};
 use crate::lockout::LockoutHint;
 use crate::metrics::{Metrics, Observed, Stats};
@@ -248,7 +248,8 @@ impl Agent {
     /// (`Decider::GrantForge`) modes. `compared[i]` tells GrantForge's answer, whether it differs
     /// from Kafka's and whether the shim should tell the Kafka ACL behind it
     /// ([`Agent::describe_kafka_basis`]). While no snapshot may decide, nothing is compared (the
-    /// questions are counted as not compared): a starting agent is no disagreement.
+    /// questions are counted as not compared): a starting agent is no disagreement. Nor is a
+    /// filter question (`comparison::is_compared`), counted as not compared too.
     pub fn compare(
         &self,
         context: &RequestContext,
@@ -268,8 +269,13 @@ impl Agent {
         };
         let count = |lane: &mut Lane, answered: bool, allowed: &[bool]| {
             if answered {
-                let agreements = allowed.iter().zip(kafka).filter(|(g, k)| g == k).count();
+                let compared = || actions.iter().zip(allowed.iter().zip(kafka));
+                let agreements = compared()
+                    .filter(|(action, (g, k))| is_compared(action) && g == k)
+                    .count();
+                let filters = actions.iter().filter(|a| !is_compared(a)).count();
                 lane.count_agreements(agreements as u64);
+                lane.count_not_compared(filters);
             } else {
                 lane.count_not_compared(n);
             }
@@ -304,7 +310,7 @@ impl Agent {
         // Read once, on the first disagreement (rare by the operator's aim).
         let mut applied: Option<(Option<Arc<KafkaPolicies>>, Instant)> = None;
         for (i, (action, out)) in actions.iter().zip(compared.iter_mut()).enumerate() {
-            if allowed[i] == kafka[i] {
+            if allowed[i] == kafka[i] || !is_compared(action) {
                 continue;
             }
             let (policies, now) = applied.get_or_insert_with(|| (self.policies(), Instant::now()));

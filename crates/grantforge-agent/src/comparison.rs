@@ -3,32 +3,30 @@
 //!
 //! Each question both answered is an agreement (counted in the request thread's lane) or a
 //! disagreement of one of two kinds ([`Kind`]): GrantForge would refuse what Kafka allows, or
-//! allow what Kafka refuses. Disagreements are kept by principal, resource, operation and kind
-//! ([`DisagreementKey`]): a count since start, a count in the current fold window, the first
-//! request's context, the GrantForge policy and the Kafka ACL behind the two answers. Every fold
-//! window each key that disagreed in it becomes one audit event with its count, so a storm of
-//! disagreements costs a count, not a flood. The table is bounded: at most [`TRACKED`] keys, each
-//! of names clamped to the audit's limits; a disagreement past that room is still counted by its
-//! kind, and in [`Comparisons::untracked`].
+//! allow what Kafka refuses. A filter question (a listing's "which topics may I see", asked with
+//! `logIfDenied` off: Kafka expects refusals and reports none) is answered but not compared: its
+//! refusal hides a name, it refuses no access, and one metadata request asks thousands.
 //!
-//! The request path takes the table's lock only on a disagreement, which the operator's aim is to
-//! have none of.
+//! Disagreements are kept in [`Comparisons`] (`table`) by principal, resource, operation and kind
+//! ([`DisagreementKey`]): a count since they were first seen, a count in the current fold window,
+//! the first request's context, the GrantForge policy and the Kafka ACL behind the two answers.
+//! Every fold window each key that disagreed in it becomes one audit event with its count, so a
+//! storm of disagreements costs a count, not a flood.
 
-use std::collections::HashMap;
+mod table;
+
+use std::borrow::Cow;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use grantforge_engine::Instant;
-use grantforge_kafka::{Action, Operation, Reason, RequestContext, ResourceType};
-use parking_lot::Mutex;
+use grantforge_kafka::{Action, Operation, RequestContext, ResourceType};
 
-use crate::audit::events::{clamp, limits, AccessEvent, Comparison, EventIds};
+use crate::audit::events::{clamp, limits, AccessEvent, Comparison, OVERFLOW_RESOURCE};
 use crate::audit::names::{carried, kept_resource, Cut};
 
-/// Disagreement keys kept at most (their names clamped to the audit's limits: a few KiB each).
-pub const TRACKED: usize = 512;
+pub use table::{Comparisons, QUIET_WINDOWS_KEPT, TRACKED};
 
-/// Disagreements the metric `shadow-disagreements` shows, most frequent first.
+/// Disagreements the metric `shadow-disagreements` shows: each principal's most frequent first.
 pub const REPORTED: usize = 50;
 
 /// The longest Kafka basis kept, in UTF-16 units (it goes into the event's request text).
@@ -51,6 +49,11 @@ impl Decider {
             Decider::GrantForge => "compare",
         }
     }
+}
+
+/// Whether the answers to `action` are compared: not a filter question (module doc).
+pub fn is_compared(action: &Action<'_>) -> bool {
+    action.log_if_denied
 }
 
 /// One action of [`crate::Agent::compare`]: GrantForge's answer and how it compares.
@@ -115,6 +118,8 @@ pub struct DisagreementKey {
     /// What the resource lost when its name was longer than the audit keeps (`audit::names`).
     pub resource_cut: Option<Cut>,
     pub operation: Option<Operation>,
+    /// The principal's disagreements past its share of the table: no resource kept.
+    pub overflow: bool,
 }
 
 impl DisagreementKey {
@@ -129,7 +134,22 @@ impl DisagreementKey {
             resource: resource.to_string(),
             resource_cut,
             operation: action.operation,
+            overflow: false,
         }
+    }
+
+    /// The key of the principal's overflow row for this disagreement.
+    fn into_overflow(self) -> Self {
+        DisagreementKey {
+            resource: String::new(),
+            resource_cut: None,
+            overflow: true,
+            ..self
+        }
+    }
+
+    fn principal(&self) -> (String, String) {
+        (self.principal_type.clone(), self.principal_name.clone())
     }
 }
 
@@ -139,7 +159,7 @@ pub struct Tally {
     pub total: u64,
     pub first: Instant,
     pub last: Instant,
-    /// The GrantForge policy behind its answer (none: no policy decides).
+    /// The GrantForge policy behind its answer (none: no policy decides, or an overflow row).
     pub policy_id: Option<i64>,
     pub policy_version: i64,
     /// The Kafka ACL behind Kafka's answer, in words, once the shim has told it.
@@ -153,164 +173,94 @@ pub struct Tally {
     /// Disagreements in the current fold window, and when the first of them was.
     in_window: u64,
     window_first: Instant,
+    /// Fold windows since the key was last reported with nothing new: it ages out at
+    /// [`QUIET_WINDOWS_KEPT`].
+    quiet_windows: u32,
 }
 
-/// Every comparison of one agent.
-#[derive(Default)]
-pub struct Comparisons {
-    grantforge_refuses: AtomicU64,
-    grantforge_allows: AtomicU64,
-    untracked: AtomicU64,
-    table: Mutex<HashMap<DisagreementKey, Tally>>,
-}
-
-impl Comparisons {
-    /// Keeps one disagreement; true when the shim should tell the Kafka ACL behind it (the key
-    /// has none yet).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn record(
-        &self,
-        decider: Decider,
-        kafka_allowed: bool,
+impl Tally {
+    fn first(
         context: &RequestContext,
-        action: &Action<'_>,
-        reason: Reason,
+        policy_id: Option<i64>,
         policy_version: i64,
         now: Instant,
-    ) -> bool {
-        let kind = Kind::of(kafka_allowed);
-        match kind {
-            Kind::GrantForgeRefuses => &self.grantforge_refuses,
-            Kind::GrantForgeAllows => &self.grantforge_allows,
-        }
-        .fetch_add(1, Ordering::Relaxed);
-        let key = DisagreementKey::of(decider, kind, context, action);
-        let mut table = self.table.lock();
-        if let Some(tally) = table.get_mut(&key) {
-            tally.total += 1;
-            tally.last = now;
-            if tally.in_window == 0 {
-                tally.window_first = now;
-            }
-            tally.in_window += 1;
-            tally.policy_id = reason.policy_id();
-            tally.policy_version = policy_version;
-            return tally.kafka_basis.is_none();
-        }
-        if table.len() >= TRACKED {
-            self.untracked.fetch_add(1, Ordering::Relaxed);
-            return false;
-        }
+    ) -> Tally {
         let conditions = &context.conditions;
-        table.insert(
-            key,
-            Tally {
-                total: 1,
-                first: now,
-                last: now,
-                policy_id: reason.policy_id(),
-                policy_version,
-                kafka_basis: None,
-                client: conditions.client_address,
-                listener: clamp(&conditions.listener, limits::REQUEST_PART).to_string(),
-                client_id: clamp(&conditions.client_id, limits::REQUEST_PART).to_string(),
-                request_type: context.request_type,
-                request_version: context.request_version,
-                in_window: 1,
-                window_first: now,
-            },
-        );
-        true
-    }
-
-    /// Keeps the Kafka ACL behind Kafka's answer to a kept disagreement, as the shim found it.
-    pub(crate) fn describe_kafka_basis(
-        &self,
-        decider: Decider,
-        kafka_allowed: bool,
-        context: &RequestContext,
-        action: &Action<'_>,
-        basis: &str,
-    ) {
-        let key = DisagreementKey::of(decider, Kind::of(kafka_allowed), context, action);
-        if let Some(tally) = self.table.lock().get_mut(&key) {
-            tally.kafka_basis = Some(clamp(basis, BASIS_LIMIT).to_string());
+        Tally {
+            total: 1,
+            first: now,
+            last: now,
+            policy_id,
+            policy_version,
+            kafka_basis: None,
+            client: conditions.client_address,
+            listener: clamp(&conditions.listener, limits::REQUEST_PART).to_string(),
+            client_id: clamp(&conditions.client_id, limits::REQUEST_PART).to_string(),
+            request_type: context.request_type,
+            request_version: context.request_version,
+            in_window: 1,
+            window_first: now,
+            quiet_windows: 0,
         }
     }
 
-    pub fn grantforge_refuses(&self) -> u64 {
-        self.grantforge_refuses.load(Ordering::Relaxed)
-    }
-
-    pub fn grantforge_allows(&self) -> u64 {
-        self.grantforge_allows.load(Ordering::Relaxed)
-    }
-
-    /// Disagreements past the table's room: counted by kind, not kept by key.
-    pub fn untracked(&self) -> u64 {
-        self.untracked.load(Ordering::Relaxed)
-    }
-
-    /// The disagreements of the fold window that ends now, one event per key (with its count),
-    /// and the window started afresh.
-    pub(crate) fn take_events(&self, ids: &EventIds) -> Vec<AccessEvent> {
-        let mut table = self.table.lock();
-        let mut events = Vec::new();
-        for (key, tally) in table.iter_mut().filter(|(_, t)| t.in_window > 0) {
-            events.push(event(ids.next(), key, tally));
-            tally.in_window = 0;
+    /// One more disagreement of the key.
+    fn renew(&mut self, policy_id: Option<i64>, policy_version: i64, now: Instant) {
+        self.total += 1;
+        self.last = now;
+        if self.in_window == 0 {
+            self.window_first = now;
         }
-        events
-    }
-
-    /// The kept disagreements, most frequent first: what `explain --disagreements` and the
-    /// metric `shadow-disagreements` show.
-    pub fn top(&self, limit: usize) -> Vec<(DisagreementKey, Tally)> {
-        let table = self.table.lock();
-        let mut rows: Vec<_> = table.iter().map(|(k, t)| (k.clone(), t.clone())).collect();
-        rows.sort_by(|a, b| {
-            b.1.total
-                .cmp(&a.1.total)
-                .then_with(|| a.0.principal_name.cmp(&b.0.principal_name))
-                .then_with(|| a.0.resource.cmp(&b.0.resource))
-        });
-        rows.truncate(limit);
-        rows
-    }
-
-    /// [`Comparisons::top`] as a table in text, one disagreement per line.
-    pub fn report(&self, limit: usize) -> String {
-        let rows = self.top(limit);
-        if rows.is_empty() {
-            return String::new();
-        }
-        let mut text = String::from(
-            "count\tmode\tkind\tprincipal\toperation\tresource\tGrantForge policy\tKafka ACL\n",
-        );
-        for (key, tally) in rows {
-            text.push_str(&format!(
-                "{}\t{}\t{}\t{}:{}\t{}\t{}:{}\t{}\t{}\n",
-                tally.total,
-                key.decider.mode(),
-                key.kind.describe(),
-                key.principal_type,
-                // names a client chose, escaped as events carry them: a tab or a line break of
-                // theirs would forge a column or a row of the table
-                carried(&key.principal_name),
-                key.operation.map_or("UNKNOWN", Operation::kafka_name),
-                key.resource_type
-                    .map_or("UNKNOWN", ResourceType::kafka_name),
-                carried(&key.resource),
-                policy_words(tally.policy_id),
-                tally.kafka_basis.as_deref().unwrap_or("(not told)"),
-            ));
-        }
-        text
+        self.in_window += 1;
+        self.policy_id = policy_id;
+        self.policy_version = policy_version;
     }
 }
 
-fn policy_words(policy_id: Option<i64>) -> String {
-    policy_id.map_or_else(|| "no policy".to_string(), |id| format!("policy {id}"))
+/// The rows as a table in text, one disagreement per line.
+fn report(rows: Vec<(DisagreementKey, Tally)>) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from(
+        "count\tmode\tkind\tprincipal\toperation\tresource\tGrantForge policy\tKafka ACL\n",
+    );
+    for (key, tally) in rows {
+        text.push_str(&format!(
+            "{}\t{}\t{}\t{}:{}\t{}\t{}:{}\t{}\t{}\n",
+            tally.total,
+            key.decider.mode(),
+            key.kind.describe(),
+            key.principal_type,
+            // names a client chose, escaped as events carry them: a tab or a line break of
+            // theirs would forge a column or a row of the table (and a name that reads as an
+            // overflow row is escaped too)
+            carried(&key.principal_name),
+            key.operation.map_or("UNKNOWN", Operation::kafka_name),
+            key.resource_type
+                .map_or("UNKNOWN", ResourceType::kafka_name),
+            if key.overflow {
+                Cow::Borrowed(OVERFLOW_RESOURCE)
+            } else {
+                carried(&key.resource)
+            },
+            policy_words(key.overflow, tally.policy_id),
+            tally.kafka_basis.as_deref().unwrap_or(if key.overflow {
+                "(not kept)"
+            } else {
+                "(not told)"
+            }),
+        ));
+    }
+    text
+}
+
+fn policy_words(overflow: bool, policy_id: Option<i64>) -> String {
+    match policy_id {
+        _ if overflow => "policies not kept".to_string(),
+        None => "no policy".to_string(),
+        Some(id) => format!("policy {id}"),
+    }
 }
 
 /// A key's disagreements of the window as an access event: the decider's answer is the outcome,
@@ -339,7 +289,7 @@ fn event(event_id: String, key: &DisagreementKey, tally: &Tally) -> AccessEvent 
         count: tally.in_window,
         first: tally.window_first,
         last: tally.last,
-        overflow: false,
+        overflow: key.overflow,
         comparison: Some(Comparison {
             decider: key.decider,
             kafka_allowed,
@@ -348,103 +298,5 @@ fn event(event_id: String, key: &DisagreementKey, tally: &Tally) -> AccessEvent 
                 .clone()
                 .unwrap_or_else(|| "(not told)".to_string()),
         }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::test_support::{context, write};
-
-    fn record(comparisons: &Comparisons, topic: &str) -> bool {
-        comparisons.record(
-            Decider::Kafka,
-            true,
-            &context("alice"),
-            &write(topic),
-            Reason::NoPolicy,
-            1,
-            Instant::from_unix_millis(0),
-        )
-    }
-
-    #[test]
-    fn past_its_room_the_table_counts_disagreements_by_kind_without_keeping_them() {
-        let comparisons = Comparisons::default();
-        for i in 0..TRACKED + 10 {
-            record(&comparisons, &format!("topic-{i}"));
-        }
-        assert_eq!(comparisons.grantforge_refuses(), (TRACKED + 10) as u64);
-        assert_eq!(comparisons.untracked(), 10);
-        assert_eq!(comparisons.top(usize::MAX).len(), TRACKED);
-        assert!(
-            record(&comparisons, "topic-0"),
-            "a kept key still wants its ACL"
-        );
-        assert!(
-            !record(&comparisons, "one-more"),
-            "no room: nothing to tell"
-        );
-    }
-
-    #[test]
-    fn names_a_client_chose_cannot_forge_a_row_or_a_column_of_the_report() {
-        let comparisons = Comparisons::default();
-        comparisons.record(
-            Decider::Kafka,
-            true,
-            &context("mallory\n1\tshadow"),
-            &write("orders\tforged"),
-            Reason::NoPolicy,
-            1,
-            Instant::from_unix_millis(0),
-        );
-        let report = comparisons.report(REPORTED);
-        let rows: Vec<&str> = report.lines().collect();
-        assert_eq!(rows.len(), 2, "the header and one row: {report}");
-        assert_eq!(rows[1].split('\t').count(), 8, "{report}");
-        assert!(
-            rows[1].contains(r#"(escaped) "mallory\n1\tshadow""#),
-            "{report}"
-        );
-        assert!(
-            rows[1].contains(r#"(escaped) "orders\tforged""#),
-            "{report}"
-        );
-    }
-
-    #[test]
-    fn each_window_gives_one_event_per_key_with_the_windows_count_only() {
-        let comparisons = Comparisons::default();
-        let ids = EventIds::new("t");
-        for _ in 0..3 {
-            record(&comparisons, "orders");
-        }
-        let events = comparisons.take_events(&ids);
-        assert_eq!(events.len(), 1);
-        assert_eq!(events[0].count, 3);
-        assert!(comparisons.take_events(&ids).is_empty(), "a quiet window");
-        record(&comparisons, "orders");
-        assert_eq!(comparisons.take_events(&ids)[0].count, 1);
-        assert_eq!(comparisons.top(1)[0].1.total, 4, "the total goes on");
-    }
-
-    #[test]
-    fn names_are_kept_clamped_to_the_audits_limits() {
-        let comparisons = Comparisons::default();
-        let long = "t".repeat(5000);
-        record(&comparisons, &long);
-        let basis = "b".repeat(5000);
-        comparisons.describe_kafka_basis(
-            Decider::Kafka,
-            true,
-            &context("alice"),
-            &write(&long),
-            &basis,
-        );
-        let (key, tally) = comparisons.top(1).remove(0);
-        assert_eq!(key.resource.len(), crate::audit::names::CUT_KEEPS);
-        assert_eq!(key.resource_cut.map(|cut| cut.units), Some(5000));
-        assert_eq!(tally.kafka_basis.unwrap().len(), BASIS_LIMIT);
     }
 }

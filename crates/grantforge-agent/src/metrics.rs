@@ -176,8 +176,12 @@ metrics! {
         |at| at.agent.comparisons().grantforge_refuses();
     shadow_grantforge_allows: u64 = "shadow-grantforge-allows", "Shadow and compare modes: questions GrantForge allows and Kafka's ACLs refuse",
         |at| at.agent.comparisons().grantforge_allows();
-    shadow_not_compared: u64 = "shadow-not-compared", "Shadow and compare modes: questions not compared (no snapshot in force)",
+    shadow_not_compared: u64 = "shadow-not-compared", "Shadow and compare modes: questions not compared (no snapshot in force, or a filter question: a listing's)",
         |at| at.counts.not_compared;
+    shadow_overflow: u64 = "shadow-overflow", "Shadow and compare modes: disagreements counted in their principal's overflow row of the table (past its share: the resource not named)",
+        |at| at.agent.comparisons().overflowed();
+    shadow_untracked: u64 = "shadow-untracked", "Shadow and compare modes: disagreements the table had no room for, counted by kind only",
+        |at| at.agent.comparisons().untracked();
     /// The top of the disagreements table (`explain --disagreements` shows it).
     shadow_disagreements: String = "shadow-disagreements", "Shadow and compare modes: the most frequent disagreements, one per line (tab-separated)",
         |at| at.agent.comparisons().report(crate::comparison::REPORTED);

@@ -156,3 +156,32 @@ fn nothing_is_compared_while_no_snapshot_is_in_force() {
     assert_eq!(stats.shadow_grantforge_refuses, 0);
     assert_eq!(stats.shadow_disagreements, "");
 }
+
+#[test]
+fn a_filter_question_is_answered_but_not_compared() {
+    let (_server, agent) = with_snapshot("filter");
+    // A listing's question (logIfDenied off) where the answers differ: policy 5 denies alice
+    // writes to `payments`, Kafka's ACLs allow them.
+    let listing = Action {
+        log_if_denied: false,
+        ..write("payments")
+    };
+    let mut compared = [Compared::default(); 2];
+    agent.compare(
+        &alice(),
+        &[listing, write("orders")],
+        &[true, true],
+        Decider::GrantForge,
+        &mut compared,
+    );
+    assert!(
+        !compared[0].disagrees && !compared[0].grantforge_allowed,
+        "GrantForge's answer, not compared"
+    );
+    assert!(compared[1].grantforge_allowed && !compared[1].disagrees);
+    let stats = agent.stats();
+    assert_eq!(stats.shadow_not_compared, 1, "the filter question");
+    assert_eq!(stats.shadow_agreements, 1);
+    assert_eq!(stats.shadow_grantforge_refuses, 0);
+    assert_eq!(stats.shadow_disagreements, "");
+}

@@ -84,6 +84,8 @@ mod tests {
             shadow_grantforge_refuses: 14,
             shadow_grantforge_allows: 15,
             shadow_not_compared: 16,
+            shadow_overflow: 22,
+            shadow_untracked: 23,
             shadow_disagreements: "5\tshadow\t…".into(),
             last_error: "the server cannot be reached (é)".into(),
             instance: "broker-1".into(),

@@ -64,6 +64,16 @@ fn open(file: &std::path::Path) -> jlong {
 
 /// A request in the layout of `RequestEncoder.java` (see `request_encoder.rs`).
 fn request(user: &str, actions: &[(u8, &str)]) -> Vec<u8> {
+    request_flagged(user, actions, 0)
+}
+
+/// A request whose actions Kafka asks as accesses (`logIfDenied`), not as a listing's filter: the
+/// questions shadow and compare modes compare.
+fn access_request(user: &str, actions: &[(u8, &str)]) -> Vec<u8> {
+    request_flagged(user, actions, 2)
+}
+
+fn request_flagged(user: &str, actions: &[(u8, &str)], flags: u8) -> Vec<u8> {
     let mut context = Vec::new();
     put_str(&mut context, "User");
     put_str(&mut context, user);
@@ -77,7 +87,7 @@ fn request(user: &str, actions: &[(u8, &str)]) -> Vec<u8> {
     bytes.extend_from_slice(&context);
     bytes.extend_from_slice(&(actions.len() as u32).to_le_bytes());
     for (operation, name) in actions {
-        bytes.extend_from_slice(&[*operation, TOPIC, LITERAL, 0]);
+        bytes.extend_from_slice(&[*operation, TOPIC, LITERAL, flags]);
         put_str(&mut bytes, name);
     }
     bytes
@@ -275,7 +285,7 @@ fn compare(handle: jlong, request: &[u8], kafka: &[u8], decider: jint) -> (jlong
 fn compare_writes_each_actions_flags_after_kafkas_answers_and_asks_for_new_disagreements_only() {
     let handle = open(&policy_file("compare", &e2e()));
     // alice may write orders and is denied payments (policy 5); Kafka allows both.
-    let asked = request("alice", &[(WRITE, "orders"), (WRITE, "payments")]);
+    let asked = access_request("alice", &[(WRITE, "orders"), (WRITE, "payments")]);
     let (answer, flags) = compare(handle, &asked, &[1, 1], 0);
     assert_eq!(answer, 2, "1 + one disagreement whose Kafka ACL is wanted");
     assert_eq!(flags, [1, 2 | 4]);
@@ -309,7 +319,7 @@ fn compare_writes_each_actions_flags_after_kafkas_answers_and_asks_for_new_disag
 #[test]
 fn compare_fails_closed_on_a_malformed_answer_or_decider_and_writes_no_flags() {
     let handle = open(&policy_file("compare-malformed", &e2e()));
-    let asked = request("alice", &[(WRITE, "orders")]);
+    let asked = access_request("alice", &[(WRITE, "orders")]);
     assert_eq!(compare(handle, &asked, &[7], 0), (0, vec![0xff]));
     assert_eq!(compare(handle, &asked, &[1], 9), (0, vec![0xff]));
     let (answer, flags) = compare(handle, &asked, &[0], 1);

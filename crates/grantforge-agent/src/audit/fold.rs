@@ -323,17 +323,23 @@ impl Arrival<'_> {
 /// principal holding fewer than `share`. So one principal that reads thousands of topics (a
 /// mirror, a connector) keeps their names while there is room, and no principal can take more
 /// than half of it from the others.
+///
+/// The shadow's disagreement table shares its room by the same rule (`comparison::table`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Room {
-    own: usize,
-    open: usize,
-    share: usize,
-    overflow: usize,
+pub(crate) struct Room {
+    pub own: usize,
+    pub open: usize,
+    pub share: usize,
+    pub overflow: usize,
 }
 
 impl Room {
     fn of(capacity: usize) -> Room {
-        let half = (capacity / 2).max(2);
+        Room::within((capacity / 2).max(2))
+    }
+
+    /// The room of one table of `half` groups.
+    pub(crate) fn within(half: usize) -> Room {
         let tenth = (half / SHARE_DIVISOR).max(1);
         let own = half - tenth;
         Room {
@@ -469,7 +475,7 @@ fn principal_part(key: &FoldKey) -> usize {
 }
 
 /// Takes one of `limit` places counted by `taken`.
-fn take(taken: &AtomicUsize, limit: usize) -> bool {
+pub(crate) fn take(taken: &AtomicUsize, limit: usize) -> bool {
     if taken.fetch_add(1, Ordering::AcqRel) < limit {
         return true;
     }

@@ -17,7 +17,8 @@ import javax.management.remote.JMXServiceURL;
  * {@code explain --disagreements --jmx HOST:PORT}: what shadow or compare mode has seen on one node, read from its
  * agent's MBean (the metrics {@code shadow-*}): the counters, then the most frequent disagreements by principal,
  * resource and operation, each with its count and the GrantForge policy and the Kafka ACL behind the two answers.
- * Exit code 1 when there is any disagreement, 0 when there is none, 2 on a usage error, 3 when the node cannot be read:
+ * Exit code 1 while the table holds any disagreement (they age out once the two sides agree), 0 when it holds none,
+ * 2 on a usage error, 3 when the node cannot be read:
  * "shadow until the counters stay at zero" can be scripted.
  */
 final class Disagreements {
@@ -25,11 +26,11 @@ final class Disagreements {
     static final String USAGE = "usage: explain " + OPTION + " --jmx HOST:PORT\n"
         + "  what shadow or compare mode counted on the node whose JMX listens at HOST:PORT (the agent's MBean\n"
         + "  org.devlive.grantforge.kafka:type=Agent): agreements, disagreements by kind, and the most frequent\n"
-        + "  disagreements with the policy and the ACL behind them. Exit code 1 if there is any disagreement.";
+        + "  disagreements with the policy and the ACL behind them. Exit code 1 while the table holds any.";
     private static final String[] COUNTERS = {"ShadowAgreements", "ShadowGrantforgeRefuses", "ShadowGrantforgeAllows",
-        "ShadowNotCompared"};
+        "ShadowNotCompared", "ShadowOverflow", "ShadowUntracked"};
     private static final String[] WORDS = {"agreements", "GrantForge refuses what Kafka allows",
-        "GrantForge allows what Kafka refuses", "not compared"};
+        "GrantForge allows what Kafka refuses", "not compared", "in overflow rows", "not kept"};
 
     private Disagreements() {
     }
@@ -101,7 +102,8 @@ final class Disagreements {
             }
             out.println("agent " + agent.getKey() + ": " + counts);
             String table = String.valueOf(values.get("ShadowDisagreements"));
-            any |= !table.isEmpty() || ((Long) values.get(COUNTERS[1])) > 0 || ((Long) values.get(COUNTERS[2])) > 0;
+            // the table, not the counters since start: its disagreements age out once the two sides agree
+            any |= !table.isEmpty();
             if (!table.isEmpty()) {
                 out.print(aligned(table));
             }

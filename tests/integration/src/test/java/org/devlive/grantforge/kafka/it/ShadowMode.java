@@ -61,6 +61,8 @@ abstract class ShadowMode {
     private static final long WAIT_S = 30;
     private static final int ALICE_WRITES = 5;
     private static final int BOB_WRITES = 3;
+    /** More distinct names than the whole disagreement table holds (512 keys). */
+    private static final int FLOODED_GROUPS = 2000;
     private static final String REFUSES = "GrantForge refuses what Kafka allows";
     private static final String ALLOWS = "GrantForge allows what Kafka refuses";
     private static final List<AclBinding> ACLS = List.of(
@@ -117,12 +119,10 @@ abstract class ShadowMode {
 
     @Test
     void shadowModeShowsExactlyTheMissingAllowWhileKafkasAclsServeTheClients() throws Exception {
-        Path policies = work.resolve("shadow-policies.json");
-        Files.copy(ItPaths.snapshot("e2e.json"), policies);
-        Nodes nodes = start("Shadow", policies);
-        nodes.createTopicAndAcls();
-
-        ObjectNode snapshot = nodes.migrateAcls(work.resolve("migrated"));
+        Migrated migrated = startMigrated("Shadow", "shadow");
+        Nodes nodes = migrated.nodes();
+        ObjectNode snapshot = migrated.snapshot();
+        Path policies = migrated.policies();
 
         // the policies as migrated, less alice's WRITE on orders
         ObjectNode missingOne = snapshot.deepCopy();
@@ -164,12 +164,10 @@ abstract class ShadowMode {
         if (cluster) {
             return;
         }
-        Path migrated = work.resolve("compare-migrated");
-        Path policies = work.resolve("compare-policies.json");
-        Files.copy(ItPaths.snapshot("e2e.json"), policies);
-        Nodes nodes = start("Compare", policies);
-        nodes.createTopicAndAcls();
-        ObjectNode looser = nodes.migrateAcls(migrated);
+        Migrated migrated = startMigrated("Compare", "compare");
+        Nodes nodes = migrated.nodes();
+        ObjectNode looser = migrated.snapshot();
+        Path policies = migrated.policies();
         assertEquals(1, changeAccess(looser, "bob", "write", true), "one grant more than the ACLs");
         install(looser, 103, policies);
         nodes.awaitPolicyVersion(103);
@@ -190,6 +188,48 @@ abstract class ShadowMode {
         ToolRun explain = nodes.explainDisagreements();
         assertEquals(1, explain.exitCode(), explain.toString());
         assertTrue(explain.stdout().contains("compare") && explain.stdout().contains("User:bob"), explain.toString());
+    }
+
+    @Test
+    void aClientFloodingGroupNamesCannotTakeAnotherPrincipalsDisagreementOutOfTheTable() throws Exception {
+        Migrated migrated = startMigrated("Shadow", "flood");
+        ObjectNode snapshot = migrated.snapshot();
+        assertEquals(1, changeAccess(snapshot, "alice", "write", false), "one ALLOW taken out");
+        ((ArrayNode) snapshot.get("policies")).add(groupPolicy("mallory sees every group", "mallory", "describe"));
+        install(snapshot, 104, migrated.policies());
+        Nodes nodes = migrated.nodes();
+        nodes.awaitPolicyVersion(104);
+
+        // mallory has no ACL: Kafka refuses each group, GrantForge would allow it, a new name each time
+        List<String> groups = new ArrayList<>();
+        for (int i = 0; i < FLOODED_GROUPS; i++) {
+            groups.add("flood-" + i);
+        }
+        try (Admin mallory = nodes.any().admin("mallory")) {
+            mallory.describeConsumerGroups(groups).all().get(WAIT_S, TimeUnit.SECONDS);
+            throw new AssertionError("Kafka's ACLs give mallory no group");
+        } catch (java.util.concurrent.ExecutionException refused) {
+            assertTrue(Refusals.of(refused).contains("GROUP_AUTHORIZATION_FAILED"), Refusals.of(refused));
+        }
+        assertEquals("produced", produce(nodes, "alice", ALICE_WRITES), "Kafka's ACLs serve alice");
+
+        String alicesRow = key(REFUSES, "User:alice", "WRITE", "TOPIC:orders");
+        Await.until("alice's disagreement counted", Duration.ofSeconds(WAIT_S),
+            () -> Long.valueOf(ALICE_WRITES).equals(nodes.disagreements().get(alicesRow)));
+        long allows = nodes.sum("ShadowGrantforgeAllows");
+        assertTrue(allows >= FLOODED_GROUPS, "every group name asked: " + allows);
+        long overflow = nodes.sum("ShadowOverflow");
+        assertTrue(overflow >= FLOODED_GROUPS / 2, "mallory's names past its share: " + overflow);
+        assertEquals(0L, nodes.sum("ShadowUntracked"), "the overflow row counts them: none lost");
+        String overflowRow = key(ALLOWS, "User:mallory", "DESCRIBE",
+            "GROUP:(names not kept: past this principal's audit share)");
+        assertEquals(overflow, nodes.disagreements().get(overflowRow), "the overflow row counts exactly: " + nodes.table());
+
+        ToolRun explain = nodes.explainDisagreements();
+        assertEquals(1, explain.exitCode(), explain.toString());
+        assertTrue(explain.stdout().contains(overflow + " in overflow rows"), explain.toString());
+        assertTrue(explain.stdout().matches("(?s).*" + ALICE_WRITES + " +shadow +" + REFUSES + " +User:alice +WRITE +TOPIC:orders .*"),
+            "alice's one disagreement stays named: " + explain);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -284,6 +324,27 @@ abstract class ShadowMode {
         return changed;
     }
 
+    /** A policy that gives {@code user} {@code access} on every group. */
+    private static ObjectNode groupPolicy(String name, String user, String access) {
+        ObjectMapper json = new ObjectMapper();
+        ObjectNode policy = json.createObjectNode();
+        policy.put("id", "9001").put("name", name).put("type", "ACCESS").put("priority", "NORMAL");
+        ObjectNode document = policy.putObject("document");
+        ObjectNode groups = document.putObject("resources").putObject("group");
+        groups.putArray("values").add("*");
+        groups.put("excludes", false).put("recursive", false);
+        ObjectNode item = document.putArray("allow").addObject();
+        item.putArray("users").add(user);
+        item.putArray("groups");
+        item.putArray("roles");
+        item.putArray("accessTypes").add(access);
+        item.putArray("conditions");
+        for (String none : List.of("allowExceptions", "deny", "denyExceptions", "validity")) {
+            document.putArray(none);
+        }
+        return policy;
+    }
+
     /** Writes the snapshot as policy version {@code version} over the policy file the agents read. */
     private void install(ObjectNode snapshot, int version, Path policies) throws IOException {
         snapshot.put("policyVersion", version);
@@ -299,6 +360,19 @@ abstract class ShadowMode {
 
     // ---------------------------------------------------------------------------------------------
     // the nodes
+
+    /** The nodes under test, the snapshot {@code migrate-acls} made of their ACLs, and the policy file they read. */
+    private record Migrated(Nodes nodes, ObjectNode snapshot, Path policies) {
+    }
+
+    /** Nodes in {@code mode} on the e2e policies, with the topic and the ACLs created and migrated to policies. */
+    private Migrated startMigrated(String mode, String name) throws Exception {
+        Path policies = work.resolve(name + "-policies.json");
+        Files.copy(ItPaths.snapshot("e2e.json"), policies);
+        Nodes nodes = start(mode, policies);
+        nodes.createTopicAndAcls();
+        return new Migrated(nodes, nodes.migrateAcls(work.resolve(name + "-migrated")), policies);
+    }
 
     private Nodes start(String mode, Path policies) {
         Map<String, Jmx> jmx = new TreeMap<>();
