@@ -140,44 +140,62 @@ public class GrantForgeShadowAuthorizer extends StandardAuthorizer {
         return compared(requestContext, actions, kafka);
     }
 
-    /** Kafka's answers, or in compare mode the agent's, once the agent has compared them. */
+    /**
+     * Kafka's answers, or in compare mode the agent's, once the agent has compared them. Whatever the agent throws, an
+     * {@code Error} too (direct memory exhausted, a stack overflow in the library's loading), is a failure of the
+     * agent, not an answer: Kafka's answers stand in shadow mode, and compare mode refuses.
+     */
     private List<AuthorizationResult> compared(AuthorizableRequestContext context, List<Action> actions,
                                                List<AuthorizationResult> kafka) {
-        RequestEncoder encoder = RequestEncoder.forThisThread();
-        long answer;
-        int requestLength = 0;
+        RequestEncoder encoder = null;
         try {
-            requestLength = encoder.encodeComparison(context, actions, kafka);
-            answer = NativeAgent.compare(handle, encoder.address(), encoder.capacity(), requestLength, decider);
-        } catch (RuntimeException | LinkageError e) {
-            answer = 0;
-            logFailure(e.toString());
-        }
-        if (answer > 1) {
-            // Only words for the disagreements' audit: the answers are settled, and a failure here must not change them.
-            try {
-                describeKafkaBases(encoder, requestLength, context, actions, kafka);
-            } catch (RuntimeException | LinkageError e) {
-                logFailure("describing the Kafka ACL behind a disagreement: " + e);
-            }
-        }
-        try {
+            encoder = RequestEncoder.forThisThread();
+            int requestLength = encoder.encodeComparison(context, actions, kafka);
+            long answer = nativeCompare(encoder, requestLength);
             if (answer == 0) {
-                failures.incrementAndGet();
-                return grantForgeDecides() ? allDenied(actions.size()) : kafka;
+                return failed(actions, kafka);
             }
-            if (!grantForgeDecides()) {
-                return kafka;
+            if (answer > 1) {
+                describeKafkaBasesQuietly(encoder, requestLength, context, actions, kafka);
             }
-            List<AuthorizationResult> results = new ArrayList<AuthorizationResult>(actions.size());
-            for (int i = 0; i < actions.size(); i++) {
-                boolean allowed = (encoder.comparisonFlags(requestLength, actions.size(), i)
-                    & RequestEncoder.GRANTFORGE_ALLOWS) != 0;
-                results.add(allowed ? AuthorizationResult.ALLOWED : AuthorizationResult.DENIED);
-            }
-            return results;
+            return grantForgeDecides() ? grantForgesAnswers(encoder, requestLength, actions.size()) : kafka;
+        } catch (Throwable agentFailed) {
+            logFailure(agentFailed.toString());
+            return failed(actions, kafka);
         } finally {
-            encoder.afterCall();
+            if (encoder != null) {
+                encoder.afterCall();
+            }
+        }
+    }
+
+    /** The one JNI call of a comparison (a method of its own so that a test can make the agent fail). */
+    long nativeCompare(RequestEncoder encoder, int requestLength) {
+        return NativeAgent.compare(handle, encoder.address(), encoder.capacity(), requestLength, decider);
+    }
+
+    /** The answers when the agent failed: Kafka's in shadow mode, all refused in compare mode (fail closed). */
+    private List<AuthorizationResult> failed(List<Action> actions, List<AuthorizationResult> kafka) {
+        failures.incrementAndGet();
+        return grantForgeDecides() ? allDenied(actions.size()) : kafka;
+    }
+
+    private static List<AuthorizationResult> grantForgesAnswers(RequestEncoder encoder, int requestLength, int count) {
+        List<AuthorizationResult> results = new ArrayList<AuthorizationResult>(count);
+        for (int i = 0; i < count; i++) {
+            boolean allowed = (encoder.comparisonFlags(requestLength, count, i) & RequestEncoder.GRANTFORGE_ALLOWS) != 0;
+            results.add(allowed ? AuthorizationResult.ALLOWED : AuthorizationResult.DENIED);
+        }
+        return results;
+    }
+
+    /** Only words for the disagreements' audit: the answers are settled, and a failure here must not change them. */
+    private void describeKafkaBasesQuietly(RequestEncoder encoder, int requestLength, AuthorizableRequestContext context,
+                                           List<Action> actions, List<AuthorizationResult> kafka) {
+        try {
+            describeKafkaBases(encoder, requestLength, context, actions, kafka);
+        } catch (Throwable e) {
+            logFailure("describing the Kafka ACL behind a disagreement: " + e);
         }
     }
 
