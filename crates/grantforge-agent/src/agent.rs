@@ -13,7 +13,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::audit::delivery::DeliveryStats;
 use crate::audit::events::{AccessEvent, EventIds};
-use crate::audit::fold::Auditor;
+use crate::audit::fold::{is_audited, Auditor};
 use crate::comparison::{is_compared, Compared, Comparisons, Decider};
 use crate::config::{AgentConfig, ConfigError, PolicySource};
 use crate::lockout::LockoutHint;
@@ -281,26 +281,17 @@ impl Agent {
             }
             answered
         };
-        let answered = match decider {
-            Decider::GrantForge => self.decide_all(context, actions, allowed, count),
-            Decider::Kafka => {
-                let (mut inline, mut heap) = ([Action::NONE; INLINE], Vec::new());
-                let unaudited: &mut [Action<'_>] = if n <= INLINE {
-                    &mut inline[..n]
-                } else {
-                    heap.resize(n, Action::NONE);
-                    &mut heap
-                };
-                for (slot, action) in unaudited.iter_mut().zip(actions) {
-                    *slot = Action {
-                        log_if_allowed: false,
-                        log_if_denied: false,
-                        ..*action
-                    };
-                }
-                self.decide_all(context, unaudited, allowed, count)
-            }
+        let (mut inline, mut heap) = ([Action::NONE; INLINE], Vec::new());
+        let asked: &mut [Action<'_>] = if n <= INLINE {
+            &mut inline[..n]
+        } else {
+            heap.resize(n, Action::NONE);
+            &mut heap
         };
+        for ((slot, action), kafka_allowed) in asked.iter_mut().zip(actions).zip(kafka) {
+            *slot = audited_as_compared(action, *kafka_allowed, decider);
+        }
+        let answered = self.decide_all(context, asked, allowed, count);
         for (out, allowed) in compared.iter_mut().zip(allowed.iter()) {
             *out = Compared::answer(*allowed);
         }
@@ -321,9 +312,14 @@ impl Agent {
                     (p.decide(context, action, *now), p.policy_version)
                 });
             out.disagrees = true;
-            out.wants_kafka_basis = self
+            let kept = self
                 .comparisons
                 .record(decider, kafka[i], context, action, reason, version, *now);
+            out.wants_kafka_basis = kept == Some(true);
+            if kept.is_none() && decider == Decider::GrantForge && is_audited(action, &reason) {
+                // No disagreement event will carry this enforced access: audited as any other.
+                self.auditor.record(context, action, &reason, version, *now);
+            }
         }
     }
 
@@ -726,6 +722,31 @@ impl Holder for Agent {
 
     fn policies(&self) -> Option<Arc<KafkaPolicies>> {
         Agent::policies(self)
+    }
+}
+
+/// `action` as [`Agent::compare`] asks the agent: in shadow mode GrantForge enforces nothing, so
+/// its answers are not audited; in compare mode a disagreement is audited once, by its
+/// disagreement event (the enforced answer and Kafka's), so the access's own audit is asked for
+/// only where GrantForge's answer, whichever it is, would agree with Kafka's. A question that is
+/// not compared keeps Kafka's flags.
+fn audited_as_compared<'a>(
+    action: &Action<'a>,
+    kafka_allowed: bool,
+    decider: Decider,
+) -> Action<'a> {
+    match decider {
+        Decider::Kafka => Action {
+            log_if_allowed: false,
+            log_if_denied: false,
+            ..*action
+        },
+        Decider::GrantForge if is_compared(action) => Action {
+            log_if_allowed: action.log_if_allowed && kafka_allowed,
+            log_if_denied: action.log_if_denied && !kafka_allowed,
+            ..*action
+        },
+        Decider::GrantForge => *action,
     }
 }
 

@@ -111,31 +111,44 @@ fn shadow_mode_counts_agreements_and_folds_each_disagreement_into_one_event_per_
 }
 
 #[test]
-fn compare_mode_answers_with_grantforge_and_audits_its_accesses_beside_the_disagreements() {
+fn compare_mode_answers_with_grantforge_and_audits_each_access_once() {
     let (server, agent) = with_snapshot("compare");
     // Kafka's ACLs refuse alice writes to `orders`; policy 1 allows them.
     let compared = compare(&agent, "orders", false, Decider::GrantForge);
     assert!(compared.grantforge_allowed && compared.disagrees);
+    // Policy 5 refuses alice writes to `payments`, as Kafka's ACLs do: an agreement.
+    let agreed = compare(&agent, "payments", false, Decider::GrantForge);
+    assert!(!agreed.grantforge_allowed && !agreed.disagrees);
     let stats = agent.stats();
     assert_eq!(stats.shadow_grantforge_allows, 1);
     assert_eq!(stats.shadow_grantforge_refuses, 0);
-    eventually(
-        "the access and the disagreement reach the server",
-        PATIENCE,
-        || {
-            server
-                .events()
-                .iter()
-                .filter(|e| e["resource"] == "orders")
-                .count()
-                == 2
-        },
+    let events_on = |topic: &str| {
+        server
+            .events()
+            .into_iter()
+            .filter(|e| e["resource"] == topic)
+            .collect::<Vec<_>>()
+    };
+    eventually("both accesses reach the server", PATIENCE, || {
+        events_on("orders").len() + events_on("payments").len() >= 2
+    });
+    // Two more fold windows and flushes: a second event of the disagreeing access would be here.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let orders = events_on("orders");
+    assert_eq!(
+        orders.len(),
+        1,
+        "the disagreeing access, audited once: {orders:?}"
     );
-    let events = server.events();
-    let disagreement = events
-        .iter()
-        .find(|e| e["resource"] == "orders" && e.get("comparison").is_some())
-        .unwrap();
+    let payments = events_on("payments");
+    assert_eq!(
+        payments.len(),
+        1,
+        "the agreeing access, audited as ever: {payments:?}"
+    );
+    assert!(payments[0].get("comparison").is_none());
+    assert_eq!(payments[0]["outcome"], "DENIED");
+    let disagreement = &orders[0];
     assert_eq!(disagreement["enforcer"], "GRANTFORGE");
     assert_eq!(disagreement["outcome"], "ALLOWED");
     assert_eq!(disagreement["comparison"]["mode"], "compare");

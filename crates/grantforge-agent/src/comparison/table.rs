@@ -87,8 +87,8 @@ impl Comparisons {
         &shards[self.hasher.hash_one(key) as usize % SHARDS]
     }
 
-    /// Keeps one disagreement; true when the shim should tell the Kafka ACL behind it (the key
-    /// has none yet).
+    /// Keeps one disagreement: `Some(true)` when the shim should tell the Kafka ACL behind it (the
+    /// key has none yet), `None` when the table had no room for it (no event will carry it).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn record(
         &self,
@@ -99,7 +99,7 @@ impl Comparisons {
         reason: Reason,
         policy_version: i64,
         now: Instant,
-    ) -> bool {
+    ) -> Option<bool> {
         let kind = Kind::of(kafka_allowed);
         match kind {
             Kind::GrantForgeRefuses => &self.grantforge_refuses,
@@ -112,25 +112,26 @@ impl Comparisons {
             let mut shard = self.shard(&self.keys, &key).lock();
             if let Some(tally) = shard.get_mut(&key) {
                 tally.renew(policy_id, policy_version, now);
-                return tally.kafka_basis.is_none();
+                return Some(tally.kafka_basis.is_none());
             }
             if self.take_own_room(&key) {
                 shard.insert(key, Tally::first(context, policy_id, policy_version, now));
-                return true;
+                return Some(true);
             }
         }
-        self.record_overflow(key.into_overflow(), context, policy_version, now);
-        false
+        self.record_overflow(key.into_overflow(), context, policy_version, now)
+            .then_some(false)
     }
 
-    /// Counts a disagreement in its principal's overflow row, or by kind only if there is no room.
+    /// Counts a disagreement in its principal's overflow row; false when there is no room for
+    /// it, and it is counted by kind only.
     fn record_overflow(
         &self,
         key: DisagreementKey,
         context: &RequestContext,
         policy_version: i64,
         now: Instant,
-    ) {
+    ) -> bool {
         let mut shard = self.shard(&self.keys, &key).lock();
         if let Some(tally) = shard.get_mut(&key) {
             tally.renew(None, policy_version, now);
@@ -138,9 +139,10 @@ impl Comparisons {
             shard.insert(key, Tally::first(context, None, policy_version, now));
         } else {
             self.untracked.fetch_add(1, Ordering::Relaxed);
-            return;
+            return false;
         }
         self.overflowed.fetch_add(1, Ordering::Relaxed);
+        true
     }
 
     /// Room for one more key of the principal's own, if the table and its share allow it.
@@ -282,7 +284,7 @@ mod tests {
     use crate::test_support::{context, write};
 
     /// A disagreement of `user` about writing `topic` (Kafka allows it).
-    fn record(comparisons: &Comparisons, user: &str, topic: &str) -> bool {
+    fn record(comparisons: &Comparisons, user: &str, topic: &str) -> Option<bool> {
         comparisons.record(
             Decider::Kafka,
             true,
@@ -309,8 +311,9 @@ mod tests {
         for i in 0..5000 {
             record(&comparisons, "mallory", &format!("group-{i}"));
         }
-        assert!(
+        assert_eq!(
             record(&comparisons, "alice", "orders"),
+            Some(true),
             "a key of alice's own"
         );
         let rows = comparisons.top(usize::MAX);
@@ -358,8 +361,14 @@ mod tests {
             .map(|(_, t)| t.total)
             .sum();
         assert_eq!(comparisons.grantforge_refuses(), 90);
+        let untracked_before = comparisons.untracked();
         assert!(comparisons.untracked() > 0);
-        assert_eq!(kept + comparisons.untracked(), 90, "every one counted once");
+        assert_eq!(
+            record(&comparisons, "u99", "t9"),
+            None,
+            "nothing will carry it"
+        );
+        assert_eq!(kept + untracked_before, 90, "every one counted once");
         let room = Room::within(20);
         assert_eq!(comparisons.top(usize::MAX).len(), room.own + room.overflow);
     }
@@ -372,9 +381,10 @@ mod tests {
         for i in 0..room.own {
             record(&comparisons, &format!("u{i}"), "orders");
         }
-        assert!(
-            !record(&comparisons, "late", "orders"),
-            "no room: an overflow row"
+        assert_eq!(
+            record(&comparisons, "late", "orders"),
+            Some(false),
+            "an overflow row"
         );
         assert_eq!(
             comparisons.take_events(&ids).len(),
@@ -391,8 +401,9 @@ mod tests {
         );
         comparisons.take_events(&ids);
         assert!(comparisons.report(REPORTED).is_empty(), "aged out");
-        assert!(
+        assert_eq!(
             record(&comparisons, "late", "orders"),
+            Some(true),
             "its room given back"
         );
         assert_eq!(comparisons.top(1)[0].0.principal_name, "late");

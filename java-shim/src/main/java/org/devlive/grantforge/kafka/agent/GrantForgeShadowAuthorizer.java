@@ -13,9 +13,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.Endpoint;
+import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.metadata.authorizer.StandardAuthorizer;
+import org.apache.kafka.server.authorizer.AclCreateResult;
 import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
@@ -123,21 +126,21 @@ public class GrantForgeShadowAuthorizer extends StandardAuthorizer {
 
     @Override
     public List<AuthorizationResult> authorize(AuthorizableRequestContext requestContext, List<Action> actions) {
-        List<AuthorizationResult> kafka;
+        if (!grantForgeDecides()) {
+            List<AuthorizationResult> kafka = super.authorize(requestContext, actions);
+            return Boolean.TRUE.equals(ASKING_BY_RESOURCE_TYPE.get()) ? kafka : compared(requestContext, actions, kafka);
+        }
+        List<AuthorizationResult> enforced;
         try {
-            kafka = super.authorize(requestContext, actions);
+            // Kafka's log would report its own answer, which is not enforced here: the enforced one is logged below.
+            List<AuthorizationResult> kafka = super.authorize(requestContext, EnforcedAnswerLog.unlogged(actions));
+            enforced = compared(requestContext, actions, kafka);
         } catch (RuntimeException notReady) {
-            // Kafka's ACLs are not loaded yet (AuthorizerNotReadyException): shadow mode answers as Kafka does,
-            // compare mode as the agent alone.
-            if (!grantForgeDecides()) {
-                throw notReady;
-            }
-            return GrantForgeKafkaAuthorizer.authorizeWith(handle, requestContext, actions);
+            // Kafka's ACLs are not loaded yet (AuthorizerNotReadyException): the agent alone answers.
+            enforced = GrantForgeKafkaAuthorizer.authorizeWith(handle, requestContext, actions);
         }
-        if (Boolean.TRUE.equals(ASKING_BY_RESOURCE_TYPE.get())) {
-            return kafka;
-        }
-        return compared(requestContext, actions, kafka);
+        EnforcedAnswerLog.log(requestContext, actions, enforced);
+        return enforced;
     }
 
     /**
@@ -249,6 +252,23 @@ public class GrantForgeShadowAuthorizer extends StandardAuthorizer {
         } finally {
             ASKING_BY_RESOURCE_TYPE.remove();
         }
+    }
+
+    /**
+     * Kafka keeps the ACLs as ever (the last step of the migration removes them); in compare mode a DENY among them
+     * decides nothing, which its author may not expect: said at WARN, naming what to do instead.
+     */
+    @Override
+    public List<? extends CompletionStage<AclCreateResult>> createAcls(AuthorizableRequestContext requestContext,
+                                                                      List<AclBinding> aclBindings) {
+        for (AclBinding binding : aclBindings) {
+            if (grantForgeDecides() && binding.entry().permissionType() == AclPermissionType.DENY) {
+                LOG.warn("GrantForge compare mode: the DENY ACL {} added by {} is kept and compared, not enforced: "
+                    + "GrantForge's policies decide; add the deny to a GrantForge policy to enforce it", binding,
+                    requestContext.principal());
+            }
+        }
+        return super.createAcls(requestContext, aclBindings);
     }
 
     @Override

@@ -185,6 +185,23 @@ abstract class ShadowMode {
         ToolRun explain = nodes.explainDisagreements();
         assertEquals(1, explain.exitCode(), explain.toString());
         assertTrue(explain.stdout().contains("compare") && explain.stdout().contains("User:bob"), explain.toString());
+
+        // Kafka's authorizer log tells the enforced answers, not those of the ACLs nobody enforces
+        assertEquals(List.of(), nodes.logged("Principal = User:bob is Denied operation = WRITE"),
+            "bob's writes were allowed");
+        assertEquals("refused: TOPIC_AUTHORIZATION_FAILED (29)", produce(nodes, "carol", 1), "neither side lets carol");
+        Await.until("carol's refusal in Kafka's authorizer log", Duration.ofSeconds(WAIT_S), () -> !nodes.logged(
+            "Principal = User:carol is Denied operation = WRITE", "based on GrantForge's policies (compare mode").isEmpty());
+
+        // a DENY ACL is kept and compared, decides nothing, and its author is told so
+        try (Admin admin = nodes.admin()) {
+            admin.createAcls(List.of(new AclBinding(new ResourcePattern(ResourceType.TOPIC, "orders", PatternType.LITERAL),
+                new AccessControlEntry("User:bob", "*", AclOperation.WRITE, AclPermissionType.DENY))))
+                .all().get(WAIT_S, TimeUnit.SECONDS);
+        }
+        Await.until("the WARN that the DENY ACL is not enforced", Duration.ofSeconds(WAIT_S), () -> !nodes.logged(
+            "WARN", "the DENY ACL", "User:bob", "is kept and compared, not enforced").isEmpty());
+        assertEquals("produced", produce(nodes, "bob", 1), "GrantForge's policies decide");
     }
 
     @Test
@@ -399,14 +416,14 @@ abstract class ShadowMode {
             for (int id = 1; id <= running.brokers().size(); id++) {
                 ports.add(jmx.get(KafkaCluster.brokerName(id)));
             }
-            nodes = new Nodes(running.brokers(), ports);
+            nodes = new Nodes(running.brokers(), ports, running.nodes());
         } else {
             KafkaNode.Builder builder = KafkaNode.builder().name("shadow-" + mode.toLowerCase() + "-" + version)
                 .kafkaVersion(version);
             settings.accept("node", builder);
             KafkaNode node = builder.start();
             started.add(node::close);
-            nodes = new Nodes(List.of(node), List.of(jmx.get("node")));
+            nodes = new Nodes(List.of(node), List.of(jmx.get("node")), List.of(node));
         }
         return nodes;
     }
@@ -415,10 +432,26 @@ abstract class ShadowMode {
     private final class Nodes {
         private final List<KafkaNode> brokers;
         private final List<Jmx> jmx;
+        /** The brokers and the controllers: the ACLs are created on the active controller. */
+        private final List<KafkaNode> all;
 
-        Nodes(List<KafkaNode> brokers, List<Jmx> jmx) {
+        Nodes(List<KafkaNode> brokers, List<Jmx> jmx, List<KafkaNode> all) {
             this.brokers = brokers;
             this.jmx = jmx;
+            this.all = all;
+        }
+
+        /** The lines of every node's log that contain each of {@code texts}. */
+        List<String> logged(String... texts) {
+            List<String> found = new ArrayList<>();
+            for (KafkaNode node : all) {
+                for (String line : node.logLines()) {
+                    if (java.util.Arrays.stream(texts).allMatch(line::contains)) {
+                        found.add(line);
+                    }
+                }
+            }
+            return found;
         }
 
         KafkaNode any() {
