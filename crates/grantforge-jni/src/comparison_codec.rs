@@ -12,6 +12,10 @@
 //! `compare` returns 1 + the number of actions whose bit 2 is set, and 0 when it failed (the
 //! default of every export): flags are then not written, and the shim neither reads them nor
 //! lets them decide anything.
+//!
+//! Golden bytes: `tests/fixtures/jni/comparison.bin`, the golden request (`request.bin`) with
+//! Kafka's answers and the flags after it, which `RequestEncoderGoldenTest.java` writes (up to
+//! the flags) and reads (the flags).
 
 use grantforge_agent::comparison::{Compared, Decider};
 
@@ -79,4 +83,51 @@ fn flags_of(compared: &Compared) -> u8 {
         } else {
             0
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::golden;
+
+    /// Kafka allows actions 0 and 2 of the golden request and refuses action 1; GrantForge
+    /// allows 0 (an agreement), allows 1 (a new disagreement: its ACL wanted) and refuses 2 (a
+    /// disagreement already told).
+    const KAFKA: [u8; 3] = [1, 0, 1];
+    const COMPARED: [Compared; 3] = [
+        Compared {
+            grantforge_allowed: true,
+            disagrees: false,
+            wants_kafka_basis: false,
+        },
+        Compared {
+            grantforge_allowed: true,
+            disagrees: true,
+            wants_kafka_basis: true,
+        },
+        Compared {
+            grantforge_allowed: false,
+            disagrees: true,
+            wants_kafka_basis: false,
+        },
+    ];
+
+    #[test]
+    fn golden_comparison_is_the_java_example_with_kafkas_answers_and_the_flags() {
+        let request = golden::read("request.bin");
+        let mut bytes = request.clone();
+        bytes.extend_from_slice(&KAFKA);
+        bytes.extend_from_slice(&[0; 3]);
+        let (address, capacity) = (bytes.as_mut_ptr() as i64, bytes.len() as i32);
+        let mut buffer = DirectBuffer::new(address, capacity, request.len() as i32).unwrap();
+        let mut kafka = [false; 3];
+        read_kafka_answers(&buffer, request.len(), &mut kafka).unwrap();
+        assert_eq!(kafka, [true, false, true]);
+        assert_eq!(
+            write_flags(&mut buffer, request.len() + 3, &COMPARED).unwrap(),
+            1
+        );
+        assert_eq!(&bytes[request.len() + 3..], [1, 1 | 2 | 4, 2]);
+        golden::check("comparison.bin", &bytes);
+    }
 }

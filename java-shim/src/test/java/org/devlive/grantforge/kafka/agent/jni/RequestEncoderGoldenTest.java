@@ -15,6 +15,7 @@ import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
+import org.apache.kafka.server.authorizer.AuthorizationResult;
 import org.junit.jupiter.api.Test;
 import org.devlive.grantforge.kafka.agent.GoldenFixtures;
 
@@ -111,5 +112,32 @@ class RequestEncoderGoldenTest {
         AuthorizableRequestContext context = example();
         encoder.encodeAuthorize(context, ACTIONS);
         assertArrayEquals(golden, encoder.written(encoder.encodeByResourceType(context, AclOperation.WRITE, ResourceType.TOPIC)));
+    }
+
+    /**
+     * The comparison payload of shadow and compare modes ({@code crates/grantforge-jni/src/comparison_codec.rs}): the
+     * golden request, then Kafka's answers as Java writes them, then the flags as Rust writes them, read here.
+     */
+    @Test
+    void encodesTheGoldenComparisonAndReadsItsFlags() throws UnknownHostException {
+        byte[] golden = GoldenFixtures.read("comparison.bin");
+        // the buffer, kept as the native library would see it, to write the flags into as `compare` does
+        java.nio.ByteBuffer[] seen = new java.nio.ByteBuffer[1];
+        RequestEncoder encoder = new RequestEncoder(buffer -> {
+            seen[0] = buffer;
+            return 0L;
+        });
+        int requestLength = encoder.encodeComparison(example(), ACTIONS,
+            List.of(AuthorizationResult.ALLOWED, AuthorizationResult.DENIED, AuthorizationResult.ALLOWED));
+        assertArrayEquals(GoldenFixtures.read("request.bin"), encoder.written(requestLength));
+        int count = ACTIONS.size();
+        assertArrayEquals(java.util.Arrays.copyOf(golden, requestLength + count), encoder.written(requestLength + count));
+        for (int i = 0; i < count; i++) {
+            seen[0].put(requestLength + count + i, golden[requestLength + count + i]);
+        }
+        assertEquals(RequestEncoder.GRANTFORGE_ALLOWS, encoder.comparisonFlags(requestLength, count, 0));
+        assertEquals(RequestEncoder.GRANTFORGE_ALLOWS | RequestEncoder.DIFFERS | RequestEncoder.WANTS_KAFKA_BASIS,
+            encoder.comparisonFlags(requestLength, count, 1));
+        assertEquals(RequestEncoder.DIFFERS, encoder.comparisonFlags(requestLength, count, 2));
     }
 }
