@@ -670,20 +670,18 @@ impl Agent {
         source.hand_on(&events, retry_spool, self.stopping.load(Ordering::Acquire));
     }
 
-    /// Every access event waiting, from the close path: spooled beside the agent's thread (which
-    /// takes no event twice). Without a place to put them, they are not taken: the thread hands
+    /// Every access event waiting, and those of the delivery the agent's thread is held up in,
+    /// from the close path: spooled beside the agent's thread (which takes no event twice, and
+    /// spools none of that delivery again). Without a place to put them, they are not taken: the thread hands
     /// them on when it can. Says what became of them.
     fn keep_audit_at_close(&self) -> String {
         let Some(keep) = &self.audit_at_close else {
             return "the accesses waiting to be audited are left to it".to_string();
         };
         let events = self.take_audit_events(true);
-        if events.is_empty() {
-            return "no access waited to be audited".to_string();
-        }
-        keep(&events);
-        let accesses: u64 = events.iter().map(|e| e.count).sum();
-        format!("{accesses} accesses waiting to be audited were put in the audit spool")
+        let in_flight = keep(&events);
+        let waiting: u64 = events.iter().map(|e| e.count).sum();
+        format!("{waiting} accesses waiting to be audited and {in_flight} in a delivery the server had not answered were put in the audit spool")
     }
 
     /// The access events due now (every folded group when `fold_over`), counted as evented.
