@@ -368,9 +368,20 @@ impl Agent {
                     }
                     true
                 }
-                // Super users: allowed, not counted, not audited.
+                // Super users: allowed, not counted, not audited but for their mutations when
+                // the operator asks.
                 Err(reason) if reason.allowed() => {
                     allowed.iter_mut().for_each(|a| *a = true);
+                    if self.config.audit_super_users_mutations {
+                        for action in actions {
+                            lane.audit_super_user_mutation(
+                                context,
+                                action,
+                                &self.auditor,
+                                &mut now,
+                            );
+                        }
+                    }
                     true
                 }
                 // Nothing may decide: every action is refused, counted and audited.
@@ -797,5 +808,76 @@ mod tests {
             "still there, not taken and lost"
         );
         agent.shutdown();
+    }
+
+    /// The e2e fixture's agent, `admin` a super user, auditing super users' mutations or not.
+    fn admin_agent(audit_super_users_mutations: bool) -> Arc<Agent> {
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/snapshots/e2e.json"
+        );
+        let settings: std::collections::BTreeMap<String, String> = [
+            ("grantforge.policy.file", fixture),
+            ("super.users", "User:admin"),
+            (
+                "grantforge.audit.super.users.mutations",
+                if audit_super_users_mutations {
+                    "true"
+                } else {
+                    "false"
+                },
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        Agent::start(AgentConfig::from_settings(&settings).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn super_users_mutations_are_audited_when_asked_and_nothing_else_of_theirs() {
+        let asked = |operation, resource_type, name| Action {
+            operation: Some(operation),
+            resource_type: Some(resource_type),
+            name,
+            ..write("")
+        };
+        let actions = [
+            asked(Operation::Delete, ResourceType::Topic, "orders"),
+            asked(Operation::Create, ResourceType::Topic, "orders"),
+            asked(Operation::Write, ResourceType::Topic, "orders"),
+            asked(
+                Operation::ClusterAction,
+                ResourceType::Cluster,
+                "kafka-cluster",
+            ),
+        ];
+        for audited in [true, false] {
+            let agent = admin_agent(audited);
+            let mut allowed = [false; 4];
+            agent.authorize(&context("admin"), &actions, &mut allowed);
+            assert_eq!(allowed, [true; 4], "a super user is allowed everything");
+            let events = agent.take_audit_events(true);
+            let lines: Vec<String> = events.iter().map(AccessEvent::log_line).collect();
+            let mut operations: Vec<_> = events.iter().map(|e| e.operation).collect();
+            operations.sort();
+            if audited {
+                assert_eq!(
+                    operations,
+                    [Some(Operation::Create), Some(Operation::Delete)],
+                    "{lines:?}"
+                );
+                assert!(
+                    lines
+                        .iter()
+                        .all(|l| l.contains("User:admin is Allowed operation = ")
+                            && l.contains("as a super user")),
+                    "{lines:?}"
+                );
+            } else {
+                assert_eq!(operations, [], "off by default: {lines:?}");
+            }
+            agent.shutdown();
+        }
     }
 }

@@ -166,6 +166,8 @@ pub struct AgentConfig {
     pub decision_cache_max_entries: u64,
     pub decision_cache_ttl: Duration,
     pub audit_fold_window: Duration,
+    /// Whether super users' mutations are audited (they are never checked).
+    pub audit_super_users_mutations: bool,
     pub audit_queue_capacity: u64,
     pub audit_spool_limit_bytes: u64,
     pub audit_batch_size: u64,
@@ -238,6 +240,7 @@ impl AgentConfig {
             decision_cache_max_entries: reader.get(&settings::DECISION_CACHE_MAX_ENTRIES)?,
             decision_cache_ttl: reader.get(&settings::DECISION_CACHE_TTL)?,
             audit_fold_window: reader.get(&settings::AUDIT_FOLD_WINDOW)?,
+            audit_super_users_mutations: reader.get(&settings::AUDIT_SUPER_USERS_MUTATIONS)?,
             audit_queue_capacity: reader.get(&settings::AUDIT_QUEUE_CAPACITY)?,
             audit_spool_limit_bytes: reader.get(&settings::AUDIT_SPOOL_LIMIT_BYTES)?,
             audit_batch_size: reader.get(&settings::AUDIT_BATCH_SIZE)?,
@@ -317,6 +320,28 @@ impl FromSetting for Duration {
             setting.key
         );
         reader.number(setting).map(Duration::from_millis)
+    }
+}
+
+impl FromSetting for bool {
+    fn read(reader: &Reader<'_>, setting: &Setting) -> Result<bool, ConfigError> {
+        assert!(
+            matches!(setting.kind, Kind::Switch),
+            "{} is not a switch",
+            setting.key
+        );
+        let text = reader
+            .text(setting)
+            .unwrap_or_else(|| Reader::default_of(setting).to_string());
+        text.parse().map_err(|_| {
+            ConfigError::new(
+                setting.key,
+                format!(
+                    "`{text}` is neither true nor false; set it to one (default {})",
+                    Reader::default_of(setting)
+                ),
+            )
+        })
     }
 }
 
@@ -910,6 +935,7 @@ mod tests {
             ("grantforge.audit.batch.size", "0"),
             ("grantforge.instance", "has space"),
             ("grantforge.decision.cache.ttl.ms", "-1"),
+            ("grantforge.audit.super.users.mutations", "yes"),
         ] {
             let mut s = settings(&base);
             s.insert(key.to_string(), value.to_string());

@@ -303,6 +303,16 @@ impl Operation {
         Self::from_service_name(name)
     }
 
+    /// Whether the operation changes the cluster (create, delete, alter, alter configs; Kafka
+    /// asks ALTER on the cluster for ACL changes): what an operator may audit of the super users.
+    /// `cluster_action`, the nodes' own requests among themselves, is not one.
+    pub fn is_mutation(self) -> bool {
+        matches!(
+            self,
+            Operation::Create | Operation::Delete | Operation::Alter | Operation::AlterConfigs
+        )
+    }
+
     /// Whether a `kafka` definition must have this operation's access type.
     pub fn required_by_the_service_type(self) -> bool {
         !Self::NEWER_THAN_THE_SERVICE_TYPE.contains(&self)

@@ -200,6 +200,11 @@ impl AccessEvent {
                 String::new(),
                 " based on policies not kept (past the audit share)".to_string(),
             ),
+            // Allowed with no policy and not past a share: only a super user, never checked.
+            (None, None) if self.allowed => (
+                String::new(),
+                " as a super user (super.users, not checked)".to_string(),
+            ),
             (None, None) => (
                 String::new(),
                 " based on no policy (refused: nothing decided)".to_string(),
