@@ -168,6 +168,8 @@ pub struct AgentConfig {
     pub audit_fold_window: Duration,
     /// Whether super users' mutations are audited (they are never checked).
     pub audit_super_users_mutations: bool,
+    /// How offline mode's audit log writes each event.
+    pub audit_log_format: AuditLogFormat,
     pub audit_queue_capacity: u64,
     pub audit_spool_limit_bytes: u64,
     pub audit_batch_size: u64,
@@ -241,6 +243,7 @@ impl AgentConfig {
             decision_cache_ttl: reader.get(&settings::DECISION_CACHE_TTL)?,
             audit_fold_window: reader.get(&settings::AUDIT_FOLD_WINDOW)?,
             audit_super_users_mutations: reader.get(&settings::AUDIT_SUPER_USERS_MUTATIONS)?,
+            audit_log_format: reader.get(&settings::AUDIT_LOG_FORMAT)?,
             audit_queue_capacity: reader.get(&settings::AUDIT_QUEUE_CAPACITY)?,
             audit_spool_limit_bytes: reader.get(&settings::AUDIT_SPOOL_LIMIT_BYTES)?,
             audit_batch_size: reader.get(&settings::AUDIT_BATCH_SIZE)?,
@@ -320,6 +323,41 @@ impl FromSetting for Duration {
             setting.key
         );
         reader.number(setting).map(Duration::from_millis)
+    }
+}
+
+/// How offline mode's audit log writes an access event (`grantforge.audit.log.format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditLogFormat {
+    /// A line in the style of Kafka's authorizer log.
+    Kafka,
+    /// An OCSF API Activity record.
+    Ocsf,
+    /// A CloudEvents 1.0 record.
+    CloudEvents,
+}
+
+impl FromSetting for AuditLogFormat {
+    fn read(reader: &Reader<'_>, setting: &Setting) -> Result<AuditLogFormat, ConfigError> {
+        let Kind::OneOf(words) = setting.kind else {
+            panic!("{} is not a choice", setting.key)
+        };
+        let text = reader
+            .text(setting)
+            .unwrap_or_else(|| Reader::default_of(setting).to_string());
+        match text.as_str() {
+            "kafka" => Ok(AuditLogFormat::Kafka),
+            "ocsf" => Ok(AuditLogFormat::Ocsf),
+            "cloudevents" => Ok(AuditLogFormat::CloudEvents),
+            _ => Err(ConfigError::new(
+                setting.key,
+                format!(
+                    "`{text}` is not one of {}; set it to one (default {})",
+                    words.join(", "),
+                    Reader::default_of(setting)
+                ),
+            )),
+        }
     }
 }
 
@@ -936,6 +974,7 @@ mod tests {
             ("grantforge.instance", "has space"),
             ("grantforge.decision.cache.ttl.ms", "-1"),
             ("grantforge.audit.super.users.mutations", "yes"),
+            ("grantforge.audit.log.format", "json"),
         ] {
             let mut s = settings(&base);
             s.insert(key.to_string(), value.to_string());

@@ -56,6 +56,8 @@ pub enum Kind {
     Shim,
     /// `true` or `false`.
     Switch,
+    /// One of the listed words.
+    OneOf(&'static [&'static str]),
 }
 
 /// The largest number of milliseconds a setting may hold (as nanoseconds it still fits an `i64`).
@@ -67,7 +69,9 @@ impl Kind {
         match *self {
             Kind::Millis { min } => Some((min, MILLIS_MAX)),
             Kind::Number { min, max } => Some((min, max)),
-            Kind::Path | Kind::Url | Kind::Name | Kind::Shim | Kind::Switch => None,
+            Kind::Path | Kind::Url | Kind::Name | Kind::Shim | Kind::Switch | Kind::OneOf(_) => {
+                None
+            }
         }
     }
 }
@@ -273,6 +277,13 @@ pub const AUDIT_SUPER_USERS_MUTATIONS: Setting = Setting {
     mode: Mode::Both,
     doc: "`true`: the mutations of `super.users` principals (create, delete, alter, alter configs; ACL changes are alter on the cluster) are audited as allowed accesses of no policy, still never checked; their other accesses, and the `cluster_action` of nodes among themselves, are not",
 };
+pub const AUDIT_LOG_FORMAT: Setting = Setting {
+    key: "grantforge.audit.log.format",
+    default: Fallback::Value("kafka"),
+    kind: Kind::OneOf(&["kafka", "ocsf", "cloudevents"]),
+    mode: Mode::Offline,
+    doc: "offline mode: how the log `grantforge.audit` writes each access event, one per line: `kafka` (in the style of Kafka's authorizer log), `ocsf` (an OCSF 1.8.0 API Activity record in JSON) or `cloudevents` (a CloudEvents 1.0 record in JSON, the event as GrantForge takes it in `data`)",
+};
 pub const AUDIT_QUEUE_CAPACITY: Setting = Setting {
     key: "grantforge.audit.queue.capacity",
     default: Fallback::Value("10000"),
@@ -349,6 +360,7 @@ pub const SETTINGS: &[&Setting] = &[
     &DECISION_CACHE_TTL,
     &AUDIT_FOLD_WINDOW,
     &AUDIT_SUPER_USERS_MUTATIONS,
+    &AUDIT_LOG_FORMAT,
     &AUDIT_QUEUE_CAPACITY,
     &AUDIT_SPOOL_LIMIT_BYTES,
     &AUDIT_BATCH_SIZE,
@@ -402,6 +414,12 @@ mod tests {
                         "{}: default `{value}`",
                         setting.key
                     )
+                }
+                (None, Fallback::Value(value)) if matches!(setting.kind, Kind::OneOf(_)) => {
+                    let Kind::OneOf(words) = setting.kind else {
+                        unreachable!()
+                    };
+                    assert!(words.contains(&value), "{}: default `{value}`", setting.key)
                 }
                 (None, Fallback::Value(_)) => {
                     panic!(

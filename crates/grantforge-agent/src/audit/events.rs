@@ -387,7 +387,7 @@ pub fn api_name(key: i16) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn event() -> AccessEvent {
@@ -458,15 +458,9 @@ mod tests {
         );
     }
 
-    /// `docs/operations.md` shows an operator what the audit log looks like; this keeps it true.
-    #[test]
-    fn the_operations_guide_shows_the_lines_the_audit_log_writes() {
-        let guide = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../docs/operations.md"
-        ))
-        .unwrap();
-        let folded = AccessEvent {
+    /// Alice's 10,000 allowed produce requests to `orders`, folded into one event.
+    pub(crate) fn folded_produce() -> AccessEvent {
+        AccessEvent {
             event_id: "e1".into(),
             principal_type: "User".into(),
             principal_name: "alice".into(),
@@ -487,7 +481,18 @@ mod tests {
             last: Instant::from_unix_millis(1_796_047_084_877),
             overflow: false,
             comparison: None,
-        };
+        }
+    }
+
+    /// `docs/operations.md` shows an operator what the audit log looks like; this keeps it true.
+    #[test]
+    fn the_operations_guide_shows_the_lines_the_audit_log_writes() {
+        let guide = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/operations.md"
+        ))
+        .unwrap();
+        let folded = folded_produce();
         let refused = AccessEvent {
             principal_name: "bob".into(),
             allowed: false,
