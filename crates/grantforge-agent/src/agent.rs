@@ -20,6 +20,7 @@ use crate::lockout::LockoutHint;
 use crate::metrics::{Metrics, Stats};
 use crate::request::decision_cache::DecisionCache;
 use crate::request::lane::{self, Lane, Lanes, SnapshotInForce};
+use crate::request::unaudited::{with_unaudited, INLINE};
 use crate::rules;
 use crate::settings;
 use crate::source::file::OfflineSource;
@@ -63,9 +64,6 @@ impl AgentError {
         }
     }
 }
-
-/// Actions of one call compared without allocation (nearly every call has one).
-const INLINE: usize = 16;
 
 /// Users the audit's account per user shows (metric `audit-by-user`, the lines logged at close);
 /// the others are summed in one line.
@@ -243,7 +241,17 @@ impl Agent {
         actions: &[Action<'_>],
         allowed: &mut [bool],
     ) {
-        self.decide_all(context, actions, allowed, |_, _, _| ());
+        if self
+            .config
+            .audit_excluded_principals
+            .contains(&context.principal)
+        {
+            with_unaudited(actions, |unaudited| {
+                self.decide_all(context, unaudited, allowed, |_, _, _| ())
+            });
+        } else {
+            self.decide_all(context, actions, allowed, |_, _, _| ());
+        }
     }
 
     /// [`Agent::authorize`], and each answer compared with Kafka's (`kafka[i]`): the shadow
@@ -280,23 +288,9 @@ impl Agent {
         };
         let answered = match decider {
             Decider::GrantForge => self.decide_all(context, actions, allowed, count),
-            Decider::Kafka => {
-                let (mut inline, mut heap) = ([Action::NONE; INLINE], Vec::new());
-                let unaudited: &mut [Action<'_>] = if n <= INLINE {
-                    &mut inline[..n]
-                } else {
-                    heap.resize(n, Action::NONE);
-                    &mut heap
-                };
-                for (slot, action) in unaudited.iter_mut().zip(actions) {
-                    *slot = Action {
-                        log_if_allowed: false,
-                        log_if_denied: false,
-                        ..*action
-                    };
-                }
+            Decider::Kafka => with_unaudited(actions, |unaudited| {
                 self.decide_all(context, unaudited, allowed, count)
-            }
+            }),
         };
         for (out, allowed) in compared.iter_mut().zip(allowed.iter()) {
             *out = Compared::answer(*allowed);
@@ -810,27 +804,18 @@ mod tests {
         agent.shutdown();
     }
 
-    /// The e2e fixture's agent, `admin` a super user, auditing super users' mutations or not.
-    fn admin_agent(audit_super_users_mutations: bool) -> Arc<Agent> {
+    /// An agent on the e2e fixture, with `extra` settings.
+    fn e2e_agent(extra: &[(&str, &str)]) -> Arc<Agent> {
         let fixture = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/fixtures/snapshots/e2e.json"
         );
-        let settings: std::collections::BTreeMap<String, String> = [
-            ("grantforge.policy.file", fixture),
-            ("super.users", "User:admin"),
-            (
-                "grantforge.audit.super.users.mutations",
-                if audit_super_users_mutations {
-                    "true"
-                } else {
-                    "false"
-                },
-            ),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        let settings: std::collections::BTreeMap<String, String> =
+            [("grantforge.policy.file", fixture)]
+                .iter()
+                .chain(extra)
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
         Agent::start(AgentConfig::from_settings(&settings).unwrap()).unwrap()
     }
 
@@ -853,7 +838,13 @@ mod tests {
             ),
         ];
         for audited in [true, false] {
-            let agent = admin_agent(audited);
+            let agent = e2e_agent(&[
+                ("super.users", "User:admin"),
+                (
+                    "grantforge.audit.super.users.mutations",
+                    &audited.to_string(),
+                ),
+            ]);
             let mut allowed = [false; 4];
             agent.authorize(&context("admin"), &actions, &mut allowed);
             assert_eq!(allowed, [true; 4], "a super user is allowed everything");
@@ -879,5 +870,21 @@ mod tests {
             }
             agent.shutdown();
         }
+    }
+
+    #[test]
+    fn a_principal_excluded_from_audit_is_decided_as_anyone_but_never_audited() {
+        let agent = e2e_agent(&[("grantforge.audit.excluded.principals", "User:bob")]);
+        let (mut bobs, mut alices) = ([true], [false]);
+        agent.authorize(&context("bob"), &[write("orders")], &mut bobs);
+        agent.authorize(&context("alice"), &[write("orders")], &mut alices);
+        assert_eq!((bobs, alices), ([false], [true]), "decided as anyone");
+        let users: Vec<String> = agent
+            .take_audit_events(true)
+            .iter()
+            .map(AccessEvent::user)
+            .collect();
+        assert_eq!(users, ["alice"], "bob's refusal is not audited");
+        agent.shutdown();
     }
 }

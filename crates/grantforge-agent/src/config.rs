@@ -170,6 +170,8 @@ pub struct AgentConfig {
     pub audit_super_users_mutations: bool,
     /// How offline mode's audit log writes each event.
     pub audit_log_format: AuditLogFormat,
+    /// Principals whose requests are decided but never audited, parsed as `super.users` is.
+    pub audit_excluded_principals: SuperUsers,
     pub audit_queue_capacity: u64,
     pub audit_spool_limit_bytes: u64,
     pub audit_batch_size: u64,
@@ -244,6 +246,7 @@ impl AgentConfig {
             audit_fold_window: reader.get(&settings::AUDIT_FOLD_WINDOW)?,
             audit_super_users_mutations: reader.get(&settings::AUDIT_SUPER_USERS_MUTATIONS)?,
             audit_log_format: reader.get(&settings::AUDIT_LOG_FORMAT)?,
+            audit_excluded_principals: reader.get(&settings::AUDIT_EXCLUDED_PRINCIPALS)?,
             audit_queue_capacity: reader.get(&settings::AUDIT_QUEUE_CAPACITY)?,
             audit_spool_limit_bytes: reader.get(&settings::AUDIT_SPOOL_LIMIT_BYTES)?,
             audit_batch_size: reader.get(&settings::AUDIT_BATCH_SIZE)?,
@@ -361,13 +364,26 @@ impl FromSetting for AuditLogFormat {
     }
 }
 
+/// A setting read as a type its kind is not is a mistake in this file, never an operator's.
+fn expect_kind(setting: &Setting, is: bool, kind: &str) {
+    assert!(is, "{} is not {kind}", setting.key);
+}
+
+impl FromSetting for SuperUsers {
+    fn read(reader: &Reader<'_>, setting: &Setting) -> Result<SuperUsers, ConfigError> {
+        expect_kind(
+            setting,
+            matches!(setting.kind, Kind::Principals),
+            "a list of principals",
+        );
+        SuperUsers::parse(&reader.text(setting).unwrap_or_default())
+            .map_err(|e| ConfigError::new(setting.key, e))
+    }
+}
+
 impl FromSetting for bool {
     fn read(reader: &Reader<'_>, setting: &Setting) -> Result<bool, ConfigError> {
-        assert!(
-            matches!(setting.kind, Kind::Switch),
-            "{} is not a switch",
-            setting.key
-        );
+        expect_kind(setting, matches!(setting.kind, Kind::Switch), "a switch");
         let text = reader
             .text(setting)
             .unwrap_or_else(|| Reader::default_of(setting).to_string());
@@ -975,6 +991,7 @@ mod tests {
             ("grantforge.decision.cache.ttl.ms", "-1"),
             ("grantforge.audit.super.users.mutations", "yes"),
             ("grantforge.audit.log.format", "json"),
+            ("grantforge.audit.excluded.principals", "monitor"),
         ] {
             let mut s = settings(&base);
             s.insert(key.to_string(), value.to_string());

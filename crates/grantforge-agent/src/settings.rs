@@ -58,6 +58,8 @@ pub enum Kind {
     Switch,
     /// One of the listed words.
     OneOf(&'static [&'static str]),
+    /// `;`-separated `Type:name` principals, written as in `super.users`.
+    Principals,
 }
 
 /// The largest number of milliseconds a setting may hold (as nanoseconds it still fits an `i64`).
@@ -69,9 +71,13 @@ impl Kind {
         match *self {
             Kind::Millis { min } => Some((min, MILLIS_MAX)),
             Kind::Number { min, max } => Some((min, max)),
-            Kind::Path | Kind::Url | Kind::Name | Kind::Shim | Kind::Switch | Kind::OneOf(_) => {
-                None
-            }
+            Kind::Path
+            | Kind::Url
+            | Kind::Name
+            | Kind::Shim
+            | Kind::Switch
+            | Kind::OneOf(_)
+            | Kind::Principals => None,
         }
     }
 }
@@ -277,6 +283,13 @@ pub const AUDIT_SUPER_USERS_MUTATIONS: Setting = Setting {
     mode: Mode::Both,
     doc: "`true`: the mutations of `super.users` principals (create, delete, alter, alter configs; ACL changes are alter on the cluster) are audited as allowed accesses of no policy, still never checked; their other accesses, and the `cluster_action` of nodes among themselves, are not",
 };
+pub const AUDIT_EXCLUDED_PRINCIPALS: Setting = Setting {
+    key: "grantforge.audit.excluded.principals",
+    default: Fallback::None,
+    kind: Kind::Principals,
+    mode: Mode::Both,
+    doc: "`;`-separated `Type:name` principals, written as in `super.users` (`User:monitor;User:probe`), whose requests are checked as anyone's but never audited: an operator's noise, such as monitoring users",
+};
 pub const AUDIT_LOG_FORMAT: Setting = Setting {
     key: "grantforge.audit.log.format",
     default: Fallback::Value("kafka"),
@@ -361,6 +374,7 @@ pub const SETTINGS: &[&Setting] = &[
     &AUDIT_FOLD_WINDOW,
     &AUDIT_SUPER_USERS_MUTATIONS,
     &AUDIT_LOG_FORMAT,
+    &AUDIT_EXCLUDED_PRINCIPALS,
     &AUDIT_QUEUE_CAPACITY,
     &AUDIT_SPOOL_LIMIT_BYTES,
     &AUDIT_BATCH_SIZE,
