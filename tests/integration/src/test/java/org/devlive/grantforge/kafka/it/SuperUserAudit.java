@@ -32,7 +32,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * {@code grantforge.audit.super.users.mutations=true} on a real node in offline mode, the audit log written as OCSF
  * records ({@code grantforge.audit.log.format=ocsf}), each validated against the published OCSF 1.8.0 API Activity
- * schema ({@code tests/fixtures/schemas/}): the
+ * schema ({@code tests/fixtures/schemas/}), and carol excluded from audit ({@code grantforge.audit.excluded.principals}),
+ * refused unaudited: the
  * super user's creation and deletion of a topic are audited (as Kafka asks them: CREATE and DELETE on the cluster, by
  * {@code CREATE_TOPICS} and {@code DELETE_TOPICS}), its produce is not, and neither is any
  * {@code CLUSTER_ACTION} of the principals the node's broker and controller use between them (their registration and
@@ -59,6 +60,7 @@ abstract class SuperUserAudit {
                 .property("grantforge.audit.super.users.mutations", "true")
                 .property("grantforge.audit.fold.window.ms", "1000")
                 .property("grantforge.audit.log.format", "ocsf")
+                .property("grantforge.audit.excluded.principals", "User:carol")
                 .start();
     }
 
@@ -85,12 +87,19 @@ abstract class SuperUserAudit {
                 && l.contains("for request = CREATE_TOPICS as a super user"));
         awaitAuditLine("admin's topic deletion", l -> l.contains("Principal = User:admin is Allowed operation = DELETE")
                 && l.contains("for request = DELETE_TOPICS as a super user"));
+        // carol is excluded from audit: refused as anyone, before bob, whose refusal is audited at once
+        try (Admin carol = node.admin("carol")) {
+            ExecutionException refused = assertThrows(ExecutionException.class,
+                    () -> carol.createTopics(List.of(new NewTopic("carols", 1, (short) 1))).all().get(WAIT_S, TimeUnit.SECONDS));
+            assertInstanceOf(TopicAuthorizationException.class, refused.getCause());
+        }
         try (Admin bob = node.admin("bob")) {
             ExecutionException refused = assertThrows(ExecutionException.class,
                     () -> bob.createTopics(List.of(new NewTopic("bobs", 1, (short) 1))).all().get(WAIT_S, TimeUnit.SECONDS));
             assertInstanceOf(TopicAuthorizationException.class, refused.getCause());
         }
         awaitAuditLine("bob's refused topic creation", l -> l.contains("Principal = User:bob is Denied operation = CREATE"));
+        assertEquals(List.of(), auditLines(l -> l.contains("User:carol")), "carol is excluded from audit");
         assertEveryRecordIsValidOcsf();
         // the broker half heartbeats to the controller half as User:controller all along (CLUSTER_ACTION, which Kafka
         // asks to report when allowed): audited as a mutation, it would be here within the fold window
