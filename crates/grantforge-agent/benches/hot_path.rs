@@ -66,7 +66,7 @@ fn agent_path(c: &mut Criterion) {
         &policies,
     )
     .unwrap();
-    let settings = [(
+    let settings: std::collections::BTreeMap<String, String> = [(
         "grantforge.policy.file".to_string(),
         policies.display().to_string(),
     )]
@@ -105,7 +105,29 @@ fn agent_path(c: &mut Criterion) {
             assert!(allowed[0]);
         })
     });
+    // The same question where three principals, none of them alice, are excluded from audit (an
+    // agent of its own: one policy file, one configuration per JVM).
+    let excluding_policies = dir.join("e2e-excluding.json");
+    std::fs::copy(&policies, &excluding_policies).unwrap();
+    let mut excluding = settings.clone();
+    excluding.insert(
+        "grantforge.policy.file".to_string(),
+        excluding_policies.display().to_string(),
+    );
+    excluding.insert(
+        "grantforge.audit.excluded.principals".to_string(),
+        "User:monitor;User:probe;User:ops".to_string(),
+    );
+    let other = registry::open(AgentConfig::from_settings(&excluding).unwrap()).unwrap();
+    other.authorize(&alice, &orders, &mut allowed);
+    group.bench_function("cache_hit_audited_allowed_3_principals_excluded", |b| {
+        b.iter(|| {
+            other.authorize(&alice, &orders, &mut allowed);
+            allowed[0]
+        })
+    });
     group.finish();
+    registry::release(&other);
     registry::release(&agent);
     std::fs::remove_dir_all(&dir).ok();
 }

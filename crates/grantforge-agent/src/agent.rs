@@ -20,6 +20,7 @@ use crate::lockout::LockoutHint;
 use crate::metrics::{Metrics, Observed, Stats};
 use crate::request::decision_cache::DecisionCache;
 use crate::request::lane::{self, Lane, Lanes, SnapshotInForce};
+use crate::request::unaudited::{unaudited_copy, with_unaudited, INLINE};
 use crate::rules;
 use crate::settings;
 use crate::source::file::OfflineSource;
@@ -63,9 +64,6 @@ impl AgentError {
         }
     }
 }
-
-/// Actions of one call compared without allocation (nearly every call has one).
-const INLINE: usize = 16;
 
 /// Users the audit's account per user shows (metric `audit-by-user`, the lines logged at close);
 /// the others are summed in one line.
@@ -240,7 +238,17 @@ impl Agent {
         actions: &[Action<'_>],
         allowed: &mut [bool],
     ) {
-        self.decide_all(context, actions, allowed, |_, _, _| ());
+        if self
+            .config
+            .audit_excluded_principals
+            .contains(&context.principal)
+        {
+            with_unaudited(actions, |unaudited| {
+                self.decide_all(context, unaudited, allowed, |_, _, _| ())
+            });
+        } else {
+            self.decide_all(context, actions, allowed, |_, _, _| ());
+        }
     }
 
     /// [`Agent::authorize`], and each answer compared with Kafka's (`kafka[i]`): the shadow
@@ -288,8 +296,16 @@ impl Agent {
             heap.resize(n, Action::NONE);
             &mut heap
         };
+        let excluded = self
+            .config
+            .audit_excluded_principals
+            .contains(&context.principal);
         for ((slot, action), kafka_allowed) in asked.iter_mut().zip(actions).zip(kafka) {
-            *slot = audited_as_compared(action, *kafka_allowed, decider);
+            *slot = if excluded {
+                unaudited_copy(action)
+            } else {
+                audited_as_compared(action, *kafka_allowed, decider)
+            };
         }
         let answered = self.decide_all(context, asked, allowed, count);
         for (out, allowed) in compared.iter_mut().zip(allowed.iter()) {
@@ -367,9 +383,20 @@ impl Agent {
                     }
                     true
                 }
-                // Super users: allowed, not counted, not audited.
+                // Super users: allowed, not counted, not audited but for their mutations when
+                // the operator asks.
                 Err(reason) if reason.allowed() => {
                     allowed.iter_mut().for_each(|a| *a = true);
+                    if self.config.audit_super_users_mutations {
+                        for action in actions {
+                            lane.audit_super_user_mutation(
+                                context,
+                                action,
+                                &self.auditor,
+                                &mut now,
+                            );
+                        }
+                    }
                     true
                 }
                 // Nothing may decide: every action is refused, counted and audited.
@@ -581,20 +608,18 @@ impl Agent {
         source.hand_on(&events, retry_spool, self.stopping.load(Ordering::Acquire));
     }
 
-    /// Every access event waiting, from the close path: spooled beside the agent's thread (which
-    /// takes no event twice). Without a place to put them, they are not taken: the thread hands
+    /// Every access event waiting, and those of the delivery the agent's thread is held up in,
+    /// from the close path: spooled beside the agent's thread (which takes no event twice, and
+    /// spools none of that delivery again). Without a place to put them, they are not taken: the thread hands
     /// them on when it can. Says what became of them.
     fn keep_audit_at_close(&self) -> String {
         let Some(keep) = &self.audit_at_close else {
             return "the accesses waiting to be audited are left to it".to_string();
         };
         let events = self.take_audit_events(true);
-        if events.is_empty() {
-            return "no access waited to be audited".to_string();
-        }
-        keep(&events);
-        let accesses: u64 = events.iter().map(|e| e.count).sum();
-        format!("{accesses} accesses waiting to be audited were put in the audit spool")
+        let in_flight = keep(&events);
+        let waiting: u64 = events.iter().map(|e| e.count).sum();
+        format!("{waiting} accesses waiting to be audited and {in_flight} in a delivery the server had not answered were put in the audit spool")
     }
 
     /// The access events due now (every folded group when `fold_over`), counted as evented.
@@ -736,11 +761,7 @@ fn audited_as_compared<'a>(
     decider: Decider,
 ) -> Action<'a> {
     match decider {
-        Decider::Kafka => Action {
-            log_if_allowed: false,
-            log_if_denied: false,
-            ..*action
-        },
+        Decider::Kafka => unaudited_copy(action),
         Decider::GrantForge if is_compared(action) => Action {
             log_if_allowed: action.log_if_allowed && kafka_allowed,
             log_if_denied: action.log_if_denied && !kafka_allowed,
@@ -834,6 +855,90 @@ mod tests {
             1,
             "still there, not taken and lost"
         );
+        agent.shutdown();
+    }
+
+    /// An agent on the e2e fixture, with `extra` settings.
+    fn e2e_agent(extra: &[(&str, &str)]) -> Arc<Agent> {
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/snapshots/e2e.json"
+        );
+        let settings: std::collections::BTreeMap<String, String> =
+            [("grantforge.policy.file", fixture)]
+                .iter()
+                .chain(extra)
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        Agent::start(AgentConfig::from_settings(&settings).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn super_users_mutations_are_audited_when_asked_and_nothing_else_of_theirs() {
+        let asked = |operation, resource_type, name| Action {
+            operation: Some(operation),
+            resource_type: Some(resource_type),
+            name,
+            ..write("")
+        };
+        let actions = [
+            asked(Operation::Delete, ResourceType::Topic, "orders"),
+            asked(Operation::Create, ResourceType::Topic, "orders"),
+            asked(Operation::Write, ResourceType::Topic, "orders"),
+            asked(
+                Operation::ClusterAction,
+                ResourceType::Cluster,
+                "kafka-cluster",
+            ),
+        ];
+        for audited in [true, false] {
+            let agent = e2e_agent(&[
+                ("super.users", "User:admin"),
+                (
+                    "grantforge.audit.super.users.mutations",
+                    &audited.to_string(),
+                ),
+            ]);
+            let mut allowed = [false; 4];
+            agent.authorize(&context("admin"), &actions, &mut allowed);
+            assert_eq!(allowed, [true; 4], "a super user is allowed everything");
+            let events = agent.take_audit_events(true);
+            let lines: Vec<String> = events.iter().map(AccessEvent::log_line).collect();
+            let mut operations: Vec<_> = events.iter().map(|e| e.operation).collect();
+            operations.sort();
+            if audited {
+                assert_eq!(
+                    operations,
+                    [Some(Operation::Create), Some(Operation::Delete)],
+                    "{lines:?}"
+                );
+                assert!(
+                    lines
+                        .iter()
+                        .all(|l| l.contains("User:admin is Allowed operation = ")
+                            && l.contains("as a super user")),
+                    "{lines:?}"
+                );
+            } else {
+                assert_eq!(operations, [], "off by default: {lines:?}");
+            }
+            agent.shutdown();
+        }
+    }
+
+    #[test]
+    fn a_principal_excluded_from_audit_is_decided_as_anyone_but_never_audited() {
+        let agent = e2e_agent(&[("grantforge.audit.excluded.principals", "User:bob")]);
+        let (mut bobs, mut alices) = ([true], [false]);
+        agent.authorize(&context("bob"), &[write("orders")], &mut bobs);
+        agent.authorize(&context("alice"), &[write("orders")], &mut alices);
+        assert_eq!((bobs, alices), ([false], [true]), "decided as anyone");
+        let users: Vec<String> = agent
+            .take_audit_events(true)
+            .iter()
+            .map(AccessEvent::user)
+            .collect();
+        assert_eq!(users, ["alice"], "bob's refusal is not audited");
         agent.shutdown();
     }
 }

@@ -7,3 +7,4 @@ pub(crate) mod events;
 pub(crate) mod fold;
 pub(crate) mod ledger;
 pub(crate) mod names;
+pub(crate) mod standard;

@@ -166,6 +166,12 @@ pub struct AgentConfig {
     pub decision_cache_max_entries: u64,
     pub decision_cache_ttl: Duration,
     pub audit_fold_window: Duration,
+    /// Whether super users' mutations are audited (they are never checked).
+    pub audit_super_users_mutations: bool,
+    /// How offline mode's audit log writes each event.
+    pub audit_log_format: AuditLogFormat,
+    /// Principals whose requests are decided but never audited, parsed as `super.users` is.
+    pub audit_excluded_principals: SuperUsers,
     pub audit_queue_capacity: u64,
     pub audit_spool_limit_bytes: u64,
     pub audit_batch_size: u64,
@@ -238,6 +244,9 @@ impl AgentConfig {
             decision_cache_max_entries: reader.get(&settings::DECISION_CACHE_MAX_ENTRIES)?,
             decision_cache_ttl: reader.get(&settings::DECISION_CACHE_TTL)?,
             audit_fold_window: reader.get(&settings::AUDIT_FOLD_WINDOW)?,
+            audit_super_users_mutations: reader.get(&settings::AUDIT_SUPER_USERS_MUTATIONS)?,
+            audit_log_format: reader.get(&settings::AUDIT_LOG_FORMAT)?,
+            audit_excluded_principals: reader.get(&settings::AUDIT_EXCLUDED_PRINCIPALS)?,
             audit_queue_capacity: reader.get(&settings::AUDIT_QUEUE_CAPACITY)?,
             audit_spool_limit_bytes: reader.get(&settings::AUDIT_SPOOL_LIMIT_BYTES)?,
             audit_batch_size: reader.get(&settings::AUDIT_BATCH_SIZE)?,
@@ -317,6 +326,76 @@ impl FromSetting for Duration {
             setting.key
         );
         reader.number(setting).map(Duration::from_millis)
+    }
+}
+
+/// How offline mode's audit log writes an access event (`grantforge.audit.log.format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditLogFormat {
+    /// A line in the style of Kafka's authorizer log.
+    Kafka,
+    /// An OCSF API Activity record.
+    Ocsf,
+    /// A CloudEvents 1.0 record.
+    CloudEvents,
+}
+
+impl FromSetting for AuditLogFormat {
+    fn read(reader: &Reader<'_>, setting: &Setting) -> Result<AuditLogFormat, ConfigError> {
+        let Kind::OneOf(words) = setting.kind else {
+            panic!("{} is not a choice", setting.key)
+        };
+        let text = reader
+            .text(setting)
+            .unwrap_or_else(|| Reader::default_of(setting).to_string());
+        match text.as_str() {
+            "kafka" => Ok(AuditLogFormat::Kafka),
+            "ocsf" => Ok(AuditLogFormat::Ocsf),
+            "cloudevents" => Ok(AuditLogFormat::CloudEvents),
+            _ => Err(ConfigError::new(
+                setting.key,
+                format!(
+                    "`{text}` is not one of {}; set it to one (default {})",
+                    words.join(", "),
+                    Reader::default_of(setting)
+                ),
+            )),
+        }
+    }
+}
+
+/// A setting read as a type its kind is not is a mistake in this file, never an operator's.
+fn expect_kind(setting: &Setting, is: bool, kind: &str) {
+    assert!(is, "{} is not {kind}", setting.key);
+}
+
+impl FromSetting for SuperUsers {
+    fn read(reader: &Reader<'_>, setting: &Setting) -> Result<SuperUsers, ConfigError> {
+        expect_kind(
+            setting,
+            matches!(setting.kind, Kind::Principals),
+            "a list of principals",
+        );
+        SuperUsers::parse(&reader.text(setting).unwrap_or_default())
+            .map_err(|e| ConfigError::new(setting.key, e))
+    }
+}
+
+impl FromSetting for bool {
+    fn read(reader: &Reader<'_>, setting: &Setting) -> Result<bool, ConfigError> {
+        expect_kind(setting, matches!(setting.kind, Kind::Switch), "a switch");
+        let text = reader
+            .text(setting)
+            .unwrap_or_else(|| Reader::default_of(setting).to_string());
+        text.parse().map_err(|_| {
+            ConfigError::new(
+                setting.key,
+                format!(
+                    "`{text}` is neither true nor false; set it to one (default {})",
+                    Reader::default_of(setting)
+                ),
+            )
+        })
     }
 }
 
@@ -910,6 +989,9 @@ mod tests {
             ("grantforge.audit.batch.size", "0"),
             ("grantforge.instance", "has space"),
             ("grantforge.decision.cache.ttl.ms", "-1"),
+            ("grantforge.audit.super.users.mutations", "yes"),
+            ("grantforge.audit.log.format", "json"),
+            ("grantforge.audit.excluded.principals", "monitor"),
         ] {
             let mut s = settings(&base);
             s.insert(key.to_string(), value.to_string());

@@ -4,7 +4,8 @@
 //! the accesses folded on the thread, behind a [`spin`] lock only the agent's thread ever contends
 //! for; a miss asks the snapshot's shared [`decision_cache`]. Keys are packed without allocation
 //! ([`keys`]) and times are read from the kernel's coarse clocks ([`clock`]). [`sync`] swaps the
-//! lock's primitives for loom's in the model-checking tests.
+//! lock's primitives for loom's in the model-checking tests. [`unaudited`] asks actions without
+//! audit (shadow mode, principals excluded from audit).
 
 pub(crate) mod clock;
 pub(crate) mod decision_cache;
@@ -12,3 +13,4 @@ pub(crate) mod keys;
 pub(crate) mod lane;
 pub(crate) mod spin;
 pub(crate) mod sync;
+pub(crate) mod unaudited;

@@ -54,6 +54,12 @@ pub enum Kind {
     Name,
     /// Read by the Java shim before the native library loads; the agent accepts it and ignores it.
     Shim,
+    /// `true` or `false`.
+    Switch,
+    /// One of the listed words.
+    OneOf(&'static [&'static str]),
+    /// `;`-separated `Type:name` principals, written as in `super.users`.
+    Principals,
 }
 
 /// The largest number of milliseconds a setting may hold (as nanoseconds it still fits an `i64`).
@@ -65,7 +71,13 @@ impl Kind {
         match *self {
             Kind::Millis { min } => Some((min, MILLIS_MAX)),
             Kind::Number { min, max } => Some((min, max)),
-            Kind::Path | Kind::Url | Kind::Name | Kind::Shim => None,
+            Kind::Path
+            | Kind::Url
+            | Kind::Name
+            | Kind::Shim
+            | Kind::Switch
+            | Kind::OneOf(_)
+            | Kind::Principals => None,
         }
     }
 }
@@ -264,6 +276,27 @@ pub const AUDIT_FOLD_WINDOW: Setting = Setting {
     mode: Mode::Both,
     doc: "identical allowed accesses within this window become one audit event",
 };
+pub const AUDIT_SUPER_USERS_MUTATIONS: Setting = Setting {
+    key: "grantforge.audit.super.users.mutations",
+    default: Fallback::Value("false"),
+    kind: Kind::Switch,
+    mode: Mode::Both,
+    doc: "`true`: the mutations of `super.users` principals (create, delete, alter, alter configs; ACL changes are alter on the cluster) are audited as allowed accesses of no policy, still never checked; their other accesses, and the `cluster_action` of nodes among themselves, are not",
+};
+pub const AUDIT_EXCLUDED_PRINCIPALS: Setting = Setting {
+    key: "grantforge.audit.excluded.principals",
+    default: Fallback::None,
+    kind: Kind::Principals,
+    mode: Mode::Both,
+    doc: "`;`-separated `Type:name` principals, written as in `super.users` (`User:monitor;User:probe`), whose requests are checked as anyone's but never audited: an operator's noise, such as monitoring users",
+};
+pub const AUDIT_LOG_FORMAT: Setting = Setting {
+    key: "grantforge.audit.log.format",
+    default: Fallback::Value("kafka"),
+    kind: Kind::OneOf(&["kafka", "ocsf", "cloudevents"]),
+    mode: Mode::Offline,
+    doc: "offline mode: how the log `grantforge.audit` writes each access event, one per line: `kafka` (in the style of Kafka's authorizer log), `ocsf` (an OCSF 1.8.0 API Activity record in JSON) or `cloudevents` (a CloudEvents 1.0 record in JSON, the event as GrantForge takes it in `data`)",
+};
 pub const AUDIT_QUEUE_CAPACITY: Setting = Setting {
     key: "grantforge.audit.queue.capacity",
     default: Fallback::Value("10000"),
@@ -339,6 +372,9 @@ pub const SETTINGS: &[&Setting] = &[
     &DECISION_CACHE_MAX_ENTRIES,
     &DECISION_CACHE_TTL,
     &AUDIT_FOLD_WINDOW,
+    &AUDIT_SUPER_USERS_MUTATIONS,
+    &AUDIT_LOG_FORMAT,
+    &AUDIT_EXCLUDED_PRINCIPALS,
     &AUDIT_QUEUE_CAPACITY,
     &AUDIT_SPOOL_LIMIT_BYTES,
     &AUDIT_BATCH_SIZE,
@@ -386,8 +422,24 @@ mod tests {
                     );
                 }
                 (Some(_), _) => panic!("{}: a number needs a default", setting.key),
+                (None, Fallback::Value(value)) if setting.kind == Kind::Switch => {
+                    assert!(
+                        value.parse::<bool>().is_ok(),
+                        "{}: default `{value}`",
+                        setting.key
+                    )
+                }
+                (None, Fallback::Value(value)) if matches!(setting.kind, Kind::OneOf(_)) => {
+                    let Kind::OneOf(words) = setting.kind else {
+                        unreachable!()
+                    };
+                    assert!(words.contains(&value), "{}: default `{value}`", setting.key)
+                }
                 (None, Fallback::Value(_)) => {
-                    panic!("{}: only numbers have a written default", setting.key)
+                    panic!(
+                        "{}: only numbers and switches have a written default",
+                        setting.key
+                    )
                 }
                 (None, _) => {}
             }

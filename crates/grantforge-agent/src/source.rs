@@ -69,8 +69,10 @@ pub(crate) trait Source: Send {
     }
 }
 
-/// Keeps access events from the closing thread: written to the audit spool, or counted dropped.
-pub(crate) type AuditAtClose = Box<dyn Fn(&[AccessEvent]) + Send + Sync>;
+/// Keeps access events from the closing thread: written to the audit spool, or counted dropped,
+/// with those of the delivery the agent's thread holds in memory; returns the accesses of the
+/// latter.
+pub(crate) type AuditAtClose = Box<dyn Fn(&[AccessEvent]) -> u64 + Send + Sync>;
 
 /// Whether a verified snapshot of `next` (service, policy version) may follow the one applied: the
 /// same service, and no rollback. Server mode and a signed policy file hold snapshots to this one

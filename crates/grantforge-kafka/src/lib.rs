@@ -24,4 +24,6 @@ pub use migrate::{
 pub use policies::{
     subject_user, Action, KafkaPolicies, LoadError, Principal, Reason, RequestContext, SERVICE_TYPE,
 };
-pub use vocabulary::{Operation, PatternType, Permission, ResourceType, CLUSTER_NAME};
+pub use vocabulary::{
+    api_key_name, Operation, PatternType, Permission, ResourceType, API_KEYS, CLUSTER_NAME,
+};

@@ -1,13 +1,14 @@
 //! Kafka's vocabulary, each enum defined once: its constants with Kafka's wire code
 //! (`AclOperation.code()`, `ResourceType.code()`, `PatternType.code()`, `AclPermissionType.code()`,
 //! stable since Kafka 2.0), Kafka's constant name, and the name the `kafka` service type gives it
-//! (`crates/grantforge-kafka/kafka-service-type.json`). Every lookup (by code, by Kafka's name, by
+//! (`crates/grantforge-kafka/kafka-service-type.json`); and Kafka's request types (`ApiKeys`) by
+//! id, as the audit names requests. Every lookup (by code, by Kafka's name, by
 //! the service type's name) and every list of the agent derives from these tables: adding a row
 //! is adding the constant everywhere (`docs/architecture.md`, "Adding a Kafka operation").
 //!
 //! The tables are held to Kafka: `tests/kafka_codes.rs` checks every row against the codes of the
 //! newest kafka-clients the project supports (`tests/fixtures/jni/kafka-codes.txt`), and the
-//! integration tests check that fixture against each release's own enums.
+//! integration tests check that fixture against each release's own enums and request types.
 
 /// The one resource of the cluster level, as Kafka names it (`Resource.CLUSTER_NAME`).
 pub const CLUSTER_NAME: &str = "kafka-cluster";
@@ -121,6 +122,122 @@ kafka_enum! {
     }
 }
 
+/// Declares Kafka's request types (`ApiKeys`) by their id, one row each, so that a name is looked
+/// up by the id a request carries, never by its position in a list.
+macro_rules! kafka_api_keys {
+    ($($name:ident = $id:literal;)+) => {
+        /// Every request type of the newest supported release: (Kafka's name, its id).
+        pub const API_KEYS: &[(&str, i16)] = &[$((stringify!($name), $id)),+];
+
+        /// Kafka's name of the request type `id` as the newest supported release names it (a
+        /// renamed type by its current name); `None` for an id that release does not define.
+        pub fn api_key_name(id: i16) -> Option<&'static str> {
+            match id {
+                $($id => Some(stringify!($name)),)+
+                _ => None,
+            }
+        }
+    };
+}
+
+kafka_api_keys! {
+        PRODUCE = 0;
+        FETCH = 1;
+        LIST_OFFSETS = 2;
+        METADATA = 3;
+        LEADER_AND_ISR = 4;
+        STOP_REPLICA = 5;
+        UPDATE_METADATA = 6;
+        CONTROLLED_SHUTDOWN = 7;
+        OFFSET_COMMIT = 8;
+        OFFSET_FETCH = 9;
+        FIND_COORDINATOR = 10;
+        JOIN_GROUP = 11;
+        HEARTBEAT = 12;
+        LEAVE_GROUP = 13;
+        SYNC_GROUP = 14;
+        DESCRIBE_GROUPS = 15;
+        LIST_GROUPS = 16;
+        SASL_HANDSHAKE = 17;
+        API_VERSIONS = 18;
+        CREATE_TOPICS = 19;
+        DELETE_TOPICS = 20;
+        DELETE_RECORDS = 21;
+        INIT_PRODUCER_ID = 22;
+        OFFSET_FOR_LEADER_EPOCH = 23;
+        ADD_PARTITIONS_TO_TXN = 24;
+        ADD_OFFSETS_TO_TXN = 25;
+        END_TXN = 26;
+        WRITE_TXN_MARKERS = 27;
+        TXN_OFFSET_COMMIT = 28;
+        DESCRIBE_ACLS = 29;
+        CREATE_ACLS = 30;
+        DELETE_ACLS = 31;
+        DESCRIBE_CONFIGS = 32;
+        ALTER_CONFIGS = 33;
+        ALTER_REPLICA_LOG_DIRS = 34;
+        DESCRIBE_LOG_DIRS = 35;
+        SASL_AUTHENTICATE = 36;
+        CREATE_PARTITIONS = 37;
+        CREATE_DELEGATION_TOKEN = 38;
+        RENEW_DELEGATION_TOKEN = 39;
+        EXPIRE_DELEGATION_TOKEN = 40;
+        DESCRIBE_DELEGATION_TOKEN = 41;
+        DELETE_GROUPS = 42;
+        ELECT_LEADERS = 43;
+        INCREMENTAL_ALTER_CONFIGS = 44;
+        ALTER_PARTITION_REASSIGNMENTS = 45;
+        LIST_PARTITION_REASSIGNMENTS = 46;
+        OFFSET_DELETE = 47;
+        DESCRIBE_CLIENT_QUOTAS = 48;
+        ALTER_CLIENT_QUOTAS = 49;
+        DESCRIBE_USER_SCRAM_CREDENTIALS = 50;
+        ALTER_USER_SCRAM_CREDENTIALS = 51;
+        VOTE = 52;
+        BEGIN_QUORUM_EPOCH = 53;
+        END_QUORUM_EPOCH = 54;
+        DESCRIBE_QUORUM = 55;
+        ALTER_PARTITION = 56;
+        UPDATE_FEATURES = 57;
+        ENVELOPE = 58;
+        FETCH_SNAPSHOT = 59;
+        DESCRIBE_CLUSTER = 60;
+        DESCRIBE_PRODUCERS = 61;
+        BROKER_REGISTRATION = 62;
+        BROKER_HEARTBEAT = 63;
+        UNREGISTER_BROKER = 64;
+        DESCRIBE_TRANSACTIONS = 65;
+        LIST_TRANSACTIONS = 66;
+        ALLOCATE_PRODUCER_IDS = 67;
+        CONSUMER_GROUP_HEARTBEAT = 68;
+        CONSUMER_GROUP_DESCRIBE = 69;
+        CONTROLLER_REGISTRATION = 70;
+        GET_TELEMETRY_SUBSCRIPTIONS = 71;
+        PUSH_TELEMETRY = 72;
+        ASSIGN_REPLICAS_TO_DIRS = 73;
+        LIST_CONFIG_RESOURCES = 74;
+        DESCRIBE_TOPIC_PARTITIONS = 75;
+        SHARE_GROUP_HEARTBEAT = 76;
+        SHARE_GROUP_DESCRIBE = 77;
+        SHARE_FETCH = 78;
+        SHARE_ACKNOWLEDGE = 79;
+        ADD_RAFT_VOTER = 80;
+        REMOVE_RAFT_VOTER = 81;
+        UPDATE_RAFT_VOTER = 82;
+        INITIALIZE_SHARE_GROUP_STATE = 83;
+        READ_SHARE_GROUP_STATE = 84;
+        WRITE_SHARE_GROUP_STATE = 85;
+        DELETE_SHARE_GROUP_STATE = 86;
+        READ_SHARE_GROUP_STATE_SUMMARY = 87;
+        STREAMS_GROUP_HEARTBEAT = 88;
+        STREAMS_GROUP_DESCRIBE = 89;
+        DESCRIBE_SHARE_GROUP_OFFSETS = 90;
+        ALTER_SHARE_GROUP_OFFSETS = 91;
+        DELETE_SHARE_GROUP_OFFSETS = 92;
+        STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE = 93;
+        UNREGISTER_CONTROLLER = 94;
+}
+
 impl ResourceType {
     /// The level of the `kafka` service type that holds resources of this type.
     pub fn level(self) -> &'static str {
@@ -184,6 +301,16 @@ impl Operation {
 
     pub fn from_access_type(name: &str) -> Option<Operation> {
         Self::from_service_name(name)
+    }
+
+    /// Whether the operation changes the cluster (create, delete, alter, alter configs; Kafka
+    /// asks ALTER on the cluster for ACL changes): what an operator may audit of the super users.
+    /// `cluster_action`, the nodes' own requests among themselves, is not one.
+    pub fn is_mutation(self) -> bool {
+        matches!(
+            self,
+            Operation::Create | Operation::Delete | Operation::Alter | Operation::AlterConfigs
+        )
     }
 
     /// Whether a `kafka` definition must have this operation's access type.

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use grantforge_kafka::{Operation, PatternType, Permission, ResourceType};
+use grantforge_kafka::{api_key_name, Operation, PatternType, Permission, ResourceType, API_KEYS};
 
 /// (enum, constant) → code, from the fixture.
 fn kafkas_codes() -> BTreeMap<(String, String), u8> {
@@ -133,4 +133,46 @@ fn the_agent_knows_every_operation_of_the_newest_release() {
         unknown.is_empty(),
         "add a row to grantforge-kafka's vocabulary for {unknown:?} (docs/architecture.md, \"Adding a Kafka operation\")"
     );
+}
+
+/// Kafka's request types are read back as `(name, id)` pairs: the ids do not fit the fixture's
+/// `u8` codes, and the table must name every type of the newest release, by id, as it does.
+fn kafkas_api_keys() -> Vec<(String, i16)> {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/jni/kafka-codes.txt"
+    ))
+    .unwrap();
+    text.lines()
+        .filter_map(|line| line.strip_prefix("ApiKeys "))
+        .map(|row| {
+            let (name, id) = row.split_once(' ').unwrap();
+            (name.to_string(), id.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn request_types_are_kafkas_api_keys_by_id() {
+    let kafka = kafkas_api_keys();
+    assert!(
+        kafka.len() >= 90,
+        "only {} request types: is the fixture whole?",
+        kafka.len()
+    );
+    let table: Vec<(String, i16)> = API_KEYS
+        .iter()
+        .map(|(n, id)| (n.to_string(), *id))
+        .collect();
+    assert_eq!(
+        table, kafka,
+        "the vocabulary's request types are the newest release's"
+    );
+    for id in -1..=1024 {
+        let kafkas = kafka
+            .iter()
+            .find(|(_, k)| *k == id)
+            .map(|(n, _)| n.as_str());
+        assert_eq!(api_key_name(id), kafkas, "request type {id}");
+    }
 }

@@ -21,18 +21,22 @@
 //! makes at most [`POSTS_PER_DELIVERY`] requests in all; what it has not sent by then waits in the
 //! spool for the next tick.
 
+mod in_flight;
+mod spool;
+
 use std::cell::{Cell, RefCell};
-use std::collections::{HashSet, VecDeque};
-use std::fs;
-use std::io;
-use std::path::{Path, PathBuf};
+use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use crate::audit::ledger::{accesses_in, Ledger};
 use crate::client::{CallError, ServerClient};
+use in_flight::InFlight;
+use spool::Spool;
 
 /// Delivery counters, for the heartbeat's health and the metrics.
 #[derive(Default)]
@@ -43,7 +47,7 @@ pub struct DeliveryStats {
     pub dropped: AtomicU64,
     pub spooled_bytes: AtomicU64,
     /// The audit's account per user (the auditor's): what is lost here is counted in it too.
-    pub ledger: std::sync::Arc<Ledger>,
+    pub ledger: Arc<Ledger>,
 }
 
 impl DeliveryStats {
@@ -81,7 +85,7 @@ pub struct Shipper {
     instance: String,
     batch_size: usize,
     spool: Spool,
-    stats: std::sync::Arc<DeliveryStats>,
+    stats: Arc<DeliveryStats>,
     /// The last resend ran out of its budget with the server answering: resend again next tick.
     backlog: bool,
     /// The events the server refused and that were counted lost, while the spool may still hold
@@ -90,6 +94,8 @@ pub struct Shipper {
     counted_lost: RefCell<HashSet<String>>,
     /// Requests the current delivery may still make (see [`POSTS_PER_DELIVERY`]).
     posts_left: Cell<usize>,
+    /// The current delivery's events not yet delivered or spooled, shared with the closing thread.
+    in_flight: Arc<InFlight>,
 }
 
 /// The search for the events of one batch the server refuses: its requests left, and what it has
@@ -126,9 +132,17 @@ impl Shipper {
         batch_size: usize,
         spool_dir: PathBuf,
         spool_limit: u64,
-        stats: std::sync::Arc<DeliveryStats>,
+        stats: Arc<DeliveryStats>,
     ) -> Shipper {
-        let spool = Spool::open(spool_dir, spool_limit);
+        Self::on(
+            instance,
+            batch_size,
+            Spool::open(spool_dir, spool_limit),
+            stats,
+        )
+    }
+
+    fn on(instance: &str, batch_size: usize, spool: Spool, stats: Arc<DeliveryStats>) -> Shipper {
         stats.spooled_bytes.store(spool.bytes(), Ordering::Relaxed);
         Shipper {
             instance: instance.to_string(),
@@ -138,6 +152,7 @@ impl Shipper {
             backlog: false,
             counted_lost: RefCell::default(),
             posts_left: Cell::new(POSTS_PER_DELIVERY),
+            in_flight: Arc::default(),
         }
     }
 
@@ -164,6 +179,8 @@ impl Shipper {
         budget: Duration,
     ) -> bool {
         self.posts_left.set(POSTS_PER_DELIVERY);
+        let in_flight = Arc::clone(&self.in_flight);
+        in_flight.hold(events);
         let resent = if server_answers {
             self.resend_spool(post, Instant::now() + budget)
         } else {
@@ -174,17 +191,20 @@ impl Shipper {
         let mut deliverable = resent == Resend::Drained;
         for batch in events.chunks(self.batch_size) {
             if !deliverable {
-                self.spool_batch(batch);
+                in_flight.release(batch.len(), || self.spool_batch(batch));
                 continue;
             }
-            if let Err(Later(rest)) = self.send(post, batch) {
-                deliverable = false;
-                if self.posts_left.get() == 0 {
-                    self.backlog = true; // not refused: out of requests, the rest goes next tick
-                } else {
-                    refused = true;
+            match self.send(post, batch) {
+                Ok(()) => in_flight.release(batch.len(), || {}),
+                Err(Later(rest)) => {
+                    deliverable = false;
+                    if self.posts_left.get() == 0 {
+                        self.backlog = true; // not refused: out of requests, the rest goes next tick
+                    } else {
+                        refused = true;
+                    }
+                    in_flight.release(batch.len(), || self.spool_batch(&rest));
                 }
-                self.spool_batch(&rest);
             }
         }
         self.stats
@@ -193,9 +213,15 @@ impl Shipper {
         refused
     }
 
-    /// Spools `events` without trying to deliver them: what a delivery interrupted by a panic does
-    /// with its events. Some of them may have been delivered already; their ids are stable, so the
+    /// Spools what a delivery interrupted by a panic still held (none of it if the closing
+    /// thread took it). A batch may have been delivered already; event ids are stable, so the
     /// server counts the resent ones as duplicates.
+    pub fn spool_in_flight(&mut self) {
+        let held = self.in_flight.take();
+        self.spool_only(&held);
+    }
+
+    /// Spools `events` without trying to deliver them.
     pub fn spool_only(&mut self, events: &[Value]) {
         for batch in events.chunks(self.batch_size) {
             self.spool_batch(batch);
@@ -218,7 +244,8 @@ impl Shipper {
             batch_size: self.batch_size,
             dir: self.spool.dir.clone(),
             limit: self.spool.limit,
-            stats: std::sync::Arc::clone(&self.stats),
+            stats: Arc::clone(&self.stats),
+            in_flight: Arc::clone(&self.in_flight),
         }
     }
 
@@ -379,290 +406,37 @@ pub struct SpoolBeside {
     batch_size: usize,
     dir: PathBuf,
     limit: u64,
-    stats: std::sync::Arc<DeliveryStats>,
+    stats: Arc<DeliveryStats>,
+    in_flight: Arc<InFlight>,
 }
 
 impl SpoolBeside {
-    /// A shipper on the same spool (only to spool with: it sends nothing).
+    /// A shipper on the same spool (only to spool with: it sends nothing). It leaves the files
+    /// the agent's thread is writing where they are.
     pub fn open(&self) -> Shipper {
-        Shipper::new(
+        let spool = Spool::open_beside(self.dir.clone(), self.limit);
+        Shipper::on(
             &self.instance,
             self.batch_size,
-            self.dir.clone(),
-            self.limit,
-            std::sync::Arc::clone(&self.stats),
-        )
-    }
-}
-
-/// One JSON file per batch: `<millis>-<seq>-<events>.json`, oldest first by name.
-struct Spool {
-    dir: PathBuf,
-    limit: u64,
-    seq: u64,
-    /// The spool's batches, oldest first: the directory is listed once, when the spool is opened,
-    /// and this index follows every write and removal since (listing it per batch made a long
-    /// outage's recovery quadratic).
-    index: VecDeque<Spooled>,
-    bytes: u64,
-    /// Events of batches dropped to make room, not yet taken (counted by the shipper).
-    evicted: Vec<Value>,
-    /// Events of batches deleted because they could not be read back, not yet taken.
-    unreadable: u64,
-}
-
-/// Where a batch goes in the spool's order.
-enum Place {
-    First,
-    Last,
-}
-
-/// One spooled batch.
-struct Spooled {
-    path: PathBuf,
-    bytes: u64,
-    events: u64,
-}
-
-/// The suffix of a batch being written; one left by a crash is removed when the spool opens.
-const ASIDE: &str = ".tmp";
-
-impl Spool {
-    fn open(dir: PathBuf, limit: u64) -> Spool {
-        let entries: Vec<fs::DirEntry> = fs::read_dir(&dir)
-            .map(|entries| entries.filter_map(Result::ok).collect())
-            .unwrap_or_default();
-        for left in entries
-            .iter()
-            .filter(|e| e.file_name().to_string_lossy().ends_with(ASIDE))
-        {
-            let _ = fs::remove_file(left.path());
-        }
-        let mut index: Vec<Spooled> = entries
-            .into_iter()
-            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-            .map(|e| Spooled {
-                events: events_in_name(&e.path()),
-                bytes: e.metadata().map(|m| m.len()).unwrap_or(0),
-                path: e.path(),
-            })
-            .collect();
-        index.sort_by(|a, b| a.path.cmp(&b.path));
-        Spool {
-            dir,
-            limit,
-            seq: 0,
-            bytes: index.iter().map(|s| s.bytes).sum(),
-            index: index.into(),
-            evicted: Vec::new(),
-            unreadable: 0,
-        }
-    }
-
-    fn bytes(&self) -> u64 {
-        self.bytes
-    }
-
-    fn is_empty(&self) -> bool {
-        self.index.is_empty()
-    }
-
-    /// The events lost since the last call: those of batches dropped to make room (read back from
-    /// their files, so that their accesses can be counted), and the number of events of batches
-    /// that could not be read.
-    fn take_losses(&mut self) -> (Vec<Value>, u64) {
-        (
-            std::mem::take(&mut self.evicted),
-            std::mem::take(&mut self.unreadable),
+            spool,
+            Arc::clone(&self.stats),
         )
     }
 
-    /// Writes a batch, first dropping the oldest batches until it fits (see [`Spool::take_losses`]);
-    /// a batch larger than the whole limit is dropped itself.
-    fn write(&mut self, batch: &[Value]) -> io::Result<()> {
-        let bytes = serde_json::to_vec(batch).map_err(io::Error::other)?;
-        if bytes.len() as u64 > self.limit {
-            self.evicted.extend_from_slice(batch);
-            return Ok(());
-        }
-        fs::create_dir_all(&self.dir)?;
-        while self.bytes + bytes.len() as u64 > self.limit && !self.index.is_empty() {
-            match self
-                .index
-                .front()
-                .and_then(|oldest| read_batch(&oldest.path))
-            {
-                Some(events) => self.evicted.extend(events),
-                None => self.unreadable += self.index.front().map_or(0, |o| o.events),
-            }
-            self.remove_oldest(1);
-        }
-        let millis = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0);
-        // Another thread may spool beside this one (at close): a name taken is never written over.
-        let name = loop {
-            self.seq += 1;
-            let name = format!(
-                "{millis:019}-{:06}-{}.json",
-                self.seq % 1_000_000,
-                batch.len()
-            );
-            if !self.dir.join(&name).exists() {
-                break name;
-            }
-        };
-        let aside = self.write_aside(&name, &bytes)?;
-        self.put(aside, &name, &bytes, batch, Place::Last)
+    /// The events a delivery of the agent's thread holds in memory only, now the caller's to
+    /// spool: the agent's thread spools none of them again.
+    pub fn take_in_flight(&self) -> Vec<Value> {
+        self.in_flight.take()
     }
-
-    /// Puts `rest` in place of the `n` oldest batches, first in order: what remains of them after
-    /// a resend the server took in part. Written aside first, so a failure leaves them as they were.
-    fn replace_oldest(&mut self, n: usize, rest: &[Value]) -> io::Result<()> {
-        let Some(oldest) = self.index.front().map(|s| s.path.clone()) else {
-            return Ok(());
-        };
-        let stem = oldest
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("0-0-0");
-        let prefix = stem.rsplit_once('-').map_or(stem, |(prefix, _)| prefix);
-        let name = format!("{prefix}-{}.json", rest.len());
-        let bytes = serde_json::to_vec(rest).map_err(io::Error::other)?;
-        let aside = self.write_aside(&name, &bytes)?;
-        self.remove_oldest(n);
-        self.put(aside, &name, &bytes, rest, Place::First)
-    }
-
-    /// Writes a batch's bytes under a temporary name (which the spool never lists); a write that
-    /// fails (a full disk) leaves nothing behind, outside the spool's limit.
-    fn write_aside(&self, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-        let aside = self.dir.join(format!("{name}{ASIDE}"));
-        fs::write(&aside, bytes).inspect_err(|_| {
-            let _ = fs::remove_file(&aside);
-        })?;
-        Ok(aside)
-    }
-
-    /// Puts `batch`, written aside as `bytes`, in place as `name`, and indexes it first or last.
-    fn put(
-        &mut self,
-        aside: PathBuf,
-        name: &str,
-        bytes: &[u8],
-        batch: &[Value],
-        place: Place,
-    ) -> io::Result<()> {
-        let path = self.dir.join(name);
-        fs::rename(aside, &path)?;
-        self.bytes += bytes.len() as u64;
-        let spooled = Spooled {
-            path,
-            bytes: bytes.len() as u64,
-            events: batch.len() as u64,
-        };
-        match place {
-            Place::First => self.index.push_front(spooled),
-            Place::Last => self.index.push_back(spooled),
-        }
-        Ok(())
-    }
-
-    /// The oldest readable batches, merged while they fit in `max_events` (the first always
-    /// does), and how many of the oldest files they are: the files stay until
-    /// [`Spool::remove_oldest`], so a batch the server does not take is not lost. Unreadable
-    /// files are deleted (and said so).
-    fn oldest(&mut self, max_events: usize) -> Option<(usize, Vec<Value>)> {
-        let mut merged: Vec<Value> = Vec::new();
-        let mut files = 0;
-        while let Some(next) = self.index.get(files) {
-            if files > 0 && merged.len() as u64 + next.events > max_events as u64 {
-                break;
-            }
-            match read_batch(&next.path) {
-                Some(batch) => {
-                    merged.extend(batch);
-                    files += 1;
-                }
-                None => {
-                    tracing::warn!(
-                        "the spooled audit batch {} is unreadable and was deleted",
-                        next.path.display()
-                    );
-                    let _ = fs::remove_file(&next.path);
-                    if let Some(gone) = self.index.remove(files) {
-                        self.bytes -= gone.bytes;
-                        self.unreadable += gone.events;
-                    }
-                }
-            }
-        }
-        (files > 0).then_some((files, merged))
-    }
-
-    /// Deletes the `n` oldest batches.
-    fn remove_oldest(&mut self, n: usize) {
-        for gone in self.index.drain(..n.min(self.index.len())) {
-            let _ = fs::remove_file(&gone.path);
-            self.bytes -= gone.bytes;
-        }
-    }
-}
-
-fn read_batch(path: &Path) -> Option<Vec<Value>> {
-    let bytes = fs::read(path).ok()?;
-    serde_json::from_slice(&bytes).ok()
-}
-
-fn events_in_name(path: &Path) -> u64 {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .and_then(|s| s.rsplit('-').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use std::fs;
+    use std::path::Path;
+
+    use super::spool::tests::dir;
     use super::*;
-
-    fn dir(name: &str) -> PathBuf {
-        std::env::temp_dir().join(format!(
-            "gf-spool-{name}-{}-{:?}",
-            std::process::id(),
-            std::time::Instant::now()
-        ))
-    }
-
-    fn batch(n: usize, tag: &str) -> Vec<Value> {
-        (0..n)
-            .map(|i| json!({"eventId": format!("{tag}-{i}"), "pad": "x".repeat(100)}))
-            .collect()
-    }
-
-    #[test]
-    fn a_full_spool_drops_the_oldest_batches_and_gives_back_their_events() {
-        let mut spool = Spool::open(dir("full"), 3000);
-        spool.write(&batch(10, "a")).unwrap();
-        spool.write(&batch(10, "b")).unwrap();
-        assert!(spool.take_losses().0.is_empty());
-        spool.write(&batch(10, "c")).unwrap();
-        assert_eq!(
-            spool.take_losses().0,
-            batch(10, "a"),
-            "a's 10 events make room for c"
-        );
-        let (_, oldest) = spool.oldest(1).unwrap();
-        assert_eq!(oldest[0]["eventId"], "b-0");
-        spool.write(&batch(100, "huge")).unwrap();
-        assert_eq!(
-            spool.take_losses().0.len(),
-            100,
-            "a batch larger than the whole limit is dropped"
-        );
-        fs::remove_dir_all(&spool.dir).unwrap();
-    }
 
     /// A server that refuses (400) any batch holding an event whose id starts with `bad`, and
     /// cannot be reached for any other batch holding one that starts with `late`.
@@ -687,9 +461,9 @@ pub(crate) mod tests {
     }
 
     /// A shipper of batches of 100 spooling in `dir` up to `limit` bytes, and its counters.
-    fn shipper(dir: PathBuf, limit: u64) -> (Shipper, std::sync::Arc<DeliveryStats>) {
-        let stats = std::sync::Arc::new(DeliveryStats::default());
-        let shipper = Shipper::new("t", 100, dir, limit, std::sync::Arc::clone(&stats));
+    fn shipper(dir: PathBuf, limit: u64) -> (Shipper, Arc<DeliveryStats>) {
+        let stats = Arc::new(DeliveryStats::default());
+        let shipper = Shipper::new("t", 100, dir, limit, Arc::clone(&stats));
         (shipper, stats)
     }
 
@@ -768,14 +542,8 @@ pub(crate) mod tests {
 
     #[test]
     fn one_refused_event_in_the_largest_batch_is_found_and_only_it_is_dropped() {
-        let stats = std::sync::Arc::new(DeliveryStats::default());
-        let mut shipper = Shipper::new(
-            "t",
-            1000,
-            dir("largest"),
-            1 << 20,
-            std::sync::Arc::clone(&stats),
-        );
+        let stats = Arc::new(DeliveryStats::default());
+        let mut shipper = Shipper::new("t", 1000, dir("largest"), 1 << 20, Arc::clone(&stats));
         let mut events: Vec<Value> = (0..999).map(|i| event(&format!("e{i}"))).collect();
         events.push(event("bad-last"));
         shipper.ship_with(&picky, &events, true, RESEND_BUDGET);
@@ -848,16 +616,6 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_batch_left_half_written_by_a_crash_is_removed_when_the_spool_opens() {
-        let dir = dir("left-aside");
-        fs::create_dir_all(&dir).unwrap();
-        fs::write(dir.join("1-1-3.json.tmp"), b"[{\"eventId\":").unwrap();
-        let spool = Spool::open(dir.clone(), 1 << 20);
-        assert!(spool.is_empty());
-        assert!(!dir.join("1-1-3.json.tmp").exists());
-    }
-
-    #[test]
     fn a_spooled_batch_resent_in_part_keeps_only_its_rest_first() {
         let (mut shipper, stats) = shipper(dir("resent-in-part"), 1 << 20);
         shipper.spool_only(&[event("a0"), event("bad-a1"), event("late-a2")]);
@@ -919,51 +677,60 @@ pub(crate) mod tests {
         fs::remove_dir_all(&dir).unwrap();
     }
 
-    #[test]
-    fn unreadable_batches_are_deleted_not_retried_forever() {
-        let dir = dir("bad");
-        Spool::open(dir.clone(), 100_000)
-            .write(&batch(1, "good"))
-            .unwrap();
-        fs::write(dir.join("0000000000000000000-000000-1.json"), b"not json").unwrap();
-        let mut spool = Spool::open(dir.clone(), 100_000);
-        let (files, oldest) = spool.oldest(1000).unwrap();
-        assert_eq!((files, oldest[0]["eventId"].as_str()), (1, Some("good-0")));
-        assert_eq!(spool.index.len(), 1);
-        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
-        fs::remove_dir_all(&dir).unwrap();
+    /// The ids of every event in the spool's files, as a start after the process ended would
+    /// find them.
+    fn spooled_ids(dir: &Path) -> Vec<String> {
+        let mut ids: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .flat_map(|p| serde_json::from_slice::<Vec<Value>>(&fs::read(p).unwrap()).unwrap())
+            .map(|e| e["eventId"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
     }
 
     #[test]
-    fn small_spooled_batches_are_resent_merged_up_to_the_batch_size() {
-        let mut spool = Spool::open(dir("merge"), 10_000_000);
-        for i in 0..25 {
-            spool.write(&batch(100, &format!("b{i}"))).unwrap();
-        }
-        let (files, merged) = spool.oldest(1000).unwrap();
-        assert_eq!((files, merged.len()), (10, 1000));
-        assert_eq!(merged[0]["eventId"], "b0-0");
-        assert_eq!(merged[999]["eventId"], "b9-99");
-        spool.remove_oldest(files);
-        let (files, merged) = spool.oldest(250).unwrap();
-        assert_eq!((files, merged[0]["eventId"].as_str()), (2, Some("b10-0")));
-        fs::remove_dir_all(&spool.dir).unwrap();
-    }
+    fn close_time_spooling_keeps_a_delivery_in_flight_once_and_the_threads_files() {
+        let dir = dir("in-flight");
+        fs::create_dir_all(&dir).unwrap();
+        let (mut shipper, _) = shipper(dir.clone(), 1 << 20);
+        let beside = shipper.spool_beside();
+        let (asked, server_asked) = std::sync::mpsc::channel();
+        let (answer, server_answers) = std::sync::mpsc::channel::<()>();
+        let agents_thread = std::thread::spawn(move || {
+            let slow = |_: &Value| {
+                asked.send(()).unwrap();
+                server_answers.recv().unwrap();
+                Err(CallError::Unreachable("away".into()))
+            };
+            shipper.ship_with(&slow, &[event("a0"), event("a1")], true, RESEND_BUDGET);
+        });
+        server_asked.recv().unwrap();
+        // What the agent's thread writes aside at this moment, to rename into place next.
+        let aside = dir.join("0000000000000000001-000001-1.json.tmp");
+        fs::write(&aside, b"[]").unwrap();
 
-    #[test]
-    fn the_index_follows_the_directory_without_listing_it_again() {
-        let dir = dir("index");
-        let mut spool = Spool::open(dir.clone(), 10_000_000);
-        for i in 0..30 {
-            spool.write(&batch(3, &format!("b{i}"))).unwrap();
-        }
-        spool.remove_oldest(12);
-        let reopened = Spool::open(dir.clone(), 10_000_000);
-        assert_eq!(
-            (spool.index.len(), spool.bytes()),
-            (reopened.index.len(), reopened.bytes())
+        let mut closing = beside.open();
+        closing.spool_only(&beside.take_in_flight());
+        assert!(
+            aside.exists(),
+            "the agent thread's file being written stays"
         );
-        assert_eq!(reopened.index.len(), 18);
+        assert_eq!(
+            spooled_ids(&dir),
+            ["a0", "a1"],
+            "held in memory only by a thread the process may not wait for: spooled at close"
+        );
+
+        answer.send(()).unwrap();
+        agents_thread.join().unwrap();
+        assert_eq!(
+            spooled_ids(&dir),
+            ["a0", "a1"],
+            "the server did not take them, and the agent's thread did not spool them again"
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -543,6 +543,24 @@ impl Auditor {
         });
     }
 
+    /// Records a super user's access, which is never checked and so never audited by
+    /// [`Auditor::record`]: for the super users' mutations an operator asked to audit.
+    pub fn record_super_user(
+        &self,
+        context: &RequestContext,
+        action: &Action<'_>,
+        version: i64,
+        now: Instant,
+    ) {
+        self.fold(Arrival::Access {
+            context,
+            action,
+            reason: &Reason::SuperUser,
+            version,
+            now,
+        });
+    }
+
     /// Adds a group folded on a request thread (see `lane`) to the tables.
     pub(crate) fn merge(&self, group: Box<Group>) {
         self.fold(Arrival::Folded(group));

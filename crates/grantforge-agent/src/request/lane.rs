@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use grantforge_engine::Instant;
-use grantforge_kafka::{Action, KafkaPolicies, Reason, RequestContext};
+use grantforge_kafka::{Action, KafkaPolicies, Operation, Reason, RequestContext};
 use parking_lot::Mutex;
 
 use crate::audit::fold::{is_audited, Auditor, Group};
@@ -201,6 +201,27 @@ impl Lane {
                 context,
                 action,
                 &reason,
+                NO_SNAPSHOT_VERSION,
+                *now.get_or_insert_with(clock::wall_now),
+            );
+        }
+    }
+
+    /// A super user's action, allowed unchecked: audited only when it is a mutation Kafka asks to
+    /// report and the operator asked for it (`grantforge.audit.super.users.mutations`), with no
+    /// policy and policy version [`NO_SNAPSHOT_VERSION`].
+    pub(crate) fn audit_super_user_mutation(
+        &mut self,
+        context: &RequestContext,
+        action: &Action<'_>,
+        auditor: &Auditor,
+        now: &mut Option<Instant>,
+    ) {
+        if action.log_if_allowed && action.operation.is_some_and(Operation::is_mutation) {
+            self.counts.audited += 1;
+            auditor.record_super_user(
+                context,
+                action,
                 NO_SNAPSHOT_VERSION,
                 *now.get_or_insert_with(clock::wall_now),
             );

@@ -9,7 +9,8 @@ use grantforge_engine::Instant;
 use grantforge_kafka::KafkaPolicies;
 
 use crate::audit::events::AccessEvent;
-use crate::config::{unreadable, AgentConfig, ConfigError};
+use crate::audit::standard::{cloud_event, ocsf_api_activity, Producer};
+use crate::config::{host_name, unreadable, AgentConfig, AuditLogFormat, ConfigError};
 use crate::settings;
 use crate::source::trust::SigningKey;
 use crate::source::{may_follow, Holder, Source};
@@ -29,6 +30,9 @@ pub struct OfflineSource {
     mark: Option<HighWaterMark>,
     /// The file as read at start, until [`Source::start`] puts it in force.
     initial: Option<KafkaPolicies>,
+    /// How the audit log writes each event, and the agent's instance the records name.
+    audit_format: AuditLogFormat,
+    instance: String,
 }
 
 impl OfflineSource {
@@ -57,6 +61,8 @@ impl OfflineSource {
             last_seen,
             mark,
             initial: Some(policies),
+            audit_format: config.audit_log_format,
+            instance: config.instance.clone().unwrap_or_else(host_name),
         })
     }
 
@@ -121,8 +127,17 @@ impl Source for OfflineSource {
     }
 
     fn hand_on(&mut self, events: &[AccessEvent], _retry_spool: bool, _closing: bool) {
+        let producer = Producer {
+            instance: &self.instance,
+            version: env!("CARGO_PKG_VERSION"),
+        };
         for event in events {
-            tracing::info!(target: "grantforge.audit", "{}", event.log_line());
+            let line = match self.audit_format {
+                AuditLogFormat::Kafka => event.log_line(),
+                AuditLogFormat::Ocsf => ocsf_api_activity(event, &producer).to_string(),
+                AuditLogFormat::CloudEvents => cloud_event(event, &producer).to_string(),
+            };
+            tracing::info!(target: "grantforge.audit", "{line}");
         }
     }
 }

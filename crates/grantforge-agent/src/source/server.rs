@@ -30,6 +30,7 @@ use serde_json::{json, Value};
 
 use crate::audit::delivery::{DeliveryStats, Shipper, RESEND_BUDGET};
 use crate::audit::events::AccessEvent;
+use crate::audit::ledger::accesses_in;
 use crate::client::{CallError, Download, PolicyAnswer, ServerClient, Timeouts};
 use crate::config::{AgentConfig, ConfigError, ServerSettings};
 use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE, SNAPSHOT_MAX_AGE};
@@ -568,7 +569,7 @@ impl ServerSync {
             }
             Ok(false) => {}
             Err(panic) => {
-                self.shipper.spool_only(events);
+                self.shipper.spool_in_flight();
                 std::panic::resume_unwind(panic);
             }
         }
@@ -667,8 +668,12 @@ impl Source for ServerSync {
     fn audit_at_close(&self) -> Option<super::AuditAtClose> {
         let spool = self.shipper.spool_beside();
         Some(Box::new(move |events: &[AccessEvent]| {
+            let mut beside = spool.open();
+            let in_flight = spool.take_in_flight();
+            beside.spool_only(&in_flight);
             let batch: Vec<Value> = events.iter().map(AccessEvent::to_json).collect();
-            spool.open().spool_only(&batch);
+            beside.spool_only(&batch);
+            accesses_in(&in_flight)
         }))
     }
 }
