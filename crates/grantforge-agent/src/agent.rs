@@ -17,14 +17,14 @@ use crate::audit::fold::Auditor;
 use crate::comparison::{Compared, Comparisons, Decider};
 use crate::config::{AgentConfig, ConfigError, PolicySource};
 use crate::lockout::LockoutHint;
-use crate::metrics::{Metrics, Stats};
+use crate::metrics::{Metrics, Observed, Stats};
 use crate::request::decision_cache::DecisionCache;
 use crate::request::lane::{self, Lane, Lanes, SnapshotInForce};
 use crate::rules;
 use crate::settings;
 use crate::source::file::OfflineSource;
 use crate::source::server::ServerSync;
-use crate::source::{AuditAtClose, Source};
+use crate::source::{AuditAtClose, Holder, Source, CLOSE_DEADLINE};
 use crate::staleness::Staleness;
 
 /// Why an agent did not start.
@@ -70,9 +70,6 @@ const INLINE: usize = 16;
 /// Users the audit's account per user shows (metric `audit-by-user`, the lines logged at close);
 /// the others are summed in one line.
 pub(crate) const REPORTED_USERS: usize = 100;
-
-/// How long `close()` waits for the agent's final audit delivery.
-pub const CLOSE_DEADLINE: Duration = Duration::from_secs(5);
 
 /// One agent, shared by every authorizer of its configuration in this JVM.
 pub struct Agent {
@@ -165,7 +162,7 @@ impl Agent {
             audit_at_close,
             config,
         });
-        source.start(&agent);
+        source.start(agent.as_ref());
         // A cached snapshot past the limit refuses before the first request, not a round later.
         agent.update_staleness();
         let worker = Arc::clone(&agent);
@@ -461,41 +458,6 @@ impl Agent {
         }
     }
 
-    /// Refuses everything but super users: the snapshot's service type is not kafka. Only
-    /// [`Agent::apply`] of a kafka snapshot lifts it, once that snapshot is in force.
-    pub(crate) fn refuse_everything(&self, service_type: &str) {
-        if !self.refuse_all.swap(true, Ordering::AcqRel) {
-            tracing::error!(
-                "the GrantForge server sent a snapshot of service type `{service_type}`: the agent token belongs to a service that is not of type kafka; every request but the super users' is refused until a kafka snapshot is installed; issue a token of a kafka data service"
-            );
-        }
-    }
-
-    pub(crate) fn queued_audit_groups(&self) -> usize {
-        self.auditor.queued()
-    }
-
-    /// The audit's account per user, the most accesses first ([`REPORTED_USERS`] of them).
-    pub(crate) fn audit_by_user(&self) -> String {
-        self.auditor.ledger().report(REPORTED_USERS)
-    }
-
-    pub(crate) fn dropped_audit_events(&self) -> u64 {
-        self.auditor.dropped_total() + self.delivery.dropped.load(Ordering::Relaxed)
-    }
-
-    pub(crate) fn delivery(&self) -> &DeliveryStats {
-        &self.delivery
-    }
-
-    pub(crate) fn metrics(&self) -> &Metrics {
-        &self.metrics
-    }
-
-    pub(crate) fn staleness(&self) -> &Staleness {
-        &self.staleness
-    }
-
     /// Works out the staleness state now (see `staleness`).
     pub(crate) fn update_staleness(&self) {
         let version = self
@@ -504,11 +466,6 @@ impl Agent {
             .as_ref()
             .map(|a| a.policies.policy_version);
         self.staleness.update(std::time::Instant::now(), version);
-    }
-
-    /// Actions refused because no usable snapshot was in force, since start.
-    pub(crate) fn refused_without_snapshot(&self) -> u64 {
-        self.lanes.counts().undecided
     }
 
     /// Everything the metrics show, now (the table of `metrics.rs` says how each is read).
@@ -521,54 +478,6 @@ impl Agent {
             instance: &self.instance,
         };
         Stats::read(&reading)
-    }
-
-    /// Puts a snapshot in force; a refusal of everything (another service type) is lifted only
-    /// once it is, never before: no request is decided by the older snapshot in between.
-    pub(crate) fn apply(&self, policies: KafkaPolicies, from: &str) {
-        if self.stopping.load(Ordering::Acquire) {
-            // A round that was under way when the agent closed: a closed agent refuses everything.
-            return;
-        }
-        let decisions = DecisionCache::new(
-            self.config.decision_cache_max_entries,
-            self.config.decision_cache_ttl,
-            policies.reads,
-        )
-        .ending_at(validity_changes_ms(&policies));
-        let policies = Arc::new(policies);
-        let applied = SnapshotInForce {
-            id: lane::unique_id(),
-            policies: Arc::clone(&policies),
-            decisions,
-            at: std::time::Instant::now(),
-        };
-        *self.current.write() = Some(Arc::new(applied));
-        self.generation.fetch_add(1, Ordering::AcqRel);
-        self.acl_view_serial.fetch_add(1, Ordering::AcqRel);
-        let was_refusing_all = self.refuse_all.swap(false, Ordering::AcqRel);
-        // Said once it is true: a reader of the log (the soak's oracle) takes its time as the moment the
-        // version was in force at the latest.
-        tracing::info!(
-            "applied policy version {} of service {} from {from}: {} access policies{}",
-            policies.policy_version,
-            policies.service,
-            policies.access_policies,
-            if policies.service_enabled {
-                ""
-            } else {
-                "; the service is disabled, so Kafka is unchecked"
-            }
-        );
-        if was_refusing_all {
-            tracing::info!("a kafka snapshot is in force: requests are decided again");
-        }
-        for warning in policies.warnings() {
-            tracing::warn!("policy version {}: {warning}", policies.policy_version);
-        }
-        self.loaded_since_trim.store(true, Ordering::Release);
-        let _state = self.state.lock();
-        self.changed.notify_all();
     }
 
     /// The agent's own thread: keeps the policies current (policy file changes, or rounds with
@@ -711,6 +620,106 @@ impl Agent {
             );
         }
         events
+    }
+}
+
+impl Observed for Agent {
+    fn comparisons(&self) -> &Comparisons {
+        &self.comparisons
+    }
+
+    fn queued_audit_groups(&self) -> usize {
+        self.auditor.queued()
+    }
+
+    /// The audit's account per user, the most accesses first ([`REPORTED_USERS`] of them).
+    fn audit_by_user(&self) -> String {
+        self.auditor.ledger().report(REPORTED_USERS)
+    }
+
+    fn dropped_audit_events(&self) -> u64 {
+        self.auditor.dropped_total() + self.delivery.dropped.load(Ordering::Relaxed)
+    }
+
+    fn delivery(&self) -> &DeliveryStats {
+        &self.delivery
+    }
+
+    fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    fn staleness(&self) -> &Staleness {
+        &self.staleness
+    }
+}
+
+impl Holder for Agent {
+    /// Puts a snapshot in force; a refusal of everything (another service type) is lifted only
+    /// once it is, never before: no request is decided by the older snapshot in between.
+    fn apply(&self, policies: KafkaPolicies, from: &str) {
+        if self.stopping.load(Ordering::Acquire) {
+            // A round that was under way when the agent closed: a closed agent refuses everything.
+            return;
+        }
+        let decisions = DecisionCache::new(
+            self.config.decision_cache_max_entries,
+            self.config.decision_cache_ttl,
+            policies.reads,
+        )
+        .ending_at(validity_changes_ms(&policies));
+        let policies = Arc::new(policies);
+        let applied = SnapshotInForce {
+            id: lane::unique_id(),
+            policies: Arc::clone(&policies),
+            decisions,
+            at: std::time::Instant::now(),
+        };
+        *self.current.write() = Some(Arc::new(applied));
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.acl_view_serial.fetch_add(1, Ordering::AcqRel);
+        let was_refusing_all = self.refuse_all.swap(false, Ordering::AcqRel);
+        // Said once it is true: a reader of the log (the soak's oracle) takes its time as the moment the
+        // version was in force at the latest.
+        tracing::info!(
+            "applied policy version {} of service {} from {from}: {} access policies{}",
+            policies.policy_version,
+            policies.service,
+            policies.access_policies,
+            if policies.service_enabled {
+                ""
+            } else {
+                "; the service is disabled, so Kafka is unchecked"
+            }
+        );
+        if was_refusing_all {
+            tracing::info!("a kafka snapshot is in force: requests are decided again");
+        }
+        for warning in policies.warnings() {
+            tracing::warn!("policy version {}: {warning}", policies.policy_version);
+        }
+        self.loaded_since_trim.store(true, Ordering::Release);
+        let _state = self.state.lock();
+        self.changed.notify_all();
+    }
+
+    /// Refuses everything but super users: the snapshot's service type is not kafka. Only
+    /// [`Agent::apply`] of a kafka snapshot lifts it, once that snapshot is in force.
+    fn refuse_everything(&self, service_type: &str) {
+        if !self.refuse_all.swap(true, Ordering::AcqRel) {
+            tracing::error!(
+                "the GrantForge server sent a snapshot of service type `{service_type}`: the agent token belongs to a service that is not of type kafka; every request but the super users' is refused until a kafka snapshot is installed; issue a token of a kafka data service"
+            );
+        }
+    }
+
+    /// Actions refused because no usable snapshot was in force, since start.
+    fn refused_without_snapshot(&self) -> u64 {
+        self.lanes.counts().undecided
+    }
+
+    fn policies(&self) -> Option<Arc<KafkaPolicies>> {
+        Agent::policies(self)
     }
 }
 

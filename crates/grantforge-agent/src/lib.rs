@@ -15,12 +15,14 @@
 //! - the audit: `audit` (folding, access events, delivery with a disk spool);
 //! - shadow and compare modes: [`comparison`] (Kafka's ACLs and the agent asked alike, every
 //!   disagreement counted and kept);
-//! - the policy source: `source` (a policy file, or a server: protocol client, trust, disk cache),
-//!   and `staleness` (how long its snapshot may go unconfirmed);
+//! - the policy source: `source` (a policy file, or a server: trust, disk cache), each seeing the
+//!   agent only as a `source::Holder`, and `staleness` (how long its snapshot may go unconfirmed);
+//! - the GrantForge protocol's `client`, which server mode's rounds and the audit's delivery call;
 //! - what operators see: [`metrics`], [`logging`], [`explain`]; and the [`quotas`] of the JVM.
 
 mod agent;
 mod audit;
+mod client;
 pub mod comparison;
 pub mod config;
 pub mod explain;
@@ -37,14 +39,15 @@ mod staleness;
 #[cfg(test)]
 mod test_support;
 
-pub use agent::{Agent, AgentError, CLOSE_DEADLINE};
+pub use agent::{Agent, AgentError};
 pub use config::{AgentConfig, ConfigError, PolicySource};
 pub use rules::SuperUsers;
 pub use source::trust::SigningKey;
+pub use source::CLOSE_DEADLINE;
 
 /// What the crate's own benchmarks and integration tests reach inside: not an API.
 #[doc(hidden)]
 pub mod internals {
     pub use crate::audit::fold::Auditor;
-    pub use crate::source::client::testing;
+    pub use crate::client::testing;
 }

@@ -12,8 +12,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
-use crate::agent::Agent;
+use crate::audit::delivery::DeliveryStats;
+use crate::comparison::Comparisons;
 use crate::request::lane::{self, Counts, SnapshotInForce};
+use crate::staleness::Staleness;
 
 /// The agent's health, as its thread sees it.
 #[derive(Default)]
@@ -25,10 +27,22 @@ pub struct Metrics {
     pub memberships_confirmed: Mutex<Option<std::time::Instant>>,
 }
 
-/// What a metric's reading is read from: the agent, and what [`Agent::stats`] reads once for all
+/// What the table reads from the agent beside its snapshot and counts: the agent implements it,
+/// so this module never needs the agent itself.
+pub(crate) trait Observed {
+    fn metrics(&self) -> &Metrics;
+    fn staleness(&self) -> &Staleness;
+    fn queued_audit_groups(&self) -> usize;
+    fn delivery(&self) -> &DeliveryStats;
+    fn dropped_audit_events(&self) -> u64;
+    fn audit_by_user(&self) -> String;
+    fn comparisons(&self) -> &Comparisons;
+}
+
+/// What a metric's reading is read from: the agent, and what `Agent::stats` reads once for all
 /// (the snapshot in force, the lanes' counts).
 pub(crate) struct Reading<'a> {
-    pub agent: &'a Agent,
+    pub agent: &'a dyn Observed,
     pub applied: Option<&'a SnapshotInForce>,
     pub counts: Counts,
     pub instance: &'a str,

@@ -1,32 +1,52 @@
 //! Where the policies come from: a snapshot [`file`] (offline mode), or a GrantForge [`server`]
-//! (server mode) through its protocol [`client`], with snapshots verified by the [`trust`]ed
+//! (server mode) through the protocol's client (`crate::client`), with snapshots verified by the [`trust`]ed
 //! signing key and kept in a [`disk_cache`] for restarts while the server is away. Both modes
 //! are a [`Source`]: the agent's thread runs either without knowing which.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::Agent;
+use grantforge_kafka::KafkaPolicies;
+
 use crate::audit::events::AccessEvent;
+use crate::metrics::Observed;
 
 pub(crate) mod break_glass;
-pub(crate) mod client;
 pub(crate) mod disk_cache;
 pub(crate) mod file;
 pub(crate) mod memberships;
 pub(crate) mod server;
 pub(crate) mod trust;
 
+/// How long `close()` waits for the agent's final audit delivery; a source's last delivery is
+/// bounded by it.
+pub const CLOSE_DEADLINE: Duration = Duration::from_secs(5);
+
+/// The side of the agent a source sees: it puts policies in force or refuses everything, and
+/// reads and records how they stand (through [`Observed`]). The agent implements it, so no source
+/// holds or names the agent.
+pub(crate) trait Holder: Observed {
+    /// Puts a snapshot in force; `from` says where it came from, for the log.
+    fn apply(&self, policies: KafkaPolicies, from: &str);
+    /// Refuses everything but super users: the server sent a snapshot of another service type.
+    fn refuse_everything(&self, service_type: &str);
+    /// The snapshot in force, if any.
+    fn policies(&self) -> Option<Arc<KafkaPolicies>>;
+    /// Actions refused because no usable snapshot was in force, since start.
+    fn refused_without_snapshot(&self) -> u64;
+}
+
 /// What keeps the policies current and takes the audit, owned by the agent's thread.
 pub(crate) trait Source: Send {
     /// Puts in force what is there before any round, without the network: the policy file read
     /// when the source was opened (offline), or the disk cache if it verifies (server mode).
-    fn start(&mut self, agent: &Agent);
+    fn start(&mut self, agent: &dyn Holder);
 
     /// How long after the thread starts the first round is due.
     fn first_round_after(&self) -> Duration;
 
     /// One round of keeping the policies current; returns when the next is due.
-    fn round(&mut self, agent: &Agent) -> Duration;
+    fn round(&mut self, agent: &dyn Holder) -> Duration;
 
     /// When the next round is due after a round that failed (panicked).
     fn after_a_failed_round(&self) -> Duration;

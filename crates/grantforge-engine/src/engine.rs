@@ -19,7 +19,8 @@ use crate::is_blank;
 use crate::matcher::normalize;
 use crate::model::ServiceModel;
 use crate::policy::{CompiledPolicy, Levels, List, Subject};
-use crate::snapshot::{Priority, Snapshot, SnapshotHead};
+use crate::record::Priority;
+use crate::snapshot::{Snapshot, SnapshotHead};
 use crate::stack::StackVec;
 use crate::time::Instant;
 

@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use crate::intern::{FxBuild, FxMap};
 use crate::policy::{CompiledItem, CompiledPolicy, List, Subject};
-use crate::snapshot::Priority;
+use crate::record::Priority;
 use crate::stack::StackVec;
 
 /// Lists of policy indices under `u64` keys, stored in one flat vector.
@@ -378,7 +378,7 @@ mod tests {
     use crate::condition::Evaluators;
     use crate::model::tests::hdfs;
     use crate::policy::Compiler;
-    use crate::snapshot::{Definition, PolicyRecord, ResourceValues};
+    use crate::record::{Definition, PolicyRecord, ResourceValues};
 
     fn candidates(indexes: &Indexes, root: usize, value: &str) -> Vec<u32> {
         let mut lists = StackVec::new();

@@ -11,7 +11,7 @@ use crate::intern::{FxMap, Interner};
 use crate::is_blank;
 use crate::matcher::{RegexCache, ValueMatcher};
 use crate::model::{AccessSet, ServiceModel};
-use crate::snapshot::{ConditionRef, Definition, Item, PolicyRecord, Priority, Validity};
+use crate::record::{ConditionRef, Definition, Item, PolicyRecord, Priority, Validity};
 use crate::stack::{OneOrMany, StackVec};
 use crate::{ANY_VALUE, PUBLIC_GROUP};
 
@@ -613,7 +613,7 @@ mod tests {
     use super::*;
     use crate::matcher::normalize;
     use crate::model::tests::hive;
-    use crate::snapshot::ResourceValues;
+    use crate::record::ResourceValues;
 
     fn request<'a>(model: &ServiceModel, values: &[(&str, &'a str)]) -> Levels<'a> {
         let mut levels = Levels::new();

@@ -1,5 +1,6 @@
 //! The calling thread's direct buffer, where `RequestEncoder.java` wrote the request
-//! (`request_encoder.rs`) and where `authorize` writes one byte per action beyond 63 actions.
+//! (`request_encoder.rs`) and where `authorize` writes one byte per action when there are more
+//! than its bit mask holds (`ACTIONS_IN_A_MASK`).
 
 use jni::sys::{jint, jlong};
 

@@ -50,8 +50,13 @@ use grantforge_agent::comparison::Compared;
 /// 14: `checkSettings`.)
 pub const ABI_VERSION: jint = 14;
 
-/// `authorize` returns this when it wrote one byte per action into the buffer (more than 63
-/// actions); otherwise it returns a bitmask with bit i set when action i is allowed.
+/// How many actions one answer's bitmask holds: bit i of a non-negative `jlong` for action i, so
+/// 63 (`NativeAgent.ACTIONS_IN_A_MASK` on the Java side).
+const ACTIONS_IN_A_MASK: usize = 63;
+
+/// `authorize` returns this when it wrote one byte per action into the buffer (more than
+/// [`ACTIONS_IN_A_MASK`] actions); otherwise it returns a bitmask with bit i set when action i is
+/// allowed.
 const RESULTS_IN_BUFFER: jlong = -2;
 
 #[unsafe(no_mangle)]
@@ -136,7 +141,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_b
 }
 
 /// `authorize(context, actions)` (the request: see [`request_encoder`]): a bitmask with bit i set
-/// when action i is allowed, or, beyond 63 actions, [`RESULTS_IN_BUFFER`] with one byte per action
+/// when action i is allowed, or, beyond [`ACTIONS_IN_A_MASK`] actions, [`RESULTS_IN_BUFFER`] with one byte per action
 /// written into the buffer.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_authorize(
@@ -154,8 +159,8 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_a
                 let mut memo = memo.borrow_mut();
                 let mut slots = ActionSlots::default();
                 let (context, actions) = decode_authorize(buffer.request(), &mut memo, &mut slots)?;
-                if actions.len() <= 63 {
-                    let mut allowed = [false; 63];
+                if actions.len() <= ACTIONS_IN_A_MASK {
+                    let mut allowed = [false; ACTIONS_IN_A_MASK];
                     agent.authorize(context, actions, &mut allowed[..actions.len()]);
                     return Ok(allowed
                         .iter()
@@ -212,7 +217,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_c
             let mut buffer = DirectBuffer::new(address, capacity, request_length)?;
             let request_length = buffer.request().len();
             // Up to INLINE actions without allocation, as `authorize` answers them.
-            const INLINE: usize = 63;
+            const INLINE: usize = ACTIONS_IN_A_MASK;
             let (mut kafka_inline, mut kafka_heap) = ([false; INLINE], Vec::new());
             let (mut compared_inline, mut compared_heap) =
                 ([Compared::default(); INLINE], Vec::new());

@@ -9,6 +9,9 @@
 //! stats     := the metrics payload of `agent_metrics.rs`, instance "quotas"
 //! ```
 //!
+//! Golden bytes: `tests/fixtures/jni/quota-entity.bin` (which `NativeQuotasGoldenTest.java` writes
+//! identically) and `quota-resolved*.bin` (which it decodes).
+//!
 //! (`str` as in `wire.rs`.) Entity types are Kafka's `ConfigEntityType` names (`USER`,
 //! `CLIENT_ID`, `DEFAULT_USER`, `DEFAULT_CLIENT_ID`); quota types are `ClientQuotaType` ordinals.
 //! Kafka calls `updateQuota` and `removeQuota` on its metadata thread and the rest on request and
@@ -137,6 +140,7 @@ pub(crate) fn stats() -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::golden;
 
     fn entity(parts: &[(&str, &str)]) -> Vec<u8> {
         let mut out = (parts.len() as u32).to_le_bytes().to_vec();
@@ -189,6 +193,30 @@ mod tests {
                 .is_nan(),
             "no quota: NaN"
         );
+    }
+
+    /// The examples both sides hold: the entity Java encodes for alice's client `app é`, and what
+    /// Rust answers for two connections of hers (her client's own group, and her shared rest).
+    #[test]
+    fn golden_quota_payloads_are_the_examples_the_java_test_encodes_and_decodes() {
+        let parts = [("USER", "golden-alice"), ("CLIENT_ID", "app é")];
+        golden::check("quota-entity.bin", &entity(&parts));
+        assert_eq!(
+            decode_entity(&golden::read("quota-entity.bin")),
+            Ok(Some(Entity::from_kafka(parts).unwrap()))
+        );
+        let produce = 0;
+        assert_eq!(
+            update(produce, &entity(&[("USER", "golden-alice")]), 4096.0),
+            Ok(true)
+        );
+        assert_eq!(update(produce, &entity(&parts), 10.0), Ok(true));
+        let own = resolve(produce, b"golden-alice", "app é".as_bytes(), 0).unwrap();
+        golden::check("quota-resolved.bin", &own);
+        let shared = resolve(produce, b"golden-alice", b"other", 0).unwrap();
+        golden::check("quota-resolved-shared.bin", &shared);
+        let none = resolve(produce, b"golden-nobody", b"", 0).unwrap();
+        golden::check("quota-resolved-none.bin", &none);
     }
 
     #[test]

@@ -16,6 +16,10 @@ use crate::vocabulary::{Operation, ResourceType};
 /// The service type this agent serves; a snapshot of any other type refuses everything.
 pub const SERVICE_TYPE: &str = "kafka";
 
+/// The `kafka` service type's definition, as every snapshot the migration writes carries it (one
+/// file for the docs, the test server and this crate).
+pub(crate) const KAFKA_DEFINITION_JSON: &str = include_str!("../kafka-service-type.json");
+
 /// Kafka's `KafkaPrincipal`: type and name (`User:alice`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Principal {

@@ -46,6 +46,9 @@
 //! ```
 
 #![forbid(unsafe_code)]
+// The API is what this file re-exports: an item `pub` elsewhere but not reachable from here is
+// `pub(crate)`, and clippy's gate (`-D warnings`) fails on one that is not.
+#![warn(unreachable_pub)]
 
 mod bounds;
 mod entity;

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::{json, Value};
 
 use crate::audit::ledger::{accesses_in, Ledger};
-use crate::source::client::{CallError, ServerClient};
+use crate::client::{CallError, ServerClient};
 
 /// Delivery counters, for the heartbeat's health and the metrics.
 #[derive(Default)]

@@ -17,6 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+use crate::client::Download;
 use crate::config::ConfigError;
 
 const SNAPSHOT: &str = "snapshot.json";
@@ -25,15 +26,6 @@ const PINNED_KEY: &str = "signing-key.pin";
 const REFUSED_TYPE: &str = "refused-service-type";
 const REPLACED_BODIES: &str = "replaced-bodies.json";
 const CONFIRMED_AT: &str = "snapshot.confirmed-at";
-
-/// A snapshot as it came from the server: the exact body and the headers that vouch for it. (Its
-/// ETag is not here: it is `trust::etag_of(body)`, whatever a header or a file says.)
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Download {
-    pub body: Vec<u8>,
-    pub key_id: String,
-    pub signature: String,
-}
 
 /// The cache directory of one agent.
 #[derive(Clone, Debug)]

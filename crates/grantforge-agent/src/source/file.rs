@@ -8,12 +8,11 @@ use std::time::{Duration, SystemTime};
 use grantforge_engine::Instant;
 use grantforge_kafka::KafkaPolicies;
 
-use crate::agent::Agent;
 use crate::audit::events::AccessEvent;
 use crate::config::{unreadable, AgentConfig, ConfigError};
 use crate::settings;
 use crate::source::trust::SigningKey;
-use crate::source::{may_follow, Source};
+use crate::source::{may_follow, Holder, Source};
 
 const POLICY_FILE: &str = settings::POLICY_FILE.key;
 const SNAPSHOT_MAX_BYTES: &str = settings::SNAPSHOT_MAX_BYTES.key;
@@ -62,7 +61,7 @@ impl OfflineSource {
     }
 
     /// The changed file, if it loads and (signed) may follow the version in force.
-    fn load_changed(&self, agent: &Agent) -> Result<KafkaPolicies, ConfigError> {
+    fn load_changed(&self, agent: &dyn Holder) -> Result<KafkaPolicies, ConfigError> {
         let policies = load_policy_file(&self.path, self.key.as_ref(), self.max_bytes)?;
         // A signed file is held to what server mode checks of a download: the same service, no
         // rollback (an old signed file copied back in place is not a policy change). The version
@@ -78,7 +77,7 @@ impl OfflineSource {
 }
 
 impl Source for OfflineSource {
-    fn start(&mut self, agent: &Agent) {
+    fn start(&mut self, agent: &dyn Holder) {
         if let Some(policies) = self.initial.take() {
             agent.apply(policies, &self.path.display().to_string());
         }
@@ -90,7 +89,7 @@ impl Source for OfflineSource {
 
     /// Applies a changed policy file; a bad version is logged once and the last good snapshot
     /// stays in force.
-    fn round(&mut self, agent: &Agent) -> Duration {
+    fn round(&mut self, agent: &dyn Holder) -> Duration {
         let now_seen = watch_stamp(&self.path);
         if now_seen == self.last_seen {
             return self.poll_interval;

@@ -28,17 +28,24 @@ use grantforge_engine::Instant;
 use grantforge_kafka::{KafkaPolicies, LoadError};
 use serde_json::{json, Value};
 
-use crate::agent::Agent;
 use crate::audit::delivery::{DeliveryStats, Shipper, RESEND_BUDGET};
 use crate::audit::events::AccessEvent;
+use crate::client::{CallError, Download, PolicyAnswer, ServerClient, Timeouts};
 use crate::config::{AgentConfig, ConfigError, ServerSettings};
 use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE, SNAPSHOT_MAX_AGE};
-use crate::source::break_glass::{self, BreakGlassDir, Request};
-use crate::source::client::{CallError, PolicyAnswer, ServerClient, Timeouts};
-use crate::source::disk_cache::{Download, SnapshotCache};
+use crate::source::break_glass::BreakGlassDir;
+use crate::source::disk_cache::SnapshotCache;
 use crate::source::memberships::{Memberships, ReplacedBodies};
 use crate::source::trust::{etag_of, SigningKey};
-use crate::source::Source;
+use crate::source::{Holder, Source};
+
+mod failures;
+mod glass;
+mod key;
+mod succession;
+
+use failures::{back_off, random_fraction, Trouble};
+use succession::{replaced_bodies, LastApplied, Succession};
 
 /// The shortest round the server can ask for with `refreshSeconds`.
 pub(crate) const SERVER_ROUND_MIN: Duration = Duration::from_secs(1);
@@ -54,55 +61,6 @@ pub(crate) fn server_round_range(refresh_interval: Duration) -> (Duration, Durat
         .saturating_mul(SERVER_ROUND_FACTOR)
         .clamp(SERVER_ROUND_MIN, SERVER_ROUND_MAX);
     (SERVER_ROUND_MIN, longest)
-}
-
-/// What was applied last, to compare the next snapshot with.
-#[derive(Clone, Debug)]
-struct LastApplied {
-    service: String,
-    version: i64,
-    /// `etag_of` the verified body: what `If-None-Match` names and what "other content" means.
-    etag: String,
-    at: Clock,
-    /// When the live server last confirmed this body current: applied, 304, or the same body;
-    /// `None` for a body from the disk cache, whose memberships are of unknown age.
-    confirmed: Option<Clock>,
-    /// What it says about roles, groups and `serviceEnabled`, to name what a body of the same
-    /// version with other content changes.
-    memberships: Memberships,
-}
-
-/// How a verified snapshot relates to the one applied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Succession {
-    /// Nothing is applied yet.
-    First,
-    /// The very body in force.
-    Same,
-    /// A body of the applied version with other content (memberships changed).
-    Replaces,
-    /// A newer policy version.
-    Newer,
-}
-
-/// Why a download did not end with the snapshot in force.
-enum Trouble {
-    /// The server is away or answered with an error: as a failed heartbeat.
-    Server(CallError),
-    /// The server answered with a snapshot that is refused: the server is there, only its snapshot
-    /// is not used.
-    Refused(String),
-}
-
-impl From<CallError> for Trouble {
-    /// An answer the agent cannot use (larger than it takes, cut short, without its signature) is
-    /// a snapshot refused: the server answered, so the audit keeps being delivered to it.
-    fn from(error: CallError) -> Trouble {
-        match error {
-            CallError::Invalid(_) => Trouble::Refused(error.to_string()),
-            error => Trouble::Server(error),
-        }
-    }
 }
 
 pub struct ServerSync {
@@ -257,7 +215,7 @@ impl ServerSync {
     /// Applies the disk cache if it verifies; an unusable cache is moved aside and logged. When the
     /// cache directory records a refused service type, everything stays refused: the cached kafka
     /// snapshot is verified and kept to compare the next one with, but not put in force.
-    fn load_cache(&mut self, agent: &Agent) {
+    fn load_cache(&mut self, agent: &dyn Holder) {
         if let Some(refused) = self.refused_type.clone() {
             agent.refuse_everything(&refused);
             tracing::warn!(
@@ -279,7 +237,7 @@ impl ServerSync {
     /// The cached snapshot is as old as the cache records its last confirmation to be: a node
     /// restarted during a long outage must not serve an arbitrarily old cache. Unrecorded, its age
     /// is unknown, and past any limit.
-    fn date_cache(&mut self, agent: &Agent) {
+    fn date_cache(&mut self, agent: &dyn Holder) {
         let age = self.cache.confirmed_age(SystemTime::now());
         if let (Err(why), Some(_)) = (&age, self.max_age) {
             tracing::warn!(
@@ -305,7 +263,7 @@ impl ServerSync {
     }
 
     /// One round with the server; returns when to come back.
-    fn refresh(&mut self, agent: &Agent) -> Duration {
+    fn refresh(&mut self, agent: &dyn Holder) -> Duration {
         self.take_break_glass(agent);
         let heartbeat = match self.client.heartbeat(&self.heartbeat_body(agent)) {
             Ok(heartbeat) => heartbeat,
@@ -369,7 +327,7 @@ impl ServerSync {
     /// The conditional download of the applied version's snapshot, on the revalidation schedule:
     /// a 304 confirms the memberships in force; a body is checked as any download, and may be
     /// one of the same version with other content (see [`ServerSync::may_replace`]).
-    fn revalidate(&mut self, agent: &Agent, announced: i64) -> Result<(), Trouble> {
+    fn revalidate(&mut self, agent: &dyn Holder, announced: i64) -> Result<(), Trouble> {
         let Some(etag) = self.applied.as_ref().map(|a| a.etag.clone()) else {
             return Ok(());
         };
@@ -385,7 +343,7 @@ impl ServerSync {
     }
 
     /// The live server confirmed the body in force: its memberships are current as of now.
-    fn confirmed(&mut self, agent: &Agent) {
+    fn confirmed(&mut self, agent: &dyn Holder) {
         let now = Clock::now();
         if let Some(applied) = &mut self.applied {
             applied.confirmed = Some(now);
@@ -443,7 +401,7 @@ impl ServerSync {
     /// Downloads the snapshot and applies it if it passes every check. A 304 while the heartbeat
     /// announces another version than the applied one is not believed: the snapshot is downloaded
     /// again without `If-None-Match`.
-    fn download(&mut self, agent: &Agent, announced: i64) -> Result<(), Trouble> {
+    fn download(&mut self, agent: &dyn Holder, announced: i64) -> Result<(), Trouble> {
         // While everything is refused the download is unconditional: only the snapshot the server
         // serves now can tell whether the refusal ends.
         let etag = match self.refused_type {
@@ -483,7 +441,7 @@ impl ServerSync {
     fn accept(
         &mut self,
         download: Download,
-        agent: &Agent,
+        agent: &dyn Holder,
         announced: Option<i64>,
     ) -> Result<(), String> {
         let from_server = announced.is_some();
@@ -547,202 +505,6 @@ impl ServerSync {
         Ok(())
     }
 
-    /// How a verified snapshot relates to the one applied, or why it may not follow it: the same
-    /// service (or the new name of [`settings::SERVICE_RENAMED_TO`]), no rollback, and a body of
-    /// the applied version with other content only as [`ServerSync::may_replace`] allows.
-    fn succession(
-        &self,
-        applied: &LastApplied,
-        policies: &KafkaPolicies,
-        etag: &str,
-        announced: Option<i64>,
-    ) -> Result<Succession, String> {
-        let service = self.followed_service(applied, &policies.service, announced)?;
-        super::may_follow(
-            (service, applied.version),
-            (&policies.service, policies.policy_version),
-        )?;
-        if policies.policy_version != applied.version {
-            return Ok(Succession::Newer);
-        }
-        if etag == applied.etag {
-            return Ok(Succession::Same);
-        }
-        self.may_replace(applied, etag, announced)?;
-        Ok(Succession::Replaces)
-    }
-
-    /// The service a snapshot of `next` must be of: the applied one's, or `next` itself when it is
-    /// the configured new name after a rename and comes from the live server. A rename otherwise
-    /// gets an ERROR that names both names and the fix: the token is bound to the service id, so
-    /// the same token serving another name is a rename (`ServiceAdministration.update`).
-    fn followed_service<'a>(
-        &self,
-        applied: &'a LastApplied,
-        next: &'a str,
-        announced: Option<i64>,
-    ) -> Result<&'a str, String> {
-        if next == applied.service {
-            return Ok(&applied.service);
-        }
-        if announced.is_some() && self.settings.renamed_to.as_deref() == Some(next) {
-            return Ok(next);
-        }
-        Err(format!(
-            "it is of service `{next}`, but this agent serves `{}`; the agent token is the same, so the service was probably renamed in GrantForge from `{}` to `{next}` (a rename keeps the token and the policy version). If so, set {}={next} and restart the broker; until then the policies of `{}` stay in force",
-            applied.service,
-            applied.service,
-            settings::SERVICE_RENAMED_TO.key,
-            applied.service
-        ))
-    }
-
-    /// A body of the applied version with other content: GrantForge rebuilt it because role
-    /// holders, group members or `serviceEnabled` changed, which does not move the version. Taken
-    /// only from the live server while its heartbeat announces that very version (a 200 of the
-    /// applied version after a heartbeat announced another is a server contradicting itself), and
-    /// never a body this version served before and replaced since: that is a replay of what was
-    /// revoked.
-    fn may_replace(
-        &self,
-        applied: &LastApplied,
-        etag: &str,
-        announced: Option<i64>,
-    ) -> Result<(), String> {
-        let version = applied.version;
-        match announced {
-            None => Err(format!(
-                "it has the applied policy version {version} but other content; only the live server replaces a body at the same version"
-            )),
-            Some(announced) if announced != version => Err(format!(
-                "it has the applied policy version {version} but other content, while the server's heartbeat announces version {announced}"
-            )),
-            Some(_) if self.replaced.contains(version, etag) => Err(format!(
-                "it has the applied policy version {version} and content that version served before and replaced since (ETag {etag}): a replayed older body, possibly from before a revocation"
-            )),
-            Some(_) => Ok(()),
-        }
-    }
-
-    /// After a body of the applied version replaced another: one INFO naming what changed, and
-    /// the replaced body remembered so a replay of it is refused.
-    fn tell_replaced(&mut self, succession: Succession, next: &LastApplied) {
-        let Some(before) = self.applied.as_ref() else {
-            return;
-        };
-        if before.service != next.service {
-            tracing::warn!(
-                "GrantForge service `{}` is now named `{}` ({}); the agent follows the new name",
-                before.service,
-                next.service,
-                settings::SERVICE_RENAMED_TO.key
-            );
-        }
-        if succession != Succession::Replaces {
-            return;
-        }
-        tracing::info!(
-            "GrantForge server {} changed the snapshot of policy version {} without a new version: {} (ETag {} → {}); applied",
-            self.settings.url,
-            next.version,
-            before.memberships.changes_to(&next.memberships),
-            before.etag,
-            next.etag
-        );
-        self.replaced.replaced(before.version, &before.etag.clone());
-        if let Err(e) = self.cache.save_replaced_bodies(&self.replaced.to_json()) {
-            tracing::warn!(
-                "cannot write {}: {e}; after a restart a replay of the replaced body would not be recognised",
-                self.cache.replaced_bodies_path().display()
-            );
-        }
-    }
-
-    /// Applies or refuses each break-glass request waiting (see `break_glass`): audited (an
-    /// event and an ERROR naming the file, its version and who asked) and answered either way.
-    fn take_break_glass(&mut self, agent: &Agent) {
-        let Some(dir) = self.break_glass_dir.clone() else {
-            return;
-        };
-        for request in dir.take() {
-            let in_force = self
-                .applied
-                .as_ref()
-                .map(|a| (a.service.as_str(), a.version));
-            let checked =
-                break_glass::check(&request, self.trusted.as_ref(), in_force, Instant::now());
-            let (version, answer) = match checked {
-                Ok(policies) => {
-                    let version = policies.policy_version;
-                    (
-                        Some(version),
-                        Ok(self.apply_break_glass(agent, &request, policies)),
-                    )
-                }
-                Err(why) => (None, Err(why)),
-            };
-            let applied = answer.is_ok();
-            let message = answer.unwrap_or_else(|why| {
-                let refused = format!(
-                    "break-glass file {} requested by {} through {} is refused: {why}",
-                    request.file,
-                    request.by,
-                    dir.dir().display()
-                );
-                tracing::error!("{refused}");
-                refused
-            });
-            self.ship(&[crate::audit::events::break_glass_event(
-                &request.id,
-                &request.by,
-                &request.file,
-                version,
-                applied,
-                &message,
-                Instant::now(),
-            )]);
-            dir.answer(&request.id, applied, &message);
-        }
-    }
-
-    /// Puts a checked break-glass snapshot in force (not in the disk cache: a restart does not
-    /// bring it back); returns what is logged and answered.
-    fn apply_break_glass(
-        &mut self,
-        agent: &Agent,
-        request: &Request,
-        policies: KafkaPolicies,
-    ) -> String {
-        let message = format!(
-            "break-glass file {} (policy version {} of service {}) requested by {} is in force: it stays until the GrantForge server's next snapshot lifts it, or its validity ends",
-            request.file, policies.policy_version, policies.service, request.by
-        );
-        self.applied = Some(LastApplied {
-            service: policies.service.clone(),
-            version: policies.policy_version,
-            etag: etag_of(&request.body),
-            at: Clock::now(),
-            confirmed: None,
-            memberships: Memberships::of(&request.body),
-        });
-        self.break_glass = Some(policies.policy_version);
-        agent.staleness().break_glass(true);
-        agent.apply(policies, &format!("break-glass file {}", request.file));
-        tracing::error!("{message}");
-        message
-    }
-
-    /// A snapshot from the live server is in force: a break-glass snapshot is lifted.
-    fn lift_break_glass(&mut self, agent: &Agent, version: i64) {
-        if let Some(break_glass) = self.break_glass.take() {
-            agent.staleness().break_glass(false);
-            tracing::warn!(
-                "the break-glass snapshot (policy version {break_glass}) is lifted: policy version {version} from {} is in force",
-                self.settings.url
-            );
-        }
-    }
-
     fn save_to_cache(&mut self, download: &Download, applied: &LastApplied) {
         if let Err(e) = self.cache.save(download, &applied.service, applied.version) {
             tracing::warn!("cannot write the disk cache {}: {e}; the snapshot is applied but a restart without the server will not have it", self.cache.dir().display());
@@ -760,7 +522,7 @@ impl ServerSync {
     /// A verified snapshot of another service type: everything is refused, and the refusal is
     /// recorded in the cache directory so that a restart refuses too instead of serving the older
     /// kafka snapshot of the cache. If it cannot be recorded, the cached snapshot is moved aside.
-    fn refuse_type(&mut self, agent: &Agent, service_type: &str) {
+    fn refuse_type(&mut self, agent: &dyn Holder, service_type: &str) {
         agent.refuse_everything(service_type);
         if self.refused_type.as_deref() == Some(service_type) {
             return;
@@ -776,62 +538,6 @@ impl ServerSync {
             );
         }
         self.refused_type = Some(service_type.to_string());
-    }
-
-    /// The key a snapshot signed by `key_id` must verify under.
-    fn key_for(&mut self, key_id: &str, may_fetch: bool) -> Result<SigningKey, String> {
-        if let Some(trusted) = &self.trusted {
-            if trusted.key_id() == key_id {
-                return Ok(trusted.clone());
-            }
-            return Err(match &self.settings.signing_key {
-                Some(_) => format!("it is signed by key {key_id}, but {} pins key {}", SIGNING_KEY_FILE.key, trusted.key_id()),
-                None => format!(
-                    "it is signed by key {key_id}, but key {} was pinned on first use in {}; if the server's key really changed, remove that file and restart the broker, or set {}",
-                    trusted.key_id(),
-                    self.cache.pinned_key_path().display(),
-                    SIGNING_KEY_FILE.key
-                ),
-            });
-        }
-        if !may_fetch {
-            return Err(format!(
-                "no signing key is trusted yet to verify it (set {})",
-                SIGNING_KEY_FILE.key
-            ));
-        }
-        if crate::config::is_plain_http(&self.settings.url) {
-            return Err(format!(
-                "over plain HTTP no signing key is trusted on first use (set {})",
-                SIGNING_KEY_FILE.key
-            ));
-        }
-        let published = self
-            .client
-            .signing_key()
-            .map_err(|e| format!("the signing key could not be fetched: {e}"))?;
-        let key = SigningKey::from_base64(&published)
-            .map_err(|e| format!("the server's signing key is {e}"))?;
-        if key.key_id() != key_id {
-            return Err(format!(
-                "it is signed by key {key_id}, but the server publishes key {}",
-                key.key_id()
-            ));
-        }
-        if let Err(e) = self.cache.pin_key(&published) {
-            return Err(format!(
-                "the signing key could not be pinned in {}: {e}",
-                self.cache.pinned_key_path().display()
-            ));
-        }
-        tracing::warn!(
-            "trusting the GrantForge server's signing key {} on first use and pinning it in {}; pin it explicitly with {}",
-            key.key_id(),
-            self.cache.pinned_key_path().display(),
-            SIGNING_KEY_FILE.key
-        );
-        self.trusted = Some(key.clone());
-        Ok(key)
     }
 
     /// Delivers access events (and what the spool holds) unless the server is known to be away,
@@ -874,10 +580,10 @@ impl ServerSync {
     fn ship_last(&mut self, events: &[Value]) {
         self.shipper.spool_only(events);
         self.next_delivery = None; // one last try, whatever the back-off
-        self.ship_within(&[], crate::agent::CLOSE_DEADLINE);
+        self.ship_within(&[], crate::source::CLOSE_DEADLINE);
     }
 
-    fn heartbeat_body(&self, agent: &Agent) -> Value {
+    fn heartbeat_body(&self, agent: &dyn Holder) -> Value {
         json!({
             "instance": self.settings.instance,
             "host": self.settings.host,
@@ -896,143 +602,10 @@ impl ServerSync {
             },
         })
     }
-
-    fn failed(&mut self, agent: &Agent, error: &CallError) -> Duration {
-        agent
-            .metrics()
-            .heartbeat_failures
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let kept = self.applied.as_ref().map_or(
-            "no snapshot yet: every request but the super users' is refused".to_string(),
-            |a| format!("policy version {} stays in force", a.version),
-        );
-        self.problem(
-            format!("GrantForge server {}: {error}; {kept}", self.settings.url),
-            matches!(
-                error,
-                CallError::Status {
-                    status: 401 | 404 | 409,
-                    ..
-                }
-            ),
-        );
-        *agent.metrics().last_error.lock() = self.last_problem.clone();
-        agent.staleness().unconfirmed(false);
-        self.failures = self.failures.saturating_add(1);
-        back_off(self.failures, self.refresh_interval)
-    }
-
-    /// A refused snapshot: logged once, shown as the last refresh error, retried with its own
-    /// backoff. The server answered, so the audit keeps being delivered.
-    fn refused(&mut self, agent: &Agent, reason: &str) -> Duration {
-        self.failures = 0;
-        let kept = self
-            .applied
-            .as_ref()
-            .map_or("no snapshot".to_string(), |a| {
-                format!("policy version {}", a.version)
-            });
-        self.problem(
-            format!(
-                "a snapshot from {} was refused: {reason}; {kept} stays in force",
-                self.settings.url
-            ),
-            true,
-        );
-        *agent.metrics().last_error.lock() = self.last_problem.clone();
-        agent.staleness().unconfirmed(true);
-        self.refusals = self.refusals.saturating_add(1);
-        back_off(self.refusals, self.refresh_interval)
-    }
-
-    /// Logs a problem once until it changes or the server recovers.
-    fn problem(&mut self, message: String, error_level: bool) {
-        if self.last_problem.as_deref() != Some(message.as_str()) {
-            if error_level {
-                tracing::error!("{message}");
-            } else {
-                tracing::warn!("{message}");
-            }
-            self.last_problem = Some(message);
-        }
-    }
-
-    fn recovered(&mut self, agent: &Agent) {
-        if self.failures > 0 || self.last_problem.is_some() {
-            tracing::info!("GrantForge server {} answers again", self.settings.url);
-        }
-        self.failures = 0;
-        self.refusals = 0;
-        self.revalidation_refused_at = None;
-        self.last_problem = None;
-        *agent.metrics().last_error.lock() = None;
-        if self.applied.is_some() {
-            agent.staleness().confirmed(Clock::now());
-            self.record_confirmation();
-        }
-    }
-
-    /// Writes the time of a confirmation to the cache, for the age of the cached snapshot after a
-    /// restart; a failure is logged once (the snapshot then looks older after a restart, never
-    /// younger).
-    fn record_confirmation(&mut self) {
-        match self.cache.save_confirmed_at(SystemTime::now()) {
-            Ok(()) => self.confirmation_unrecorded = false,
-            Err(e) if !self.confirmation_unrecorded => {
-                tracing::warn!(
-                    "cannot write {}: {e}; after a restart the cached snapshot will look as old as the last confirmation recorded there",
-                    self.cache.confirmed_at_path().display()
-                );
-                self.confirmation_unrecorded = true;
-            }
-            Err(_) => {}
-        }
-    }
-}
-
-/// The bodies replaced at the applied version, as the cache directory keeps them across restarts.
-/// An unreadable record stops the start (the operator fixes or removes it) rather than forgetting
-/// what a replay would bring back.
-fn replaced_bodies(cache: &SnapshotCache) -> Result<ReplacedBodies, ConfigError> {
-    let path = cache.replaced_bodies_path();
-    let unusable = |why: String| {
-        ConfigError::new(
-            CACHE_DIR.key,
-            format!(
-                "{} {why}; make it readable by Kafka's account, or remove it (a replay of a body replaced before is then not recognised until the next policy version)",
-                path.display()
-            ),
-        )
-    };
-    match cache.replaced_bodies() {
-        Ok(None) => Ok(ReplacedBodies::default()),
-        Ok(Some(bytes)) => ReplacedBodies::from_json(&bytes)
-            .map_err(|e| unusable(format!("is not a record of replaced bodies: {e}"))),
-        Err(e) => Err(unusable(format!("cannot be read: {e}"))),
-    }
 }
 
 fn unasked_not_modified() -> CallError {
     CallError::Invalid("304 Not Modified to a request without If-None-Match".to_string())
-}
-
-/// 1 s, 2 s, 4 s … up to the refresh interval, each ±20 % so a fleet does not retry in step;
-/// `attempts` counts this one.
-fn back_off(attempts: u32, refresh_interval: Duration) -> Duration {
-    let base =
-        Duration::from_secs(1).saturating_mul(1u32 << attempts.clamp(1, 16).saturating_sub(1));
-    jitter(base.min(refresh_interval))
-}
-
-fn jitter(delay: Duration) -> Duration {
-    delay.mul_f64(0.8 + 0.4 * random_fraction())
-}
-
-/// A random number in [0, 1].
-fn random_fraction() -> f64 {
-    let mut bytes = [0u8; 2];
-    let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes);
-    f64::from(u16::from_le_bytes(bytes)) / f64::from(u16::MAX)
 }
 
 #[cfg(unix)]
@@ -1053,7 +626,7 @@ fn warn_if_token_readable_by_others(settings: &ServerSettings) {
 fn warn_if_token_readable_by_others(_settings: &ServerSettings) {}
 
 impl Source for ServerSync {
-    fn start(&mut self, agent: &Agent) {
+    fn start(&mut self, agent: &dyn Holder) {
         self.load_cache(agent);
         if let Some(dir) = &self.break_glass_dir {
             dir.refuse_waiting("it was waiting when the agent started: a break-glass file is applied only to a running node, by the break-glass command");
@@ -1065,7 +638,7 @@ impl Source for ServerSync {
         Duration::ZERO
     }
 
-    fn round(&mut self, agent: &Agent) -> Duration {
+    fn round(&mut self, agent: &dyn Holder) -> Duration {
         self.refresh(agent)
     }
 

@@ -12,7 +12,8 @@ use crate::index::Indexes;
 use crate::intern::Interner;
 use crate::is_blank;
 use crate::policy::{CompiledPolicy, Compiler};
-use crate::snapshot::{Definition, PolicyRecord, Snapshot};
+use crate::record::{Definition, PolicyRecord};
+use crate::snapshot::Snapshot;
 use crate::time::Instant;
 
 /// Takes each ACCESS policy of a snapshot once [`PolicyEngine::read`] has compiled it, to derive

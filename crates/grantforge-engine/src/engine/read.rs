@@ -17,7 +17,8 @@ use super::build::{compile_all, Building};
 use super::{PolicyEngine, PolicyVisitor};
 use crate::condition::Evaluators;
 use crate::error::SnapshotError;
-use crate::snapshot::{Definition, PolicyRecord, PolicyStream, Snapshot, SnapshotHead};
+use crate::record::{Definition, PolicyRecord};
+use crate::snapshot::{PolicyStream, Snapshot, SnapshotHead};
 
 /// Policies go to the compiling thread this many at a time...
 const BATCH: usize = 256;

@@ -26,10 +26,11 @@ use self::stream::{
     drain_seq, next_field, skip_value, texts, Array, Bool, Ctx, Cx, Handler, Int, LenientInt,
     LenientText, Node, Opt, Path, Text, Texts,
 };
-use super::{ConditionDefinition, Definition, PolicyStream, Snapshot, SnapshotHead, FORMAT};
+use super::{PolicyStream, Snapshot, SnapshotHead, FORMAT};
 use crate::error::SnapshotError;
 use crate::matcher::RegexCache;
 use crate::model::{AccessTypeDefinition, MatcherKind, ResourceLevel, ServiceModel};
+use crate::record::{ConditionDefinition, Definition};
 
 pub(super) fn parse(bytes: &[u8]) -> Result<Snapshot, SnapshotError> {
     read(bytes, None).map(|(snapshot, _)| snapshot)

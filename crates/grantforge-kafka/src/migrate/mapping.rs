@@ -6,9 +6,8 @@ use std::net::{IpAddr, Ipv6Addr};
 
 use grantforge_engine::{ServiceModel, Snapshot, FORMAT};
 
-use super::writing::KAFKA_DEFINITION_JSON;
 use super::KafkaAcl;
-use crate::policies::{LoadError, SERVICE_TYPE};
+use crate::policies::{LoadError, KAFKA_DEFINITION_JSON, SERVICE_TYPE};
 use crate::vocabulary::{Operation, PatternType, Permission, ResourceType};
 
 /// Who a policy item names.

@@ -8,12 +8,8 @@ use serde_json::{json, Value};
 
 use super::mapping::{Items, Policies, Subject};
 use super::MIGRATION_LABEL;
-use crate::policies::{KafkaPolicies, LoadError, SERVICE_TYPE};
+use crate::policies::{KafkaPolicies, LoadError, KAFKA_DEFINITION_JSON, SERVICE_TYPE};
 use crate::vocabulary::{Operation, Permission};
-
-/// The `kafka` service type, as every snapshot written here carries it (one definition for the
-/// docs, the test server and this module).
-pub(super) const KAFKA_DEFINITION_JSON: &str = include_str!("../../kafka-service-type.json");
 
 /// GrantForge's limit on a policy name (`PolicyRequest.name`).
 pub(super) const POLICY_NAME_MAX_CHARS: usize = 128;

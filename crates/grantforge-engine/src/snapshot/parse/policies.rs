@@ -11,9 +11,10 @@ use super::stream::{
 };
 use crate::matcher::RegexCache;
 use crate::model::ServiceModel;
-use crate::snapshot::{
-    ConditionRef, Item, LevelMap, PolicyRecord, PolicyStream, Priority, ResourceValues, Validity,
+use crate::record::{
+    ConditionRef, Item, LevelMap, PolicyRecord, Priority, ResourceValues, Validity,
 };
+use crate::snapshot::PolicyStream;
 use crate::time::Instant;
 
 /// The ACCESS policies with their places in the `policies` array, and how many others there were.

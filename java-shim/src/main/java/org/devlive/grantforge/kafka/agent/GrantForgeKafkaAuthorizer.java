@@ -136,7 +136,7 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
         for (int i = 0; i < count; i++) {
             boolean allowed = answer == NativeAgent.RESULTS_IN_BUFFER
                 ? encoder.allowedInBuffer(i)
-                : i < 63 && (answer >= 0) && ((answer >>> i) & 1L) == 1L;
+                : i < NativeAgent.ACTIONS_IN_A_MASK && (answer >= 0) && ((answer >>> i) & 1L) == 1L;
             results.add(allowed ? AuthorizationResult.ALLOWED : AuthorizationResult.DENIED);
         }
         encoder.afterCall();

@@ -14,7 +14,13 @@ public final class NativeAgent {
     /** Must equal {@code ABI_VERSION} of the library: the payloads' layouts and these signatures. */
     static final int ABI_VERSION = 14;
 
-    /** {@link #authorize} wrote one byte per action into the buffer instead of a bit mask. */
+    /**
+     * How many actions {@link #authorize}'s bit mask holds: bit i of a non-negative long for action i (the
+     * library's {@code ACTIONS_IN_A_MASK}).
+     */
+    public static final int ACTIONS_IN_A_MASK = 63;
+
+    /** {@link #authorize} wrote one byte per action into the buffer instead of a bit mask (more actions than that). */
     public static final long RESULTS_IN_BUFFER = -2L;
 
     private NativeAgent() {

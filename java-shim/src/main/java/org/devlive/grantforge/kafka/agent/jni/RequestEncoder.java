@@ -95,8 +95,8 @@ public final class RequestEncoder {
     }
 
     /**
-     * Whether action {@code index} was allowed, when the native library answered in the buffer (more than 63
-     * actions): it wrote one byte per action over the request, context included, so the next call writes the
+     * Whether action {@code index} was allowed, when the native library answered in the buffer (more than
+     * {@link NativeAgent#ACTIONS_IN_A_MASK} actions): it wrote one byte per action over the request, context included, so the next call writes the
      * context again.
      */
     public boolean allowedInBuffer(int index) {

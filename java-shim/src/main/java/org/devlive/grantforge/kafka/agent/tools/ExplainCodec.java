@@ -3,7 +3,6 @@ package org.devlive.grantforge.kafka.agent.tools;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
 import org.devlive.grantforge.kafka.agent.jni.Wire;

@@ -11,13 +11,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
@@ -149,7 +146,7 @@ public final class KafkaNode implements AutoCloseable {
             listenerPorts.put(config.listeners.get(i).name(), ports[2 + i]);
         }
         this.clusterId = config.clusterId != null ? config.clusterId : Uuid.randomUuid().toString();
-        this.serverProperties = buildServerProperties();
+        this.serverProperties = new NodeProperties(config, brokerPort, controllerPort, listenerPorts, dataDir).compose();
     }
 
     public static Builder builder() {
@@ -158,117 +155,6 @@ public final class KafkaNode implements AutoCloseable {
 
     // ------------------------------------------------------------------------------------------
     // configuration
-
-    private Map<String, String> buildServerProperties() {
-        if (config.documentedProperties != null) {
-            return onThisNode(config.documentedProperties);
-        }
-        Map<String, String> p = new LinkedHashMap<>();
-        Role role = config.role;
-        StringBuilder clientListeners = new StringBuilder("SASL_PLAINTEXT://127.0.0.1:" + brokerPort);
-        StringBuilder protocols = new StringBuilder("SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT");
-        for (Listener listener : config.listeners) {
-            clientListeners.append(',').append(listener.name()).append("://127.0.0.1:").append(listenerPorts.get(listener.name()));
-            protocols.append(',').append(listener.name()).append(':').append(listener.securityProtocol());
-        }
-        String brokerListener = clientListeners.toString();
-        String controllerListener = "CONTROLLER://127.0.0.1:" + controllerPort;
-        p.put("process.roles", role.processRoles());
-        p.put("node.id", String.valueOf(config.nodeId));
-        p.put("controller.quorum.voters", config.controllerQuorumVoters != null ? config.controllerQuorumVoters
-                : config.nodeId + "@127.0.0.1:" + controllerPort);
-        p.put("controller.listener.names", "CONTROLLER");
-        if (role == Role.COMBINED) {
-            p.put("listeners", brokerListener + "," + controllerListener);
-        } else {
-            p.put("listeners", role == Role.BROKER ? brokerListener : controllerListener);
-        }
-        // a controller-only node has neither (3.7 refuses advertised.listeners on one)
-        if (role != Role.CONTROLLER) {
-            p.put("advertised.listeners", brokerListener);
-            p.put("inter.broker.listener.name", "SASL_PLAINTEXT");
-        }
-        p.put("listener.security.protocol.map", protocols.toString());
-        p.put("sasl.enabled.mechanisms", "PLAIN");
-        p.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
-        p.put("sasl.mechanism.controller.protocol", "PLAIN");
-        // the listener's own login (what this node sends to the others) and the users it accepts
-        Map<String, String> clientUsers = new LinkedHashMap<>(USERS);
-        clientUsers.put(config.interBrokerUser, interNodePassword(config.interBrokerUser));
-        StringBuilder users = new StringBuilder();
-        clientUsers.forEach((u, pw) -> users.append(" user_").append(u).append("=\"").append(pw).append('"'));
-        p.put("listener.name.sasl_plaintext.plain.sasl.jaas.config",
-                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + config.interBrokerUser
-                        + "\" password=\"" + interNodePassword(config.interBrokerUser) + "\"" + users + ";");
-        Map<String, String> controllerUsers = new LinkedHashMap<>();
-        controllerUsers.put(SUPER_USER, USERS.get(SUPER_USER));
-        controllerUsers.put(config.controllerUser, interNodePassword(config.controllerUser));
-        StringBuilder acceptedByController = new StringBuilder();
-        controllerUsers.forEach((u, pw) -> acceptedByController.append(" user_").append(u).append("=\"").append(pw).append('"'));
-        p.put("listener.name.controller.plain.sasl.jaas.config",
-                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + config.controllerUser
-                        + "\" password=\"" + interNodePassword(config.controllerUser) + "\"" + acceptedByController + ";");
-        if (config.authorizer != null) {
-            p.put("authorizer.class.name", config.authorizer);
-            // as the guide tells operators: the principals nodes use among themselves are super users
-            Set<String> superUsers = new LinkedHashSet<>(List.of(SUPER_USER, config.interBrokerUser, config.controllerUser));
-            p.put("super.users", superUsers.stream().map(u -> "User:" + u).collect(Collectors.joining(";")));
-            if (config.policyFile != null) {
-                p.put("grantforge.policy.file", config.policyFile.toAbsolutePath().toString());
-            }
-        }
-        if (role != Role.CONTROLLER) {
-            config.listeners.forEach(listener -> p.putAll(listener.settings()));
-        }
-        p.put("log.dirs", dataDir.toString());
-        p.put("num.partitions", "1");
-        p.put("default.replication.factor", "1");
-        p.put("offsets.topic.replication.factor", "1");
-        p.put("offsets.topic.num.partitions", "1");
-        p.put("transaction.state.log.replication.factor", "1");
-        p.put("transaction.state.log.min.isr", "1");
-        p.put("transaction.state.log.num.partitions", "1");
-        p.put("group.initial.rebalance.delay.ms", "0");
-        p.put("log.segment.bytes", String.valueOf(1024 * 1024));
-        p.put("log.index.size.max.bytes", String.valueOf(64 * 1024));
-        p.put("num.network.threads", "2");
-        p.put("num.io.threads", "2");
-        p.put("background.threads", "2");
-        p.put("num.recovery.threads.per.data.dir", "1");
-        p.put("log.cleaner.threads", "1");
-        p.put("log.cleaner.dedupe.buffer.size", String.valueOf(2 * 1024 * 1024));
-        p.put("auto.create.topics.enable", "false");
-        // 4.x only (3.7.2 and 3.9.2 ignore them silently: no warning, not in the logged KafkaConfig)
-        p.put("share.coordinator.state.topic.replication.factor", "1");
-        p.put("share.coordinator.state.topic.min.isr", "1");
-        p.put("share.coordinator.state.topic.num.partitions", "1");
-        for (Map.Entry<String, String> e : config.overrides.entrySet()) {
-            if (e.getValue() == null) {
-                p.remove(e.getKey());
-            } else {
-                p.put(e.getKey(), e.getValue());
-            }
-        }
-        return p;
-    }
-
-    /**
-     * A documented {@code server.properties} as this node runs it: its own ports for the documented
-     * {@code localhost:9092} and {@code localhost:9093}, and its own data directory for {@code log.dirs}; nothing else
-     * changed, nothing of the harness's added.
-     */
-    private Map<String, String> onThisNode(Map<String, String> documented) {
-        Map<String, String> p = new LinkedHashMap<>();
-        documented.forEach((key, value) -> p.put(key, value.replace("localhost:9092", "localhost:" + brokerPort)
-                .replace("localhost:9093", "localhost:" + controllerPort)));
-        p.put("log.dirs", dataDir.toString());
-        return p;
-    }
-
-    /** The password of a user: that of {@link #USERS}, or {@code <user>-secret} for an inter-node user. */
-    private static String interNodePassword(String user) {
-        return USERS.getOrDefault(user, user + "-secret");
-    }
 
     private void writeFiles() throws IOException {
         Files.createDirectories(dataDir);
@@ -719,20 +605,20 @@ public final class KafkaNode implements AutoCloseable {
         private KafkaDist dist;
         private String name = "kafka-node";
         private Path javaHome = Paths.get(System.getProperty(JAVA_HOME_PROPERTY, System.getProperty("java.home")));
-        private String authorizer = AUTHORIZER_CLASS;
-        private Role role = Role.COMBINED;
-        private int nodeId = 1;
-        private String controllerQuorumVoters;
+        String authorizer = AUTHORIZER_CLASS;
+        Role role = Role.COMBINED;
+        int nodeId = 1;
+        String controllerQuorumVoters;
         private String clusterId;
-        private String interBrokerUser = SUPER_USER;
-        private String controllerUser = SUPER_USER;
+        String interBrokerUser = SUPER_USER;
+        String controllerUser = SUPER_USER;
         private Path agentJar = ItPaths.agentJar();
-        private Path policyFile;
-        private final Map<String, String> overrides = new LinkedHashMap<>();
-        private Map<String, String> documentedProperties;
+        Path policyFile;
+        final Map<String, String> overrides = new LinkedHashMap<>();
+        Map<String, String> documentedProperties;
         private final List<String> jvmArgs = new ArrayList<>();
         private final List<Path> extraClasspath = new ArrayList<>();
-        private final List<Listener> listeners = new ArrayList<>();
+        final List<Listener> listeners = new ArrayList<>();
         private final Map<String, String> logLevels = new LinkedHashMap<>();
         private String rootLevel = "INFO";
         private Path serverLogConfig;

@@ -15,7 +15,15 @@ use ureq::{Body, Timeout};
 
 use crate::config::{ConfigError, ServerSettings};
 use crate::settings;
-use crate::source::disk_cache::Download;
+
+/// A snapshot as it came from the server: the exact body and the headers that vouch for it. (Its
+/// ETag is not here: it is `source::trust::etag_of(body)`, whatever a header or a file says.)
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Download {
+    pub body: Vec<u8>,
+    pub key_id: String,
+    pub signature: String,
+}
 
 /// Sent as `User-Agent`.
 pub const USER_AGENT: &str = concat!("grantforge-agent-kafka/", env!("CARGO_PKG_VERSION"));

@@ -1,0 +1,114 @@
+//! `docs/architecture.md`'s table of the runtime's modules held to the tree: every file of `src/`
+//! is named (a folder's files in the folder's row), and every name in the table is a file.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+fn source_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Each row of the table under "## The agent runtime's modules": the first cell's names, and the
+/// `*.rs` names of its second cell.
+fn module_rows() -> Vec<(Vec<String>, Vec<String>)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/architecture.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let section = doc
+        .split("## The agent runtime's modules")
+        .nth(1)
+        .expect("docs/architecture.md has a section \"The agent runtime's modules\"");
+    let section = section.split("\n## ").next().unwrap_or(section);
+    section
+        .lines()
+        .filter(|line| line.starts_with("| `"))
+        .map(|line| {
+            let mut cells = line.trim_start_matches('|').splitn(2, " | ");
+            let names = quoted(cells.next().unwrap_or(""));
+            let files = quoted(cells.next().unwrap_or(""))
+                .into_iter()
+                .filter(|name| name.ends_with(".rs"))
+                .collect();
+            (names, files)
+        })
+        .collect()
+}
+
+fn quoted(cell: &str) -> Vec<String> {
+    cell.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// What the table must name: `x.rs` for a module of one file, `x/` for a folder (with the `.rs`
+/// files in it and below it, its root `x.rs` among them when it has one). Tests, `lib.rs` and the unit tests'
+/// shared helpers are not modules of the product.
+fn tree() -> (BTreeSet<String>, Vec<(String, BTreeSet<String>)>) {
+    let mut files = BTreeSet::new();
+    let mut folders = Vec::new();
+    for entry in std::fs::read_dir(source_dir()).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().to_string();
+        if entry.path().is_dir() {
+            let mut inside: BTreeSet<String> = rust_files(&entry.path());
+            if source_dir().join(format!("{name}.rs")).exists() {
+                inside.insert(format!("{name}.rs"));
+            }
+            folders.push((format!("{name}/"), inside));
+        } else if name.ends_with(".rs") && !["lib.rs", "test_support.rs"].contains(&name.as_str()) {
+            let stem = name.trim_end_matches(".rs");
+            if !source_dir().join(stem).is_dir() {
+                files.insert(name);
+            }
+        }
+    }
+    (files, folders)
+}
+
+/// The `.rs` files below `dir` but tests, as paths from it (`server/succession.rs`).
+fn rust_files(dir: &Path) -> BTreeSet<String> {
+    let mut files = BTreeSet::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().to_string();
+        if entry.path().is_dir() {
+            files.extend(
+                rust_files(&entry.path())
+                    .into_iter()
+                    .map(|inner| format!("{name}/{inner}")),
+            );
+        } else if name.ends_with(".rs") && name != "tests.rs" {
+            files.insert(name);
+        }
+    }
+    files
+}
+
+#[test]
+fn the_module_table_names_every_file_of_the_runtime_and_nothing_else() {
+    let rows = module_rows();
+    let (files, folders) = tree();
+    let named: BTreeSet<String> = rows.iter().flat_map(|(names, _)| names.clone()).collect();
+    let expected: BTreeSet<String> = files
+        .iter()
+        .cloned()
+        .chain(folders.iter().map(|(folder, _)| folder.clone()))
+        .collect();
+    assert_eq!(
+        named, expected,
+        "docs/architecture.md's module table names each file of src/ (x.rs) and each folder \
+         (x/) in its first column: add a row for a new module, remove the row of one that is gone"
+    );
+    for (folder, inside) in &folders {
+        let (_, described) = rows
+            .iter()
+            .find(|(names, _)| names.contains(folder))
+            .expect("every folder has a row");
+        let described: BTreeSet<String> = described.iter().cloned().collect();
+        assert_eq!(
+            &described, inside,
+            "the row of {folder} names each of its files, and only those"
+        );
+    }
+}
