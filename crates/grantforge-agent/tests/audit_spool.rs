@@ -10,14 +10,9 @@ use common::*;
 use grantforge_agent::registry;
 use grantforge_kafka::Operation;
 
-/// The server's events for `resource`, in the order it received them.
-fn resources_received(server: &grantforge_testserver::RunningServer) -> Vec<String> {
-    server
-        .events()
-        .iter()
-        .filter_map(|e| e["resource"].as_str().map(str::to_string))
-        .filter(|r| r.starts_with("round-") || r == "after-restart")
-        .collect()
+/// The server's events of the test's topics, in the order it received them.
+fn received(server: &grantforge_testserver::RunningServer) -> Vec<String> {
+    resources_received(server, |r| r.starts_with("round-") || r == "after-restart")
 }
 
 #[test]
@@ -27,15 +22,7 @@ fn the_audit_spool_survives_a_restart_and_is_delivered_oldest_first() {
     let first = agent(&server, &cache, FAST_AUDIT);
     assert!(first.await_snapshot(PATIENCE));
     server.set_fault(fault(r#"{"mode":"down"}"#)).unwrap();
-    let spooled = || {
-        std::fs::read_dir(cache.join("audit-spool"))
-            .map(|d| {
-                d.filter_map(Result::ok)
-                    .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-                    .count()
-            })
-            .unwrap_or(0)
-    };
+    let spooled = || spooled_batches(&cache);
     // Five rounds, one refusal each on its own topic, each waiting until it is a batch of its own.
     for round in 0..5 {
         let batches = spooled();
@@ -53,7 +40,7 @@ fn the_audit_spool_survives_a_restart_and_is_delivered_oldest_first() {
     }
     registry::release(&first);
     assert!(
-        resources_received(&server).is_empty(),
+        received(&server).is_empty(),
         "nothing reached the server while it was away"
     );
     let batches = spooled();
@@ -70,14 +57,14 @@ fn the_audit_spool_survives_a_restart_and_is_delivered_oldest_first() {
     // delivered, and anything delivered twice would be in the log already.
     assert!(!access(&second, "bob", "after-restart", Operation::Write));
     eventually("the spool and the new event arrive", PATIENCE, || {
-        resources_received(&server).contains(&"after-restart".to_string())
+        received(&server).contains(&"after-restart".to_string())
     });
     let expected: Vec<String> = (0..5)
         .map(|round| format!("round-{round}"))
         .chain(["after-restart".to_string()])
         .collect();
     assert_eq!(
-        resources_received(&server),
+        received(&server),
         expected,
         "the spooled events arrive oldest first, each once, before the new agent's own"
     );

@@ -205,6 +205,27 @@ pub fn counted(server: &RunningServer, user: &str, outcome: &str, resource: &str
         .sum()
 }
 
+/// The batches waiting in the audit spool of the cache directory `cache`.
+pub fn spooled_batches(cache: &Path) -> usize {
+    std::fs::read_dir(cache.join("audit-spool"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// The resources of the server's events that `wanted` picks, in the order it received them.
+pub fn resources_received(server: &RunningServer, wanted: impl Fn(&str) -> bool) -> Vec<String> {
+    server
+        .events()
+        .iter()
+        .filter_map(|e| e["resource"].as_str().map(str::to_string))
+        .filter(|r| wanted(r))
+        .collect()
+}
+
 /// How long a test waits for an event it expects: long enough that only an event that does not
 /// come fails the test, not a busy machine (two cores shared with other builds). Latencies are
 /// measured by the benchmarks (`docs/benchmarks.md`), never promised by a test.
