@@ -20,7 +20,7 @@ use crate::lockout::LockoutHint;
 use crate::metrics::{Metrics, Observed, Stats};
 use crate::request::decision_cache::DecisionCache;
 use crate::request::lane::{self, Lane, Lanes, SnapshotInForce};
-use crate::request::unaudited::{unaudited_copy, with_unaudited, INLINE};
+use crate::request::unaudited::{unaudited_copy, with_reflagged, with_unaudited, INLINE};
 use crate::rules;
 use crate::settings;
 use crate::source::file::OfflineSource;
@@ -289,25 +289,21 @@ impl Agent {
             }
             answered
         };
-        let (mut inline, mut heap) = ([Action::NONE; INLINE], Vec::new());
-        let asked: &mut [Action<'_>] = if n <= INLINE {
-            &mut inline[..n]
-        } else {
-            heap.resize(n, Action::NONE);
-            &mut heap
-        };
         let excluded = self
             .config
             .audit_excluded_principals
             .contains(&context.principal);
-        for ((slot, action), kafka_allowed) in asked.iter_mut().zip(actions).zip(kafka) {
-            *slot = if excluded {
-                unaudited_copy(action)
-            } else {
-                audited_as_compared(action, *kafka_allowed, decider)
-            };
-        }
-        let answered = self.decide_all(context, asked, allowed, count);
+        let answered = with_reflagged(
+            actions,
+            |i, action| {
+                if excluded {
+                    unaudited_copy(action)
+                } else {
+                    audited_as_compared(action, kafka[i], decider)
+                }
+            },
+            |asked| self.decide_all(context, asked, allowed, count),
+        );
         for (out, allowed) in compared.iter_mut().zip(allowed.iter()) {
             *out = Compared::answer(*allowed);
         }

@@ -1,5 +1,6 @@
-//! Actions asked with Kafka's audit flags cleared: how shadow mode's questions and the requests of
-//! principals excluded from audit are decided without being audited, on the same path as any other.
+//! Actions asked with other audit flags than Kafka gave them: how shadow mode's questions and the
+//! requests of principals excluded from audit are decided without being audited, and compare
+//! mode's are audited once, on the same path as any other.
 
 use grantforge_kafka::Action;
 
@@ -11,18 +12,28 @@ pub(crate) fn with_unaudited<'a, R>(
     actions: &[Action<'a>],
     decide: impl FnOnce(&[Action<'a>]) -> R,
 ) -> R {
+    with_reflagged(actions, |_, action| unaudited_copy(action), decide)
+}
+
+/// Runs `decide` with `reflag(i, action)` in place of each action `i`: the same questions with
+/// other audit flags, without allocating up to [`INLINE`] of them.
+pub(crate) fn with_reflagged<'a, R>(
+    actions: &[Action<'a>],
+    reflag: impl Fn(usize, &Action<'a>) -> Action<'a>,
+    decide: impl FnOnce(&[Action<'a>]) -> R,
+) -> R {
     let n = actions.len();
     let (mut inline, mut heap) = ([Action::NONE; INLINE], Vec::new());
-    let unaudited: &mut [Action<'a>] = if n <= INLINE {
+    let asked: &mut [Action<'a>] = if n <= INLINE {
         &mut inline[..n]
     } else {
         heap.resize(n, Action::NONE);
         &mut heap
     };
-    for (slot, action) in unaudited.iter_mut().zip(actions) {
-        *slot = unaudited_copy(action);
+    for (i, (slot, action)) in asked.iter_mut().zip(actions).enumerate() {
+        *slot = reflag(i, action);
     }
-    decide(unaudited)
+    decide(asked)
 }
 
 /// `action` as a question that asks for no audit.
