@@ -6,5 +6,6 @@ pub(crate) mod delivery;
 pub(crate) mod events;
 pub(crate) mod fold;
 pub(crate) mod ledger;
+pub(crate) mod limits;
 pub(crate) mod names;
 pub(crate) mod standard;

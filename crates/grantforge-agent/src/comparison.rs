@@ -21,7 +21,10 @@ use std::net::IpAddr;
 use grantforge_engine::Instant;
 use grantforge_kafka::{Action, Operation, RequestContext, ResourceType};
 
-use crate::audit::events::{clamp, limits, AccessEvent, Comparison, OVERFLOW_RESOURCE};
+use crate::audit::events::{AccessEvent, Comparison};
+use crate::audit::limits::{self, clamp, OVERFLOW_RESOURCE};
+
+pub use crate::audit::events::Decider;
 use crate::audit::names::{carried, kept_resource, Cut};
 
 pub use table::{Comparisons, QUIET_WINDOWS_KEPT, TRACKED};
@@ -31,25 +34,6 @@ pub const REPORTED: usize = 50;
 
 /// The longest Kafka basis kept, in UTF-16 units (it goes into the event's request text).
 const BASIS_LIMIT: usize = 400;
-
-/// Which authorizer's answer the clients get.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Decider {
-    /// Shadow mode: Kafka's ACLs decide, the agent is asked beside them (before the switch).
-    Kafka,
-    /// Compare mode: the agent decides, Kafka's ACLs are asked beside it (after the switch).
-    GrantForge,
-}
-
-impl Decider {
-    /// The mode's name, as logs and the report say it.
-    pub fn mode(self) -> &'static str {
-        match self {
-            Decider::Kafka => "shadow",
-            Decider::GrantForge => "compare",
-        }
-    }
-}
 
 /// Whether the answers to `action` are compared: not a filter question (module doc).
 pub fn is_compared(action: &Action<'_>) -> bool {

@@ -50,7 +50,7 @@ pub fn agent_version(kafka: Option<&str>) -> String {
     match kafka.map(str::trim).filter(|k| !k.is_empty()) {
         Some(kafka) => {
             let label = format!("{ours}-kafka-{kafka}");
-            crate::audit::events::clamp(&label, AGENT_VERSION_MAX).to_string()
+            crate::audit::limits::clamp(&label, AGENT_VERSION_MAX).to_string()
         }
         None => ours.to_string(),
     }

@@ -8,9 +8,8 @@ use grantforge_engine::Instant;
 use grantforge_kafka::{api_key_name, Operation, ResourceType};
 use serde_json::{json, Value};
 
-use crate::audit::fold::{EventParts, FoldKey};
+use crate::audit::limits::{self, clamp, OVERFLOW_RESOURCE};
 use crate::audit::names::{self, Cut};
-use crate::comparison::Decider;
 
 /// One access event, possibly standing for `count` identical accesses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -279,7 +278,56 @@ pub(crate) fn break_glass_event(
     })
 }
 
-pub const OVERFLOW_RESOURCE: &str = "(names not kept: past this principal's audit share)";
+/// What makes two accesses "identical" for the audit.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct FoldKey {
+    pub principal_type: String,
+    pub principal_name: String,
+    pub client: Option<IpAddr>,
+    pub resource_type: Option<ResourceType>,
+    pub resource: String,
+    /// What the resource lost when its name was longer than the server takes (see `names`): two
+    /// long names sharing their first units are two groups.
+    pub resource_cut: Option<Cut>,
+    pub operation: Option<Operation>,
+    pub request_type: i16,
+    pub policy_id: Option<i64>,
+    /// The version of the snapshot that decided: accesses of two versions are two events.
+    pub policy_version: i64,
+    /// The principal's accesses past its share: no resource, address or policy kept.
+    pub overflow: bool,
+}
+
+/// What a group contributes to its event.
+pub struct EventParts {
+    pub allowed: bool,
+    pub count: u64,
+    pub first: Instant,
+    pub last: Instant,
+    pub request_version: i16,
+    pub listener: String,
+    pub client_id: String,
+    pub policy_version: i64,
+}
+
+/// Which authorizer's answer the clients get.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Decider {
+    /// Shadow mode: Kafka's ACLs decide, the agent is asked beside them (before the switch).
+    Kafka,
+    /// Compare mode: the agent decides, Kafka's ACLs are asked beside it (after the switch).
+    GrantForge,
+}
+
+impl Decider {
+    /// The mode's name, as logs and the report say it.
+    pub fn mode(self) -> &'static str {
+        match self {
+            Decider::Kafka => "shadow",
+            Decider::GrantForge => "compare",
+        }
+    }
+}
 
 /// Event ids: the instance, this process's boot id and a sequence number; unique per event and
 /// stable once assigned.
@@ -306,40 +354,6 @@ impl EventIds {
             self.next.fetch_add(1, Ordering::Relaxed)
         )
     }
-}
-
-/// The server's limits on event fields, in UTF-16 code units (`docs/protocol.md`, "Access
-/// events"). The audit keeps names no longer than these, so a client's 1 MiB group id costs the
-/// broker at most this much per folded group.
-pub(crate) mod limits {
-    pub const EVENT_ID: usize = 64;
-    pub const USER: usize = 128;
-    pub const CLIENT_IP: usize = 45;
-    pub const RESOURCE: usize = 1000;
-    /// `resourceType` and `accessType`.
-    pub const NAME: usize = 64;
-    pub const ACTION: usize = 128;
-    pub const REQUEST: usize = 1000;
-    /// The client id and listener only appear inside `request`: kept to a quarter of it.
-    pub const REQUEST_PART: usize = REQUEST / 4;
-}
-
-/// The longest prefix of `text` of at most `limit` UTF-16 code units (the server's `@Size` counts
-/// those), cut at a char boundary. Borrowed, and free for text of at most `limit` bytes.
-pub(crate) fn clamp(text: &str, limit: usize) -> &str {
-    if text.len() <= limit {
-        return text; // a UTF-16 unit takes at least one UTF-8 byte
-    }
-    let mut units = 0;
-    let mut end = 0;
-    for c in text.chars() {
-        units += c.len_utf16();
-        if units > limit {
-            break;
-        }
-        end += c.len_utf8();
-    }
-    &text[..end]
 }
 
 /// The GrantForge user of a principal's events: its name for `User:` principals, `Type:name`

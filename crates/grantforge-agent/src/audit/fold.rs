@@ -25,8 +25,9 @@ use grantforge_engine::Instant;
 use grantforge_kafka::{Action, Operation, Reason, RequestContext, ResourceType};
 use parking_lot::Mutex;
 
-use crate::audit::events::{clamp, limits, write_event_user, AccessEvent};
+use crate::audit::events::{write_event_user, AccessEvent, EventParts, FoldKey};
 use crate::audit::ledger::Ledger;
+use crate::audit::limits::{self, clamp};
 use crate::audit::names::{kept_resource, Cut};
 use crate::request::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 
@@ -39,26 +40,6 @@ const DENIAL_QUIET_MILLIS: i64 = 1000;
 /// The part of a half's room that one principal may hold once the half is half full, and that is
 /// kept for overflow groups: a tenth.
 const SHARE_DIVISOR: usize = 10;
-
-/// What makes two accesses "identical" for the audit.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct FoldKey {
-    pub principal_type: String,
-    pub principal_name: String,
-    pub client: Option<IpAddr>,
-    pub resource_type: Option<ResourceType>,
-    pub resource: String,
-    /// What the resource lost when its name was longer than the server takes (see `names`): two
-    /// long names sharing their first units are two groups.
-    pub resource_cut: Option<Cut>,
-    pub operation: Option<Operation>,
-    pub request_type: i16,
-    pub policy_id: Option<i64>,
-    /// The version of the snapshot that decided: accesses of two versions are two events.
-    pub policy_version: i64,
-    /// The principal's accesses past its share: no resource, address or policy kept.
-    pub overflow: bool,
-}
 
 impl FoldKey {
     fn parts(&self) -> KeyParts<'_> {
@@ -655,18 +636,6 @@ impl Auditor {
         }
         events
     }
-}
-
-/// What a group contributes to its event.
-pub struct EventParts {
-    pub allowed: bool,
-    pub count: u64,
-    pub first: Instant,
-    pub last: Instant,
-    pub request_version: i16,
-    pub listener: String,
-    pub client_id: String,
-    pub policy_version: i64,
 }
 
 impl Group {

@@ -22,7 +22,7 @@ use std::fmt::Write as _;
 
 use ring::digest::{digest, SHA256};
 
-use crate::audit::events::{clamp, limits, OVERFLOW_RESOURCE};
+use crate::audit::limits::{self, clamp, OVERFLOW_RESOURCE};
 
 /// What starts an escaped name.
 pub const ESCAPED: &str = "(escaped) ";

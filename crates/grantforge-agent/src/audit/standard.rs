@@ -125,7 +125,7 @@ mod tests {
     use super::*;
     use crate::audit::events::tests::folded_produce;
     use crate::audit::events::Comparison;
-    use crate::comparison::Decider;
+    use crate::audit::events::Decider;
 
     const PRODUCER: Producer<'static> = Producer {
         instance: "broker-1",

@@ -23,8 +23,9 @@ use grantforge_kafka::{Action, Reason, RequestContext};
 use parking_lot::Mutex;
 
 use super::{event, report, Decider, DisagreementKey, Kind, Tally, BASIS_LIMIT};
-use crate::audit::events::{clamp, AccessEvent, EventIds};
+use crate::audit::events::{AccessEvent, EventIds};
 use crate::audit::fold::{take, Room};
+use crate::audit::limits::clamp;
 
 /// Disagreement keys kept at most (their names clamped to the audit's limits: a few KiB each).
 pub const TRACKED: usize = 512;
@@ -341,7 +342,7 @@ mod tests {
             "the overflow row is shown: {report}"
         );
         assert!(
-            report.contains(crate::audit::events::OVERFLOW_RESOURCE),
+            report.contains(crate::audit::limits::OVERFLOW_RESOURCE),
             "{report}"
         );
         assert_eq!(report.lines().count(), REPORTED + 1, "{report}");
@@ -429,7 +430,7 @@ mod tests {
     fn names_a_client_chose_cannot_forge_a_row_or_a_column_of_the_report() {
         let comparisons = Comparisons::default();
         record(&comparisons, "mallory\n1\tshadow", "orders\tforged");
-        record(&comparisons, "eve", crate::audit::events::OVERFLOW_RESOURCE);
+        record(&comparisons, "eve", crate::audit::limits::OVERFLOW_RESOURCE);
         let report = comparisons.report(REPORTED);
         let rows: Vec<&str> = report.lines().collect();
         assert_eq!(rows.len(), 3, "the header and two rows: {report}");
