@@ -17,7 +17,7 @@ use crate::config::{ConfigError, ServerSettings};
 use crate::settings;
 
 /// A snapshot as it came from the server: the exact body and the headers that vouch for it. (Its
-/// ETag is not here: it is `source::trust::etag_of(body)`, whatever a header or a file says.)
+/// ETag is not here: it is `trust::etag_of(body)`, whatever a header or a file says.)
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Download {
     pub body: Vec<u8>,

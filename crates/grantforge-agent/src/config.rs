@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::lockout::{self, InterNodeListeners};
 use crate::rules::SuperUsers;
 use crate::settings::{self, Kind, Mode, Setting, SETTINGS};
-use crate::source::trust::SigningKey;
+use crate::trust::SigningKey;
 
 /// Kafka's own key naming the principals that are never checked.
 pub const SUPER_USERS: &str = "super.users";
@@ -50,7 +50,7 @@ pub fn agent_version(kafka: Option<&str>) -> String {
     match kafka.map(str::trim).filter(|k| !k.is_empty()) {
         Some(kafka) => {
             let label = format!("{ours}-kafka-{kafka}");
-            crate::audit::limits::clamp(&label, AGENT_VERSION_MAX).to_string()
+            crate::utf16::clamp(&label, AGENT_VERSION_MAX).to_string()
         }
         None => ours.to_string(),
     }
@@ -769,7 +769,7 @@ mod tests {
         let token_file = dir.join("token");
         std::fs::write(&token_file, "  gfa_secret-token-value \n").unwrap();
         let key_file = dir.join("key.pub");
-        std::fs::write(&key_file, crate::source::trust::tests::server_key().1).unwrap();
+        std::fs::write(&key_file, crate::trust::tests::server_key().1).unwrap();
         let config = AgentConfig::from_settings(&settings(&[
             ("grantforge.server.url", "http://127.0.0.1:8080/gf"),
             ("grantforge.token.file", token_file.to_str().unwrap()),

@@ -30,7 +30,7 @@ use crate::config::unreadable;
 use crate::rules::{self, SuperUsers};
 use crate::source::disk_cache::SnapshotCache;
 use crate::source::file::read_policy_file;
-use crate::source::trust::SigningKey;
+use crate::trust::SigningKey;
 
 mod answer;
 mod quota;

@@ -19,6 +19,12 @@
 //!   agent only as a `source::Holder`, and `staleness` (how long its snapshot may go unconfirmed);
 //! - the GrantForge protocol's `client`, which server mode's rounds and the audit's delivery call;
 //! - what operators see: [`metrics`], [`logging`], [`explain`]; and the [`quotas`] of the JVM.
+//!
+//! Dependencies between the modules point one way: each uses only modules after it in this order
+//! (`tests/architecture_docs.rs` holds the code to it):
+//!
+//! registry, explain, agent, source, quotas, metrics, request, comparison, audit, client, config,
+//! staleness, lockout, rules, settings, keys, trust, utf16, logging.
 
 mod agent;
 mod audit;
@@ -26,6 +32,7 @@ mod client;
 pub mod comparison;
 pub mod config;
 pub mod explain;
+mod keys;
 mod lockout;
 pub mod logging;
 pub mod metrics;
@@ -38,12 +45,14 @@ mod source;
 mod staleness;
 #[cfg(test)]
 mod test_support;
+mod trust;
+mod utf16;
 
 pub use agent::{Agent, AgentError};
 pub use config::{AgentConfig, ConfigError, PolicySource};
 pub use rules::SuperUsers;
-pub use source::trust::SigningKey;
 pub use source::CLOSE_DEADLINE;
+pub use trust::SigningKey;
 
 /// What the crate's own benchmarks and integration tests reach inside: not an API.
 #[doc(hidden)]

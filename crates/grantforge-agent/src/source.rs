@@ -1,6 +1,6 @@
 //! Where the policies come from: a snapshot [`file`] (offline mode), or a GrantForge [`server`]
-//! (server mode) through the protocol's client (`crate::client`), with snapshots verified by the [`trust`]ed
-//! signing key and kept in a [`disk_cache`] for restarts while the server is away. Both modes
+//! (server mode) through the protocol's client (`crate::client`), with snapshots verified by the trusted
+//! signing key (`crate::trust`) and kept in a [`disk_cache`] for restarts while the server is away. Both modes
 //! are a [`Source`]: the agent's thread runs either without knowing which.
 
 use std::sync::Arc;
@@ -16,7 +16,6 @@ pub(crate) mod disk_cache;
 pub(crate) mod file;
 pub(crate) mod memberships;
 pub(crate) mod server;
-pub(crate) mod trust;
 
 /// How long `close()` waits for the agent's final audit delivery; a source's last delivery is
 /// bounded by it.

@@ -112,3 +112,88 @@ fn the_module_table_names_every_file_of_the_runtime_and_nothing_else() {
         );
     }
 }
+
+/// The order `lib.rs` states: each module uses only those after it.
+fn stated_order() -> Vec<String> {
+    let lib = std::fs::read_to_string(source_dir().join("lib.rs")).unwrap();
+    let marker = "holds the code to it):";
+    let after = lib
+        .split(marker)
+        .nth(1)
+        .expect("lib.rs states the modules' order");
+    after
+        .lines()
+        .map(|line| line.trim_start_matches("//!").trim())
+        .skip_while(|line| line.is_empty())
+        .take_while(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_end_matches('.')
+        .split(", ")
+        .map(|name| name.trim().to_string())
+        .collect()
+}
+
+/// The modules of `crate::` a module's files name, tests aside (a file's own code ends where its
+/// unit tests begin; `tests.rs` files are tests).
+fn used_modules(module: &str) -> BTreeSet<String> {
+    let mut files = Vec::new();
+    let root = source_dir().join(format!("{module}.rs"));
+    if root.exists() {
+        files.push(root);
+    }
+    let folder = source_dir().join(module);
+    if folder.is_dir() {
+        files.extend(rust_files(&folder).iter().map(|f| folder.join(f)));
+    }
+    let mut used = BTreeSet::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let own = text
+            .split("#[cfg(test)]\nmod tests")
+            .next()
+            .unwrap_or(&text);
+        for line in own.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for part in line.split("crate::").skip(1) {
+                let name: String = part
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if name != module && !name.is_empty() {
+                    used.insert(name);
+                }
+            }
+        }
+    }
+    used
+}
+
+#[test]
+fn each_module_uses_only_the_modules_after_it_in_the_order_lib_rs_states() {
+    let order = stated_order();
+    let (files, folders) = tree();
+    let modules: BTreeSet<String> = files
+        .iter()
+        .map(|f| f.trim_end_matches(".rs").to_string())
+        .chain(
+            folders
+                .iter()
+                .map(|(f, _)| f.trim_end_matches('/').to_string()),
+        )
+        .filter(|m| m != "bin")
+        .collect();
+    let stated: BTreeSet<String> = order.iter().cloned().collect();
+    assert_eq!(stated, modules, "lib.rs's order names every module once");
+    for (at, module) in order.iter().enumerate() {
+        for used in used_modules(module) {
+            let Some(used_at) = order.iter().position(|m| *m == used) else {
+                continue; // an item of lib.rs itself, such as `internals`
+            };
+            assert!(
+                used_at > at,
+                "{module} uses {used}, which comes before it in lib.rs's order: a dependency \
+                 that points back up"
+            );
+        }
+    }
+}

@@ -29,7 +29,7 @@ use crate::audit::events::{write_event_user, AccessEvent, EventParts, FoldKey};
 use crate::audit::ledger::Ledger;
 use crate::audit::limits::{self, clamp};
 use crate::audit::names::{kept_resource, Cut};
-use crate::request::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
+use crate::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 
 /// Shards of each table: request threads recording different accesses rarely share a lock.
 const SHARDS: usize = 16;

@@ -13,22 +13,6 @@ pub(crate) const REQUEST: usize = 1000;
 /// The client id and listener only appear inside `request`: kept to a quarter of it.
 pub(crate) const REQUEST_PART: usize = REQUEST / 4;
 
-/// The longest prefix of `text` of at most `limit` UTF-16 code units (the server's `@Size` counts
-/// those), cut at a char boundary. Borrowed, and free for text of at most `limit` bytes.
-pub(crate) fn clamp(text: &str, limit: usize) -> &str {
-    if text.len() <= limit {
-        return text; // a UTF-16 unit takes at least one UTF-8 byte
-    }
-    let mut units = 0;
-    let mut end = 0;
-    for c in text.chars() {
-        units += c.len_utf16();
-        if units > limit {
-            break;
-        }
-        end += c.len_utf8();
-    }
-    &text[..end]
-}
+pub(crate) use crate::utf16::clamp;
 
 pub const OVERFLOW_RESOURCE: &str = "(names not kept: past this principal's audit share)";

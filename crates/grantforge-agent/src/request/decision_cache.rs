@@ -24,8 +24,8 @@ use std::time::Duration;
 use grantforge_kafka::{Action, ConditionReads, KafkaContext, Reason, RequestContext};
 use parking_lot::RwLock;
 
+use crate::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 use crate::request::clock::{coarse_lag_millis, wall_millis};
-use crate::request::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 
 /// Shards of the cache: two request threads rarely want the same lock.
 const SHARDS: usize = 16;

@@ -26,9 +26,9 @@ use grantforge_kafka::{Action, KafkaPolicies, Operation, Reason, RequestContext}
 use parking_lot::Mutex;
 
 use crate::audit::fold::{is_audited, Auditor, Group};
+use crate::keys::KeyBuildHasher;
 use crate::request::clock;
 use crate::request::decision_cache::{DecisionCache, Kept};
-use crate::request::keys::KeyBuildHasher;
 use crate::request::spin::SpinLock;
 
 /// The policy version audited for refusals while no snapshot is in force (as the metric shows it).

@@ -22,7 +22,7 @@ use serde_json::Value;
 use crate::config::ConfigError;
 use crate::settings::BREAK_GLASS_DIR;
 use crate::source::disk_cache::write_atomically;
-use crate::source::trust::SigningKey;
+use crate::trust::SigningKey;
 
 const REQUEST: &str = "request";
 const TAKEN: &str = "taken";

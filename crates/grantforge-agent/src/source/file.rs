@@ -12,8 +12,8 @@ use crate::audit::events::AccessEvent;
 use crate::audit::standard::{cloud_event, ocsf_api_activity, Producer};
 use crate::config::{host_name, unreadable, AgentConfig, AuditLogFormat, ConfigError};
 use crate::settings;
-use crate::source::trust::SigningKey;
 use crate::source::{may_follow, Holder, Source};
+use crate::trust::SigningKey;
 
 const POLICY_FILE: &str = settings::POLICY_FILE.key;
 const SNAPSHOT_MAX_BYTES: &str = settings::SNAPSHOT_MAX_BYTES.key;

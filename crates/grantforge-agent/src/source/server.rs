@@ -37,8 +37,8 @@ use crate::settings::{self, CACHE_DIR, SIGNING_KEY_FILE, SNAPSHOT_MAX_AGE};
 use crate::source::break_glass::BreakGlassDir;
 use crate::source::disk_cache::SnapshotCache;
 use crate::source::memberships::{Memberships, ReplacedBodies};
-use crate::source::trust::{etag_of, SigningKey};
 use crate::source::{Holder, Source};
+use crate::trust::{etag_of, SigningKey};
 
 mod failures;
 mod glass;

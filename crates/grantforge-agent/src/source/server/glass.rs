@@ -10,8 +10,8 @@ use super::succession::LastApplied;
 use super::ServerSync;
 use crate::source::break_glass::{self, Request};
 use crate::source::memberships::Memberships;
-use crate::source::trust::etag_of;
 use crate::source::Holder;
+use crate::trust::etag_of;
 
 impl ServerSync {
     /// Applies or refuses each break-glass request waiting (see `break_glass`): audited (an

@@ -3,7 +3,7 @@
 
 use super::ServerSync;
 use crate::settings::SIGNING_KEY_FILE;
-use crate::source::trust::SigningKey;
+use crate::trust::SigningKey;
 
 impl ServerSync {
     /// The key a snapshot signed by `key_id` must verify under.

@@ -242,7 +242,7 @@ mod tests {
             let out = std::process::Command::new(std::env::current_exe().unwrap())
                 .args([
                     "--exact",
-                    "request::keys::tests::print_hash_for_the_seed_test",
+                    "keys::tests::print_hash_for_the_seed_test",
                     "--nocapture",
                     "--test-threads=1",
                 ])
