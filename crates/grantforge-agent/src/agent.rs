@@ -236,6 +236,14 @@ impl Agent {
         })
     }
 
+    /// Whether the principal is one `grantforge.audit.excluded.principals` names: decided as
+    /// anyone, never audited.
+    fn excluded_from_audit(&self, context: &RequestContext) -> bool {
+        self.config
+            .audit_excluded_principals
+            .contains(&context.principal)
+    }
+
     pub fn generation(&self) -> u64 {
         self.in_force.generation.load(Ordering::Acquire)
     }
@@ -254,11 +262,7 @@ impl Agent {
         actions: &[Action<'_>],
         allowed: &mut [bool],
     ) {
-        if self
-            .config
-            .audit_excluded_principals
-            .contains(&context.principal)
-        {
+        if self.excluded_from_audit(context) {
             with_unaudited(actions, |unaudited| {
                 self.decide_all(context, unaudited, allowed, |_, _, _| ())
             });
@@ -305,10 +309,7 @@ impl Agent {
             }
             answered
         };
-        let excluded = self
-            .config
-            .audit_excluded_principals
-            .contains(&context.principal);
+        let excluded = self.excluded_from_audit(context);
         let answered = with_reflagged(
             actions,
             |i, action| {
