@@ -1,8 +1,8 @@
 //! `docs/architecture.md`'s table of the runtime's modules held to the tree: every file of `src/`
 //! is named (a folder's files in the folder's row), and every name in the table is a file.
 
-use std::collections::BTreeSet;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 fn source_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -134,21 +134,40 @@ fn stated_order() -> Vec<String> {
         .collect()
 }
 
+/// Each module of the tree (`bin` aside: no module) and its files, from [`tree`].
+fn modules() -> BTreeMap<String, Vec<PathBuf>> {
+    let (files, folders) = tree();
+    let mut modules = BTreeMap::new();
+    for file in files {
+        let module = file.trim_end_matches(".rs").to_string();
+        modules.insert(module, vec![source_dir().join(file)]);
+    }
+    for (folder, inside) in folders {
+        let module = folder.trim_end_matches('/').to_string();
+        if module == "bin" {
+            continue;
+        }
+        let paths = inside
+            .iter()
+            .map(|file| {
+                if *file == format!("{module}.rs") {
+                    source_dir().join(file)
+                } else {
+                    source_dir().join(&module).join(file)
+                }
+            })
+            .collect();
+        modules.insert(module, paths);
+    }
+    modules
+}
+
 /// The modules of `crate::` a module's files name, tests aside (a file's own code ends where its
 /// unit tests begin; `tests.rs` files are tests).
-fn used_modules(module: &str) -> BTreeSet<String> {
-    let mut files = Vec::new();
-    let root = source_dir().join(format!("{module}.rs"));
-    if root.exists() {
-        files.push(root);
-    }
-    let folder = source_dir().join(module);
-    if folder.is_dir() {
-        files.extend(rust_files(&folder).iter().map(|f| folder.join(f)));
-    }
+fn used_modules(module: &str, files: &[PathBuf]) -> BTreeSet<String> {
     let mut used = BTreeSet::new();
     for file in files {
-        let text = std::fs::read_to_string(&file).unwrap();
+        let text = std::fs::read_to_string(file).unwrap();
         let own = text
             .split("#[cfg(test)]\nmod tests")
             .next()
@@ -171,21 +190,15 @@ fn used_modules(module: &str) -> BTreeSet<String> {
 #[test]
 fn each_module_uses_only_the_modules_after_it_in_the_order_lib_rs_states() {
     let order = stated_order();
-    let (files, folders) = tree();
-    let modules: BTreeSet<String> = files
-        .iter()
-        .map(|f| f.trim_end_matches(".rs").to_string())
-        .chain(
-            folders
-                .iter()
-                .map(|(f, _)| f.trim_end_matches('/').to_string()),
-        )
-        .filter(|m| m != "bin")
-        .collect();
-    let stated: BTreeSet<String> = order.iter().cloned().collect();
-    assert_eq!(stated, modules, "lib.rs's order names every module once");
+    let modules = modules();
+    let stated: BTreeSet<&String> = order.iter().collect();
+    assert_eq!(
+        stated,
+        modules.keys().collect(),
+        "lib.rs's order names every module once"
+    );
     for (at, module) in order.iter().enumerate() {
-        for used in used_modules(module) {
+        for used in used_modules(module, &modules[module]) {
             let Some(used_at) = order.iter().position(|m| *m == used) else {
                 continue; // an item of lib.rs itself, such as `internals`
             };
