@@ -18,7 +18,7 @@ use crate::comparison::{is_compared, Compared, Comparisons, Decider};
 use crate::config::{AgentConfig, ConfigError, PolicySource};
 use crate::lockout::LockoutHint;
 use crate::metrics::{Metrics, Observed, Stats};
-use crate::request::lane::{self, Lane, Lanes, SnapshotInForce};
+use crate::request::lane::{self, Lane, Lanes, SnapshotInForce, Undetermined};
 use crate::request::unaudited::{unaudited_copy, with_reflagged, with_unaudited, INLINE};
 use crate::rules;
 use crate::source::file::OfflineSource;
@@ -26,6 +26,7 @@ use crate::source::server::ServerSync;
 use crate::source::{AuditAtClose, Source, CLOSE_DEADLINE};
 use crate::staleness::Staleness;
 
+mod hybrid;
 mod thread;
 
 /// Why an agent did not start.
@@ -264,10 +265,10 @@ impl Agent {
     ) {
         if self.excluded_from_audit(context) {
             with_unaudited(actions, |unaudited| {
-                self.decide_all(context, unaudited, allowed, |_, _, _| ())
+                self.decide_all(context, unaudited, allowed, None, |_, _, _| ())
             });
         } else {
-            self.decide_all(context, actions, allowed, |_, _, _| ());
+            self.decide_all(context, actions, allowed, None, |_, _, _| ());
         }
     }
 
@@ -319,7 +320,7 @@ impl Agent {
                     audited_as_compared(action, kafka[i], decider)
                 }
             },
-            |asked| self.decide_all(context, asked, allowed, count),
+            |asked| self.decide_all(context, asked, allowed, None, count),
         );
         for (out, allowed) in compared.iter_mut().zip(allowed.iter()) {
             *out = Compared::answer(*allowed);
@@ -372,36 +373,60 @@ impl Agent {
 
     /// Decides every action into `allowed`, then runs `then` with the thread's lane, whether
     /// anything could decide (false: no snapshot, or one of another service type, so every action
-    /// was refused undecided) and the answers.
+    /// was refused undecided) and the answers. With `left` (hybrid mode), a question the policies
+    /// leave open, or about a resource outside `grantforge.hybrid.resource.prefixes`, is marked
+    /// there instead: Kafka's ACLs answer it.
     fn decide_all<R>(
         &self,
         context: &RequestContext,
         actions: &[Action<'_>],
         allowed: &mut [bool],
+        mut left: Option<&mut [bool]>,
         then: impl FnOnce(&mut Lane, bool, &[bool]) -> R,
     ) -> R {
+        let undetermined = match left {
+            Some(_) => Undetermined::LeftToKafka,
+            None => Undetermined::Refused,
+        };
         self.with_deciding(&context.principal, |lane, in_force| {
             // One time of access for the whole call, read only if something is audited.
             let mut now = None;
-            let answered = match in_force {
-                Ok(applied) => {
-                    for (action, allowed) in actions.iter().zip(allowed.iter_mut()) {
-                        *allowed = lane.decide(applied, context, action, &self.auditor, &mut now);
-                        if !*allowed && action.operation == Some(Operation::ClusterAction) {
+            for (i, action) in actions.iter().enumerate() {
+                if let Some(left) = left.as_deref_mut() {
+                    if !self.config.hybrid_scope.covers(action.name) {
+                        left[i] = true;
+                        continue;
+                    }
+                }
+                match in_force {
+                    Ok(applied) => {
+                        let reason = lane.decide(
+                            applied,
+                            context,
+                            action,
+                            &self.auditor,
+                            &mut now,
+                            undetermined,
+                        );
+                        if undetermined == Undetermined::LeftToKafka && reason.undetermined() {
+                            if let Some(left) = left.as_deref_mut() {
+                                left[i] = true;
+                            }
+                            continue;
+                        }
+                        allowed[i] = reason.allowed();
+                        if !allowed[i] && action.operation == Some(Operation::ClusterAction) {
                             self.lockout.refused_cluster_action(
                                 &context.principal,
                                 &context.conditions.listener,
                             );
                         }
                     }
-                    true
-                }
-                // Super users: allowed, not counted, not audited but for their mutations when
-                // the operator asks.
-                Err(reason) if reason.allowed() => {
-                    allowed.iter_mut().for_each(|a| *a = true);
-                    if self.config.audit_super_users_mutations {
-                        for action in actions {
+                    // Super users: allowed, not counted, not audited but for their mutations when
+                    // the operator asks.
+                    Err(reason) if reason.allowed() => {
+                        allowed[i] = true;
+                        if self.config.audit_super_users_mutations {
                             lane.audit_super_user_mutation(
                                 context,
                                 action,
@@ -410,16 +435,13 @@ impl Agent {
                             );
                         }
                     }
-                    true
-                }
-                // Nothing may decide: every action is refused, counted and audited.
-                Err(reason) => {
-                    actions.iter().for_each(|action| {
+                    // Nothing may decide: refused, counted and audited.
+                    Err(reason) => {
                         lane.refuse_undecided(reason, context, action, &self.auditor, &mut now)
-                    });
-                    false
+                    }
                 }
-            };
+            }
+            let answered = in_force.map_or_else(Reason::allowed, |_| true);
             then(lane, answered, allowed)
         })
     }
@@ -587,7 +609,7 @@ fn audited_as_compared<'a>(
 mod tests {
     use super::*;
     use crate::audit::events::AccessEvent;
-    use crate::test_support::{context, write};
+    use crate::test_support::{context, e2e_agent, write};
 
     #[test]
     fn close_leaves_the_audit_to_the_agents_thread_when_it_has_nowhere_else_to_put_it() {
@@ -616,21 +638,6 @@ mod tests {
             "still there, not taken and lost"
         );
         agent.shutdown();
-    }
-
-    /// An agent on the e2e fixture, with `extra` settings.
-    fn e2e_agent(extra: &[(&str, &str)]) -> Arc<Agent> {
-        let fixture = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../tests/fixtures/snapshots/e2e.json"
-        );
-        let settings: std::collections::BTreeMap<String, String> =
-            [("grantforge.policy.file", fixture)]
-                .iter()
-                .chain(extra)
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-        Agent::start(AgentConfig::from_settings(&settings).unwrap()).unwrap()
     }
 
     #[test]

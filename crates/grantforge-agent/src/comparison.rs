@@ -282,5 +282,6 @@ fn event(event_id: String, key: &DisagreementKey, tally: &Tally) -> AccessEvent 
                 .clone()
                 .unwrap_or_else(|| "(not told)".to_string()),
         }),
+        kafka_acl: None,
     }
 }

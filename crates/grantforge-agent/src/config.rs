@@ -172,6 +172,8 @@ pub struct AgentConfig {
     pub audit_log_format: AuditLogFormat,
     /// Principals whose requests are decided but never audited, parsed as `super.users` is.
     pub audit_excluded_principals: SuperUsers,
+    /// Hybrid mode: the resources whose questions the policies decide first.
+    pub hybrid_scope: HybridScope,
     pub audit_queue_capacity: u64,
     pub audit_spool_limit_bytes: u64,
     pub audit_batch_size: u64,
@@ -247,6 +249,7 @@ impl AgentConfig {
             audit_super_users_mutations: reader.get(&settings::AUDIT_SUPER_USERS_MUTATIONS)?,
             audit_log_format: reader.get(&settings::AUDIT_LOG_FORMAT)?,
             audit_excluded_principals: reader.get(&settings::AUDIT_EXCLUDED_PRINCIPALS)?,
+            hybrid_scope: reader.get(&settings::HYBRID_RESOURCE_PREFIXES)?,
             audit_queue_capacity: reader.get(&settings::AUDIT_QUEUE_CAPACITY)?,
             audit_spool_limit_bytes: reader.get(&settings::AUDIT_SPOOL_LIMIT_BYTES)?,
             audit_batch_size: reader.get(&settings::AUDIT_BATCH_SIZE)?,
@@ -378,6 +381,49 @@ impl FromSetting for SuperUsers {
         );
         SuperUsers::parse(&reader.text(setting).unwrap_or_default())
             .map_err(|e| ConfigError::new(setting.key, e))
+    }
+}
+
+/// Hybrid mode's resources whose questions GrantForge's policies decide first
+/// (`grantforge.hybrid.resource.prefixes`): those whose names begin with one of the prefixes, or
+/// every resource when none is given. The others' questions go to Kafka's ACLs alone.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HybridScope {
+    prefixes: Vec<String>,
+}
+
+impl HybridScope {
+    /// Whether the policies are asked about a resource of this name first.
+    pub fn covers(&self, resource: &str) -> bool {
+        self.prefixes.is_empty()
+            || self
+                .prefixes
+                .iter()
+                .any(|p| resource.starts_with(p.as_str()))
+    }
+}
+
+impl FromSetting for HybridScope {
+    fn read(reader: &Reader<'_>, setting: &Setting) -> Result<HybridScope, ConfigError> {
+        expect_kind(
+            setting,
+            matches!(setting.kind, Kind::Prefixes),
+            "a list of prefixes",
+        );
+        let text = reader.text(setting).unwrap_or_default();
+        let prefixes: Vec<String> = text
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect();
+        if prefixes.is_empty() && !text.trim().is_empty() {
+            return Err(ConfigError::new(
+                setting.key,
+                "names no prefix; give `,`-separated beginnings of resource names, or leave it unset for every resource".to_string(),
+            ));
+        }
+        Ok(HybridScope { prefixes })
     }
 }
 

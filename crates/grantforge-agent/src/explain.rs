@@ -380,6 +380,7 @@ impl Explainer<'_> {
             acls: self.acl_rows_for(q),
             allowed: reason.allowed(),
             reason: reason.describe(),
+            left_to_kafka_in_hybrid_mode: reason.undetermined(),
             deciding: reason.policy_id().map(|id| PolicyRef {
                 id,
                 named: self

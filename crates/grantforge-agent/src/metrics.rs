@@ -185,8 +185,19 @@ metrics! {
     /// The top of the disagreements table (`explain --disagreements` shows it).
     shadow_disagreements: String = "shadow-disagreements", "Shadow and compare modes: the most frequent disagreements, one per line (tab-separated)",
         |at| at.agent.comparisons().report(crate::comparison::REPORTED);
+    hybrid_acl_decisions: u64 = "hybrid-acl-decisions", "Hybrid mode: questions Kafka's ACLs decided because no policy did (or outside grantforge.hybrid.resource.prefixes), but for the filter questions they refused",
+        |at| at.counts.left_to_kafka;
+    /// Rounded up: 0 only when none was left.
+    hybrid_acl_share_percent: u64 = "hybrid-acl-share-percent", "Hybrid mode: the share of questions left to Kafka's ACLs since start, in percent rounded up (0: none, the ACLs can go)",
+        |at| acl_share_percent(&at.counts);
     last_error: String = "last-refresh-error", "The last problem keeping the policies current, empty if none",
         |at| at.agent.metrics().last_error.lock().clone().unwrap_or_default();
+}
+
+/// The share of questions hybrid mode left to Kafka's ACLs, in percent rounded up.
+fn acl_share_percent(counts: &Counts) -> u64 {
+    let all = counts.allowed + counts.denied + counts.left_to_kafka;
+    (counts.left_to_kafka * 100).div_ceil(all.max(1))
 }
 
 #[cfg(test)]

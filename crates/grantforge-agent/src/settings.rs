@@ -60,6 +60,8 @@ pub enum Kind {
     OneOf(&'static [&'static str]),
     /// `;`-separated `Type:name` principals, written as in `super.users`.
     Principals,
+    /// `,`-separated beginnings of resource names.
+    Prefixes,
 }
 
 /// The largest number of milliseconds a setting may hold (as nanoseconds it still fits an `i64`).
@@ -77,7 +79,8 @@ impl Kind {
             | Kind::Shim
             | Kind::Switch
             | Kind::OneOf(_)
-            | Kind::Principals => None,
+            | Kind::Principals
+            | Kind::Prefixes => None,
         }
     }
 }
@@ -331,6 +334,13 @@ pub const AUDIT_FLUSH_INTERVAL: Setting = Setting {
     mode: Mode::Server,
     doc: "server mode: how often the spool is retried",
 };
+pub const HYBRID_RESOURCE_PREFIXES: Setting = Setting {
+    key: "grantforge.hybrid.resource.prefixes",
+    default: Fallback::None,
+    kind: Kind::Prefixes,
+    mode: Mode::Both,
+    doc: "hybrid mode (`GrantForgeHybridAuthorizer`): `,`-separated beginnings of resource names (`payments.,orders.`) whose questions GrantForge's policies decide first, team by team; other resources' questions go to Kafka's ACLs alone. Unset: every resource",
+};
 pub const NATIVE_LIBRARY_PATH: Setting = Setting {
     key: "grantforge.native.library.path",
     default: Fallback::None,
@@ -379,6 +389,7 @@ pub const SETTINGS: &[&Setting] = &[
     &AUDIT_SPOOL_LIMIT_BYTES,
     &AUDIT_BATCH_SIZE,
     &AUDIT_FLUSH_INTERVAL,
+    &HYBRID_RESOURCE_PREFIXES,
     &NATIVE_LIBRARY_PATH,
     &SNAPSHOT_MAX_BYTES,
 ];

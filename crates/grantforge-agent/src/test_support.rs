@@ -1,6 +1,10 @@
-//! What the agent's unit tests share: a request context and an action.
+//! What the agent's unit tests share: a request context, an action and an agent.
+
+use std::sync::Arc;
 
 use grantforge_kafka::{Action, KafkaContext, Operation, Principal, RequestContext, ResourceType};
+
+use crate::{Agent, AgentConfig};
 
 /// `user` (a `User`) from 10.0.0.1 on listener `L`, client id `c`, a Produce request (version 9).
 pub(crate) fn context(user: &str) -> RequestContext {
@@ -29,4 +33,19 @@ pub(crate) fn write(topic: &str) -> Action<'_> {
         log_if_allowed: true,
         log_if_denied: true,
     }
+}
+
+/// An agent on the e2e fixture (`tests/fixtures/snapshots/e2e.json`), with `extra` settings.
+pub(crate) fn e2e_agent(extra: &[(&str, &str)]) -> Arc<Agent> {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/snapshots/e2e.json"
+    );
+    let settings: std::collections::BTreeMap<String, String> =
+        [("grantforge.policy.file", fixture)]
+            .iter()
+            .chain(extra)
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    Agent::start(AgentConfig::from_settings(&settings).unwrap()).unwrap()
 }

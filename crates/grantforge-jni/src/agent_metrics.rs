@@ -87,6 +87,8 @@ mod tests {
             shadow_overflow: 22,
             shadow_untracked: 23,
             shadow_disagreements: "5\tshadow\t…".into(),
+            hybrid_acl_decisions: 24,
+            hybrid_acl_share_percent: 25,
             last_error: "the server cannot be reached (é)".into(),
             instance: "broker-1".into(),
             ..Stats::default()

@@ -20,6 +20,7 @@ mod comparison_codec;
 pub mod direct_buffer;
 pub mod explain_codec;
 pub mod export;
+mod hybrid_codec;
 pub mod native_log_drain;
 pub mod native_quotas;
 pub mod request_encoder;
@@ -47,8 +48,8 @@ use grantforge_agent::comparison::Compared;
 /// 8: `aclViewSerial`; 9: `NativeQuotas.configure`, and `resolve` says whether the answer is kept;
 /// 10: `operationCodes`; 11: `explain` takes one request of its codec; 12: `compare` and
 /// `describeKafkaBasis`; 13: `aclCount` counts the operations the running Kafka has;
-/// 14: `checkSettings`.)
-pub const ABI_VERSION: jint = 14;
+/// 14: `checkSettings`; 15: `hybrid` and `settleByAcls`.)
+pub const ABI_VERSION: jint = 15;
 
 /// How many actions one answer's bitmask holds: bit i of a non-negative `jlong` for action i, so
 /// 63 (`NativeAgent.ACTIONS_IN_A_MASK` on the Java side).
@@ -280,6 +281,93 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_d
                 comparison_codec::read_kafka_answers(&buffer, buffer.request().len(), &mut kafka)?;
                 agent.describe_kafka_basis(context, action, kafka[index], decider, &basis);
                 Ok(())
+            })
+        })
+    })
+}
+
+/// `hybrid`: hybrid mode's first step (the payload: see [`hybrid_codec`]). Returns 1 + the
+/// number of actions left to Kafka's ACLs, 0 if it failed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_hybrid(
+    _env: *mut jni::sys::JNIEnv,
+    _class: jni::sys::jclass,
+    handle: jlong,
+    address: jlong,
+    capacity: jint,
+    request_length: jint,
+) -> jlong {
+    export(|| {
+        with_agent(handle, |agent| {
+            let mut buffer = DirectBuffer::new(address, capacity, request_length)?;
+            let request_length = buffer.request().len();
+            let mut verdicts = [0u8; ACTIONS_IN_A_MASK];
+            let mut many = Vec::new();
+            let (n, left_count) = MEMO.with(|memo| {
+                let mut memo = memo.borrow_mut();
+                let mut slots = ActionSlots::default();
+                let (context, actions) = decode_authorize(buffer.request(), &mut memo, &mut slots)?;
+                let n = actions.len();
+                // Up to ACTIONS_IN_A_MASK actions without allocation, as `authorize` answers them.
+                let (mut allowed_inline, mut left_inline) =
+                    ([false; ACTIONS_IN_A_MASK], [false; ACTIONS_IN_A_MASK]);
+                let (mut allowed_heap, mut left_heap) = (Vec::new(), Vec::new());
+                let (allowed, left) = if n <= ACTIONS_IN_A_MASK {
+                    (&mut allowed_inline[..n], &mut left_inline[..n])
+                } else {
+                    allowed_heap.resize(n, false);
+                    left_heap.resize(n, false);
+                    (&mut allowed_heap[..], &mut left_heap[..])
+                };
+                agent.hybrid(context, actions, allowed, left);
+                let out = if n <= ACTIONS_IN_A_MASK {
+                    &mut verdicts[..n]
+                } else {
+                    many.resize(n, 0);
+                    &mut many[..]
+                };
+                for (i, verdict) in out.iter_mut().enumerate() {
+                    *verdict = hybrid_codec::verdict(allowed[i], left[i]);
+                }
+                Ok::<_, BridgeError>((n, left.iter().filter(|l| **l).count()))
+            })?;
+            let out = if n <= ACTIONS_IN_A_MASK {
+                &verdicts[..n]
+            } else {
+                &many[..]
+            };
+            buffer.write_at(request_length, out)?;
+            Ok(1 + left_count as jlong)
+        })
+    })
+}
+
+/// `settleByAcls`: hybrid mode's second step, Kafka's answers to what `hybrid` left to its ACLs
+/// (`tail_length` bytes after the request: see [`hybrid_codec`]). True once audited.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_settleByAcls(
+    _env: *mut jni::sys::JNIEnv,
+    _class: jni::sys::jclass,
+    handle: jlong,
+    address: jlong,
+    capacity: jint,
+    request_length: jint,
+    tail_length: jint,
+) -> jboolean {
+    export(|| {
+        with_agent(handle, |agent| {
+            let buffer = DirectBuffer::new(address, capacity, request_length)?;
+            let tail_length = usize::try_from(tail_length).map_err(|_| BridgeError::BadBuffer)?;
+            let tail = buffer.tail(buffer.request().len(), tail_length)?;
+            MEMO.with(|memo| {
+                let mut memo = memo.borrow_mut();
+                let mut slots = ActionSlots::default();
+                let (context, actions) = decode_authorize(buffer.request(), &mut memo, &mut slots)?;
+                let n = actions.len();
+                let (mut left, mut kafka, mut acls) = (vec![false; n], vec![false; n], Vec::new());
+                hybrid_codec::read_settled(tail, &mut left, &mut kafka, &mut acls)?;
+                agent.settle_by_acls(context, actions, &left, &kafka, |i| acls[i]);
+                Ok(true)
             })
         })
     })

@@ -99,6 +99,8 @@ pub enum Reason {
     Policy { id: i64, allowed: bool },
     /// No policy decides: refused (fail closed).
     NoPolicy,
+    /// Hybrid mode: no policy decided (see [`Reason::undetermined`]), and Kafka's own ACLs answered.
+    KafkaAcl { allowed: bool },
 }
 
 impl Reason {
@@ -106,8 +108,17 @@ impl Reason {
     pub fn allowed(self) -> bool {
         matches!(
             self,
-            Reason::SuperUser | Reason::ServiceDisabled | Reason::Policy { allowed: true, .. }
+            Reason::SuperUser
+                | Reason::ServiceDisabled
+                | Reason::Policy { allowed: true, .. }
+                | Reason::KafkaAcl { allowed: true }
         )
+    }
+
+    /// Whether GrantForge's policies left the question open: none decides, or it cannot be put
+    /// to them. Refused in every mode but hybrid, where Kafka's ACLs answer it instead.
+    pub fn undetermined(self) -> bool {
+        matches!(self, Reason::NoPolicy | Reason::Unplaced)
     }
 
     /// The deciding policy, if one decided.
@@ -146,6 +157,8 @@ impl Reason {
             Reason::Policy { allowed: true, .. } => "a policy allows and none of its priority denies",
             Reason::Policy { allowed: false, .. } => "a policy denies (a deny beats an allow within a priority)",
             Reason::NoPolicy => "no policy decides: refused (fail closed)",
+            Reason::KafkaAcl { allowed: true } => "hybrid mode: no policy decides, and Kafka's ACLs allow",
+            Reason::KafkaAcl { allowed: false } => "hybrid mode: no policy decides, and Kafka's ACLs refuse",
         }
     }
 }

@@ -38,6 +38,9 @@ pub struct AccessEvent {
     pub overflow: bool,
     /// Set on the disagreements of shadow and compare modes (`comparison`).
     pub comparison: Option<Comparison>,
+    /// Set when Kafka's ACLs decided the access (hybrid mode: no policy did): the deciding ACL in
+    /// words (empty in an overflow group, which keeps none).
+    pub kafka_acl: Option<String>,
 }
 
 /// What a disagreement event says beyond an access: which authorizer decided, and Kafka's side.
@@ -94,6 +97,23 @@ impl AccessEvent {
             last: parts.last,
             overflow: key.overflow,
             comparison: None,
+            kafka_acl: key.acl.clone(),
+        }
+    }
+
+    /// Who enforced the answer: `NATIVE` where Kafka's ACLs decided (a shadow-mode disagreement,
+    /// hybrid mode's questions no policy decides), else `GRANTFORGE`.
+    pub fn enforcer(&self) -> &'static str {
+        match (&self.comparison, &self.kafka_acl) {
+            (
+                Some(Comparison {
+                    decider: Decider::Kafka,
+                    ..
+                }),
+                _,
+            )
+            | (None, Some(_)) => "NATIVE",
+            _ => "GRANTFORGE",
         }
     }
 
@@ -108,6 +128,9 @@ impl AccessEvent {
         let mut text = cut.map_or_else(String::new, |cut| format!("{}; ", cut.describe()));
         if let Some(c) = &self.comparison {
             text += &format!("{}; ", c.describe(self.policy_id));
+        }
+        if let Some(acl) = &self.kafka_acl {
+            text += &format!("{}; ", by_acl_words(acl));
         }
         text += &format!(
             "{} v{}, client id {}, listener {}",
@@ -168,10 +191,7 @@ impl AccessEvent {
             "outcome": if self.allowed { "ALLOWED" } else { "DENIED" },
             "policyId": self.policy_id.map(|id| id.to_string()),
             "policyVersion": self.policy_version,
-            "enforcer": match &self.comparison {
-                Some(Comparison { decider: Decider::Kafka, .. }) => "NATIVE",
-                _ => "GRANTFORGE",
-            },
+            "enforcer": self.enforcer(),
             "request": clamp(&self.request_text(cut), limits::REQUEST),
             "count": self.count,
             "lastOccurredAt": self.last.to_string(),
@@ -194,6 +214,13 @@ impl AccessEvent {
         // A disagreement says both answers' bases first; the line then reads as the decider's access.
         let (disagreement, basis) = match (&self.comparison, self.policy_id) {
             (Some(c), _) => (format!("{}; ", c.describe(self.policy_id)), String::new()),
+            (None, None) if self.kafka_acl.is_some() => (
+                String::new(),
+                format!(
+                    " by {}",
+                    by_acl_words(self.kafka_acl.as_deref().unwrap_or_default())
+                ),
+            ),
             (None, Some(id)) => (String::new(), format!(" based on policy {id}")),
             (None, None) if self.overflow => (
                 String::new(),
@@ -245,7 +272,12 @@ impl AccessEvent {
     }
 }
 
-/// The resource of an overflow group's event: it stands for many names, none kept.
+/// An access Kafka's ACLs decided in hybrid mode, in words.
+fn by_acl_words(acl: &str) -> String {
+    let acl = if acl.is_empty() { "ACLs not kept" } else { acl };
+    format!("Kafka's ACLs in hybrid mode, no policy deciding ({acl})")
+}
+
 /// The audit of a break-glass file handed to the node (`source::break_glass`): an access of the
 /// operator who ran the command to the resource `break-glass:<file>`, allowed when the snapshot was
 /// applied, with its policy version (-1 when unread) and the agent's answer as the request.
@@ -296,6 +328,8 @@ pub(crate) struct FoldKey {
     pub policy_version: i64,
     /// The principal's accesses past its share: no resource, address or policy kept.
     pub overflow: bool,
+    /// Hybrid mode: the Kafka ACL that decided, in words (Kafka's ACLs, not a policy, decided).
+    pub acl: Option<String>,
 }
 
 /// What a group contributes to its event.
@@ -426,6 +460,7 @@ pub(crate) mod tests {
             last: Instant::from_unix_millis(1500),
             overflow: false,
             comparison: None,
+            kafka_acl: None,
         }
     }
 
@@ -495,6 +530,7 @@ pub(crate) mod tests {
             last: Instant::from_unix_millis(1_796_047_084_877),
             overflow: false,
             comparison: None,
+            kafka_acl: None,
         }
     }
 

@@ -31,6 +31,9 @@ use crate::audit::limits::{self, clamp};
 use crate::audit::names::{kept_resource, Cut};
 use crate::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
 
+/// The policy version of an access no policy could decide: Kafka's ACLs did (hybrid mode).
+const NO_POLICY_VERSION: i64 = -1;
+
 /// Shards of each table: request threads recording different accesses rarely share a lock.
 const SHARDS: usize = 16;
 
@@ -55,6 +58,7 @@ impl FoldKey {
             policy_id: self.policy_id,
             policy_version: self.policy_version,
             overflow: self.overflow,
+            acl: self.acl.as_deref(),
         }
     }
 }
@@ -73,6 +77,7 @@ struct KeyParts<'a> {
     policy_id: Option<i64>,
     policy_version: i64,
     overflow: bool,
+    acl: Option<&'a str>,
 }
 
 impl<'a> KeyParts<'a> {
@@ -100,6 +105,15 @@ impl<'a> KeyParts<'a> {
             policy_id: reason.policy_id(),
             policy_version,
             overflow: false,
+            acl: None,
+        }
+    }
+
+    /// The key of an access Kafka's ACLs decided (hybrid mode), `acl` the deciding one in words.
+    fn by_acl(self, acl: &'a str) -> KeyParts<'a> {
+        KeyParts {
+            acl: Some(clamp(acl, limits::REQUEST_PART)),
+            ..self
         }
     }
 
@@ -111,6 +125,7 @@ impl<'a> KeyParts<'a> {
             resource_cut: None,
             policy_id: None,
             overflow: true,
+            acl: self.acl.map(|_| ""),
             ..self
         }
     }
@@ -128,6 +143,7 @@ impl<'a> KeyParts<'a> {
             policy_id: self.policy_id,
             policy_version: self.policy_version,
             overflow: self.overflow,
+            acl: self.acl.map(str::to_string),
         }
     }
 }
@@ -154,6 +170,9 @@ fn pack(packed: &mut Vec<u8>, parts: &KeyParts<'_>) -> usize {
         .byte(u8::from(parts.policy_id.is_some()))
         .i64(parts.policy_id.unwrap_or(0))
         .i64(parts.policy_version);
+    if let Some(acl) = parts.acl {
+        w.byte(1).str(acl);
+    }
     principal
 }
 
@@ -221,6 +240,9 @@ impl Group {
         self.key.resource_cut = None;
         self.key.policy_id = None;
         self.key.overflow = true;
+        if let Some(acl) = &mut self.key.acl {
+            acl.clear();
+        }
         self
     }
 }
@@ -244,6 +266,8 @@ enum Arrival<'r> {
         reason: &'r Reason,
         version: i64,
         now: Instant,
+        /// Hybrid mode: the Kafka ACL that decided, in words.
+        acl: Option<&'r str>,
     },
     /// Boxed as the lanes keep it: the arrival is moved a few times on the way to its table.
     Folded(Box<Group>),
@@ -257,8 +281,12 @@ impl Arrival<'_> {
                 action,
                 reason,
                 version,
+                acl,
                 ..
-            } => KeyParts::of(context, action, reason, *version),
+            } => {
+                let parts = KeyParts::of(context, action, reason, *version);
+                acl.map_or(parts, |acl| parts.by_acl(acl))
+            }
             Arrival::Folded(group) => group.key.parts(),
         }
     }
@@ -292,7 +320,16 @@ impl Arrival<'_> {
                 reason,
                 version,
                 now,
-            } => Group::first_access(context, action, reason, version, now),
+                acl,
+            } => {
+                let mut group = Group::first_access(context, action, reason, version, now);
+                if let Some(acl) = acl {
+                    group.key = KeyParts::of(context, action, reason, version)
+                        .by_acl(acl)
+                        .owned();
+                }
+                group
+            }
             Arrival::Folded(group) => *group,
         }
     }
@@ -521,6 +558,7 @@ impl Auditor {
             reason,
             version,
             now,
+            acl: None,
         });
     }
 
@@ -539,6 +577,27 @@ impl Auditor {
             reason: &Reason::SuperUser,
             version,
             now,
+            acl: None,
+        });
+    }
+
+    /// Records an access Kafka's ACLs decided in hybrid mode (no policy did): enforced `NATIVE`,
+    /// `acl` the deciding ACL in words, no policy and no policy version.
+    pub(crate) fn record_by_acl(
+        &self,
+        context: &RequestContext,
+        action: &Action<'_>,
+        allowed: bool,
+        acl: &str,
+        now: Instant,
+    ) {
+        self.fold(Arrival::Access {
+            context,
+            action,
+            reason: &Reason::KafkaAcl { allowed },
+            version: NO_POLICY_VERSION,
+            now,
+            acl: Some(acl),
         });
     }
 

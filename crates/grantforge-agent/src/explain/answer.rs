@@ -18,6 +18,8 @@ pub(super) struct Answer<'a> {
     pub allowed: bool,
     /// The rule that decided, in words.
     pub reason: &'static str,
+    /// No policy decides: hybrid mode (`GrantForgeHybridAuthorizer`) leaves it to Kafka's ACLs.
+    pub left_to_kafka_in_hybrid_mode: bool,
     pub deciding: Option<PolicyRef<'a>>,
     /// Every policy whose items matched or were excepted.
     pub matched: Vec<MatchedPolicy<'a>>,
@@ -70,6 +72,15 @@ impl Answer<'_> {
         (creates_topics && !self.allowed).then_some(STREAMS_CREATE_NOTE)
     }
 
+    /// Which side decides under `GrantForgeHybridAuthorizer`.
+    fn hybrid_mode(&self) -> &'static str {
+        if self.left_to_kafka_in_hybrid_mode {
+            "no policy decides, so GrantForgeHybridAuthorizer leaves it to Kafka's ACLs (listed below)"
+        } else {
+            "GrantForge's answer above is final"
+        }
+    }
+
     pub fn to_json(&self) -> Value {
         let q = self.question;
         let mut answer = json!({
@@ -82,6 +93,7 @@ impl Answer<'_> {
             "acls": self.acls.iter().map(acl_json).collect::<Vec<_>>(),
             "decision": self.decision(),
             "reason": self.reason,
+            "hybridMode": if self.left_to_kafka_in_hybrid_mode { "KAFKA_ACLS" } else { "GRANTFORGE" },
             "decidingPolicy": self.deciding.as_ref().map_or(Value::Null, PolicyRef::to_json),
             "policies": self.matched.iter().map(MatchedPolicy::to_json).collect::<Vec<_>>(),
         });
@@ -111,6 +123,9 @@ impl Answer<'_> {
                 None => format!(" by policy {} \"\" ()", p.id),
             });
         let _ = writeln!(out, "  decision: {}{by}: {}", self.decision(), self.reason);
+        if self.left_to_kafka_in_hybrid_mode {
+            let _ = writeln!(out, "  in hybrid mode: {}", self.hybrid_mode());
+        }
         if let Some(note) = self.note() {
             let _ = writeln!(out, "  note: {note}");
         }

@@ -53,6 +53,28 @@ pub(crate) struct Counts {
     pub audited: u64,
     /// Actions refused because no snapshot could decide (none, another service type, too old).
     pub undecided: u64,
+    /// Hybrid mode: questions Kafka's ACLs decided (no policy did, or their resource is outside
+    /// the prefixes GrantForge decides), but for the filter questions they refused.
+    pub left_to_kafka: u64,
+}
+
+/// Kafka's ACLs' answer to a question hybrid mode left to them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AclAnswer<'a> {
+    pub allowed: bool,
+    /// The ACL behind the answer, in words.
+    pub acl: &'a str,
+    /// False for a principal excluded from audit.
+    pub audited: bool,
+}
+
+/// What a question the policies leave open ([`Reason::undetermined`]) comes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Undetermined {
+    /// Refused (fail closed): every mode but hybrid.
+    Refused,
+    /// Left to Kafka's ACLs: hybrid mode.
+    LeftToKafka,
 }
 
 impl Counts {
@@ -65,6 +87,7 @@ impl Counts {
         self.not_compared += other.not_compared;
         self.audited += other.audited;
         self.undecided += other.undecided;
+        self.left_to_kafka += other.left_to_kafka;
     }
 }
 
@@ -106,7 +129,8 @@ impl Lane {
         action: &Action<'_>,
         auditor: &Auditor,
         now: &mut Option<Instant>,
-    ) -> bool {
+        undetermined: Undetermined,
+    ) -> Reason {
         if self.snapshot != applied.id {
             self.start_afresh(auditor);
             self.snapshot = applied.id;
@@ -120,6 +144,9 @@ impl Lane {
             // Not kept (caching off, or a key beyond the byte bound): reason, and audited through
             // the shared tables, which keep names clamped.
             let reason = decide();
+            if leaves_to_kafka(&mut self.counts, &reason, undetermined, false) {
+                return reason;
+            }
             self.count(action, &reason, false);
             if is_audited(action, &reason) {
                 auditor.record(
@@ -130,11 +157,14 @@ impl Lane {
                     *now.get_or_insert_with(clock::wall_now),
                 );
             }
-            return reason.allowed();
+            return reason;
         }
         if let Some(front) = self.front.get_mut(self.key.as_slice()) {
             if front.kept.serves_at(clock::wall_millis()) {
                 let reason = front.kept.reason;
+                if leaves_to_kafka(&mut self.counts, &reason, undetermined, true) {
+                    return reason;
+                }
                 if is_audited(action, &reason) {
                     let now = *now.get_or_insert_with(clock::wall_now);
                     match &mut front.audit {
@@ -148,11 +178,18 @@ impl Lane {
                     }
                 }
                 self.count(action, &reason, true);
-                return reason.allowed();
+                return reason;
             }
         }
         let (kept, hit) = applied.decisions.get_or_decide(context, action, decide);
         let reason = kept.reason;
+        if leaves_to_kafka(&mut self.counts, &reason, undetermined, hit) {
+            // Kept in the front all the same: the next ask is a hit that leaves it again.
+            if reason.cacheable() {
+                self.keep_in_front(kept, None, auditor);
+            }
+            return reason;
+        }
         self.count(action, &reason, hit);
         let accessed_at =
             is_audited(action, &reason).then(|| *now.get_or_insert_with(clock::wall_now));
@@ -161,10 +198,16 @@ impl Lane {
             if let Some(at) = accessed_at {
                 auditor.record(context, action, &reason, version, at);
             }
-            return reason.allowed();
+            return reason;
         }
         let audit = accessed_at
             .map(|at| Box::new(Group::first_access(context, action, &reason, version, at)));
+        self.keep_in_front(kept, audit, auditor);
+        reason
+    }
+
+    /// Keeps a decision of the shared cache in the front under the key just packed.
+    fn keep_in_front(&mut self, kept: Kept, audit: Option<Box<Group>>, auditor: &Auditor) {
         if self.front.len() >= FRONT_ENTRIES {
             self.start_afresh(auditor);
         }
@@ -179,7 +222,39 @@ impl Lane {
                 auditor.merge(group);
             }
         }
-        reason.allowed()
+    }
+
+    /// Kafka's ACLs' answer to a question hybrid mode left to them, audited when Kafka asks to
+    /// report it (`enforcer` NATIVE, the deciding ACL in words: `acl`). Counted as the ACLs'
+    /// decision unless it is a filter question they refused (`logIfDenied` off: a follower probe, a
+    /// listing), which is refused without them too: the count says whether the ACLs still matter.
+    pub(crate) fn settle_by_acls(
+        &mut self,
+        context: &RequestContext,
+        action: &Action<'_>,
+        answer: AclAnswer<'_>,
+        auditor: &Auditor,
+        now: &mut Option<Instant>,
+    ) {
+        let AclAnswer {
+            allowed,
+            acl,
+            audited,
+        } = answer;
+        let reason = Reason::KafkaAcl { allowed };
+        if allowed || action.log_if_denied {
+            self.counts.left_to_kafka += 1;
+        }
+        if audited && is_audited(action, &reason) {
+            self.counts.audited += 1;
+            auditor.record_by_acl(
+                context,
+                action,
+                allowed,
+                acl,
+                *now.get_or_insert_with(clock::wall_now),
+            );
+        }
     }
 
     /// Refuses one action while no snapshot may decide (`reason`: none yet, one of another
@@ -275,6 +350,26 @@ impl Lane {
         self.hand_on(auditor);
         self.front.clear();
     }
+}
+
+/// Whether hybrid mode leaves this question to Kafka's ACLs: the policies left it open. Such a
+/// question is neither allowed nor denied here, and neither counted nor audited here (Kafka's
+/// answer is: [`Lane::settle_by_acls`]).
+fn leaves_to_kafka(
+    counts: &mut Counts,
+    reason: &Reason,
+    undetermined: Undetermined,
+    hit: bool,
+) -> bool {
+    if undetermined == Undetermined::Refused || !reason.undetermined() {
+        return false;
+    }
+    *(if hit {
+        &mut counts.cache_hits
+    } else {
+        &mut counts.cache_misses
+    }) += 1;
+    true
 }
 
 /// Gives out unique ids: one per agent's lanes, one per applied snapshot.
@@ -437,7 +532,15 @@ mod tests {
         auditor: &Auditor,
     ) -> bool {
         lanes.with_mine(|lane, _| {
-            lane.decide(applied, &context(user), &write(topic), auditor, &mut None)
+            lane.decide(
+                applied,
+                &context(user),
+                &write(topic),
+                auditor,
+                &mut None,
+                Undetermined::Refused,
+            )
+            .allowed()
         })
     }
 
@@ -478,8 +581,20 @@ mod tests {
         unreported.log_if_allowed = false;
         lanes.with_mine(|lane, _| {
             let alice = context("alice");
-            assert!(lane.decide(&applied, &alice, &unreported, &auditor, &mut None));
-            assert!(lane.decide(&applied, &alice, &write("orders"), &auditor, &mut None));
+            let refused = Undetermined::Refused;
+            assert!(lane
+                .decide(&applied, &alice, &unreported, &auditor, &mut None, refused)
+                .allowed());
+            assert!(lane
+                .decide(
+                    &applied,
+                    &alice,
+                    &write("orders"),
+                    &auditor,
+                    &mut None,
+                    refused
+                )
+                .allowed());
         });
         lanes.hand_on(&auditor, 0);
         assert_eq!(take_counts(&auditor), vec![(true, 1)]);

@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
  */
 public final class NativeAgent {
     /** Must equal {@code ABI_VERSION} of the library: the payloads' layouts and these signatures. */
-    static final int ABI_VERSION = 14;
+    static final int ABI_VERSION = 15;
 
     /**
      * How many actions {@link #authorize}'s bit mask holds: bit i of a non-negative long for action i (the
@@ -64,6 +64,21 @@ public final class NativeAgent {
     /** The Kafka ACL behind Kafka's answer to action {@code index} of the request still in the buffer, in words. */
     public static native void describeKafkaBasis(long handle, long address, int capacity, int requestLength, int index,
                                                  int decider, byte[] basis);
+
+    /**
+     * Hybrid mode's first step: the agent decides what GrantForge's policies decide in the request
+     * {@link RequestEncoder#encodeHybrid} wrote and writes a verdict per action after it
+     * ({@link RequestEncoder#hybridVerdict}). Returns 1 + the number of actions left to Kafka's ACLs, or 0 if it
+     * failed (no verdict was written: every action is refused).
+     */
+    public static native long hybrid(long handle, long address, int capacity, int requestLength);
+
+    /**
+     * Hybrid mode's second step: Kafka's answers to the actions {@link #hybrid} left to its ACLs, and the ACL behind
+     * each, as {@link RequestEncoder#putAclAnswers} wrote them ({@code tailLength} bytes after the request), audited.
+     */
+    public static native boolean settleByAcls(long handle, long address, int capacity, int requestLength,
+                                              int tailLength);
 
     /** Changes whenever another snapshot is applied. */
     public static native long generation(long handle);

@@ -170,6 +170,68 @@ public final class RequestEncoder {
         return buffer.get(requestLength + count + index);
     }
 
+    /** A verdict of {@link NativeAgent#hybrid} ({@code crates/grantforge-jni/src/hybrid_codec.rs}): GrantForge refuses. */
+    public static final int VERDICT_REFUSED = 0;
+    /** A verdict of {@link NativeAgent#hybrid}: GrantForge allows. */
+    public static final int VERDICT_ALLOWED = 1;
+    /** A verdict of {@link NativeAgent#hybrid}: no policy decides, Kafka's ACLs answer. */
+    public static final int VERDICT_LEFT_TO_KAFKA = 2;
+    /** Written over {@link #VERDICT_LEFT_TO_KAFKA} for {@link NativeAgent#settleByAcls}: Kafka's ACLs refuse. */
+    public static final int VERDICT_ACLS_REFUSE = 3;
+    /** Written over {@link #VERDICT_LEFT_TO_KAFKA} for {@link NativeAgent#settleByAcls}: Kafka's ACLs allow. */
+    public static final int VERDICT_ACLS_ALLOW = 4;
+
+    /**
+     * Encodes {@code authorize(context, actions)} with room after it for the verdict {@link NativeAgent#hybrid}
+     * writes per action; returns the request's length.
+     */
+    public int encodeHybrid(AuthorizableRequestContext context, List<Action> actions) {
+        while (true) {
+            int length = encodeAuthorize(context, actions);
+            if (buffer.remaining() >= actions.size()) {
+                return length;
+            }
+            useBuffer(grownCapacity(buffer.capacity(), length + (long) actions.size()));
+        }
+    }
+
+    /** The verdict {@link NativeAgent#hybrid} wrote for action {@code index}. */
+    public int hybridVerdict(int requestLength, int index) {
+        return buffer.get(requestLength + index);
+    }
+
+    /**
+     * Writes Kafka's answer ({@code allowed[i]}) over the verdict of each action left to its ACLs, then the ACL behind
+     * each of them ({@code acls[i]}, empty where nothing is reported), as {@link NativeAgent#settleByAcls} reads them;
+     * returns the length of what follows the request. A buffer too small is grown with the request kept.
+     */
+    public int putAclAnswers(int requestLength, int count, boolean[] allowed, String[] acls) {
+        while (true) {
+            try {
+                buffer.clear();
+                buffer.position(requestLength + count);
+                for (int i = 0; i < count; i++) {
+                    if (acls[i] != null) {
+                        buffer.put(requestLength + i, (byte) (allowed[i] ? VERDICT_ACLS_ALLOW : VERDICT_ACLS_REFUSE));
+                        putString(acls[i]);
+                    }
+                }
+                return buffer.position() - requestLength;
+            } catch (java.nio.BufferOverflowException e) {
+                ByteBuffer kept = buffer;
+                long needed = (long) requestLength + count + 64L * 1024;
+                for (int i = 0; i < count; i++) {
+                    needed += acls[i] == null ? 0 : 4 + utf8Length(acls[i]);
+                }
+                useBuffer(grownCapacity(kept.capacity(), needed));
+                ByteBuffer copy = kept.duplicate();
+                copy.clear();
+                copy.limit(requestLength + count);
+                buffer.put(copy);
+            }
+        }
+    }
+
     /** Encodes {@code authorizeByResourceType(context, op, resourceType)}. */
     public int encodeByResourceType(AuthorizableRequestContext context, AclOperation op, ResourceType resourceType) {
         while (true) {

@@ -140,4 +140,31 @@ class RequestEncoderGoldenTest {
             encoder.comparisonFlags(requestLength, count, 1));
         assertEquals(RequestEncoder.DIFFERS, encoder.comparisonFlags(requestLength, count, 2));
     }
+
+    /**
+     * hybrid.bin: the golden request, the verdicts {@code hybrid} wrote (GrantForge allows action 0, leaves 1 and 2 to
+     * Kafka's ACLs) with Kafka's answers written over them (1 allowed, 2 refused), and the ACL behind each
+     * ({@code crates/grantforge-jni/src/hybrid_codec.rs} reads the same file).
+     */
+    @Test
+    void readsTheGoldenVerdictsAndWritesKafkasAnswersAsTheLibraryReadsThem() throws UnknownHostException {
+        byte[] golden = GoldenFixtures.read("hybrid.bin");
+        java.nio.ByteBuffer[] seen = new java.nio.ByteBuffer[1];
+        RequestEncoder encoder = new RequestEncoder(buffer -> {
+            seen[0] = buffer;
+            return 0L;
+        });
+        int requestLength = encoder.encodeHybrid(example(), ACTIONS);
+        assertArrayEquals(GoldenFixtures.read("request.bin"), encoder.written(requestLength));
+        byte[] verdicts = {RequestEncoder.VERDICT_ALLOWED, RequestEncoder.VERDICT_LEFT_TO_KAFKA,
+            RequestEncoder.VERDICT_LEFT_TO_KAFKA};
+        for (int i = 0; i < verdicts.length; i++) {
+            seen[0].put(requestLength + i, verdicts[i]);
+        }
+        assertEquals(RequestEncoder.VERDICT_ALLOWED, encoder.hybridVerdict(requestLength, 0));
+        assertEquals(RequestEncoder.VERDICT_LEFT_TO_KAFKA, encoder.hybridVerdict(requestLength, 1));
+        int tail = encoder.putAclAnswers(requestLength, 3, new boolean[] {false, true, false},
+            new String[] {null, "TOPIC:LITERAL:orders User:alice from * ALLOW WRITE", ""});
+        assertArrayEquals(golden, encoder.written(requestLength + tail));
+    }
 }
