@@ -4,12 +4,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.Reader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -18,6 +24,9 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -37,13 +46,16 @@ import org.junit.jupiter.api.Timeout;
  * {@code docs/examples/getting-started/}: its {@code server.properties} unchanged but for the node's ports, data
  * directory and where the policy file is, its policy file and its client files. The node starts on the oldest and
  * the newest release, registers (the node's own SASL principal is a super user: nothing runs as
- * {@code User:ANONYMOUS}, and no lock-out WARN is logged), alice produces to orders and consumes it, and bob, who
- * may write only returns, is refused orders with Kafka's own error.
+ * {@code User:ANONYMOUS}, and no lock-out WARN is logged) and logs the line the page shows, alice produces to orders
+ * and consumes it, and bob, who may write only returns, is refused orders with Kafka's own error. The node runs with
+ * the page's step 6: the Prometheus JMX exporter's Java agent of the version the page downloads, with the shipped
+ * rules; scraped, it shows the metrics the page names with the values it gives them.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class GettingStartedTest {
     private static final Path EXAMPLES = ItPaths.fixtures().resolve("../../docs/examples/getting-started").normalize();
     private static final long WAIT_S = 30;
+    private static final Path PAGE = EXAMPLES.resolve("../../getting-started.md").normalize();
 
     @Test
     void theDocumentedNodeOfKafka372ServesAliceAndRefusesBob() throws Exception {
@@ -59,8 +71,15 @@ class GettingStartedTest {
         Map<String, String> server = read(EXAMPLES.resolve("server.properties"));
         // the page copies policies.json to where grantforge.policy.file points; here it is read in place
         server.put("grantforge.policy.file", EXAMPLES.resolve("policies.json").toString());
+        String page = Files.readString(PAGE, StandardCharsets.UTF_8);
+        int exporterPort = Ports.free();
         try (KafkaNode node = KafkaNode.builder().name("getting-started-" + release).kafkaVersion(release)
+                .jvmArg("-javaagent:" + exporterOfThePage(page) + "=127.0.0.1:" + exporterPort + ":"
+                        + ItPaths.inRepo("deploy/prometheus/grantforge-jmx-exporter.yaml").toAbsolutePath())
                 .documentedProperties(server).start()) {
+            String[] applied = quoted(page, "applied policy version").split("…");
+            assertTrue(Pattern.compile(Pattern.quote(applied[0]) + "[^\n]*" + Pattern.quote(applied[1])).matcher(node.logText()).find(),
+                    "the node logs what docs/getting-started.md shows: " + String.join("…", applied) + "\n" + node.diagnostics());
             try (Admin admin = Admin.create(client(node, "admin"))) {
                 admin.createTopics(List.of(new NewTopic("orders", 1, (short) 1), new NewTopic("returns", 1, (short) 1))).all()
                         .get(WAIT_S, TimeUnit.SECONDS);
@@ -75,9 +94,76 @@ class GettingStartedTest {
                         () -> bob.send(new ProducerRecord<>("orders", "bob's order")).get(WAIT_S, TimeUnit.SECONDS));
                 assertInstanceOf(TopicAuthorizationException.class, refused.getCause(), "bob's produce: " + refused.getCause());
             }
+            theScrapeShowsTheMetricsThePageNames(page, exporterPort);
             assertFalse(node.logText().contains("CLUSTER_ACTION on listener"), "the node's own principal is refused:\n" + node.diagnostics());
             assertFalse(node.logText().contains("User:ANONYMOUS"), "a connection without a principal:\n" + node.diagnostics());
         }
+    }
+
+    /**
+     * Step 6: the metrics the page names (the policy version in force, bob's refusals, alice's allowed requests), in
+     * Prometheus's format, one series per role of this combined node.
+     */
+    private static void theScrapeShowsTheMetricsThePageNames(String page, int exporterPort) throws Exception {
+        String step = page.substring(page.indexOf("## 6."), page.indexOf("## 7."));
+        Matcher named = Pattern.compile("`(grantforge_[a-z_]+)`").matcher(step);
+        List<String> metrics = new ArrayList<>();
+        while (named.find()) {
+            metrics.add(named.group(1));
+        }
+        assertEquals(List.of("grantforge_snapshot_version", "grantforge_decisions_denied_total",
+                "grantforge_decisions_allowed_total"), metrics, "the metrics docs/getting-started.md names in step 6");
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + exporterPort + "/metrics")).build();
+        HttpClient http = HttpClient.newHttpClient();
+        AtomicReference<String> scraped = new AtomicReference<>("");
+        AtomicReference<List<String>> problems = new AtomicReference<>(List.of("not scraped"));
+        try {
+            Await.until("the scrape shows the page's metrics", Duration.ofSeconds(WAIT_S), () -> {
+                scraped.set(http.send(request, HttpResponse.BodyHandlers.ofString()).body());
+                problems.set(problems(scraped.get(), metrics));
+                return problems.get().isEmpty();
+            });
+        } catch (AssertionError timedOut) {
+            assertEquals(List.of(), problems.get(), "in the scrape:\n" + scraped.get());
+        }
+    }
+
+    /** What the scrape lacks of the metrics the page names: a series per role, with the values the page gives. */
+    private static List<String> problems(String scraped, List<String> metrics) {
+        List<String> problems = new ArrayList<>();
+        for (String metric : metrics) {
+            Matcher samples = Pattern.compile("(?m)^" + metric + "\\{[^}]*role=\"(broker|controller)\"[^}]*\\} (\\S+)$").matcher(scraped);
+            int series = 0;
+            while (samples.find()) {
+                double value = Double.parseDouble(samples.group(2));
+                if (metric.equals("grantforge_snapshot_version") ? value != 1.0 : value < 1) {
+                    problems.add(metric + " of the " + samples.group(1) + " is " + value);
+                }
+                series++;
+            }
+            if (series != 2) {
+                problems.add(metric + " has " + series + " series, not one per role");
+            }
+        }
+        return problems;
+    }
+
+    /** The exporter's Java agent this module resolved, whose version is the one the page's step 6 downloads. */
+    private static Path exporterOfThePage(String page) {
+        Path jar = Paths.get(System.getProperty("grantforge.jmx.exporter.jar", "target/java-agents/missing.jar"));
+        assertTrue(Files.isRegularFile(jar), "the exporter's Java agent, which Maven copies: " + jar);
+        Matcher downloaded = Pattern.compile("io\\.prometheus\\.jmx:jmx_prometheus_javaagent:([0-9.]+)").matcher(page);
+        assertTrue(downloaded.find(), "docs/getting-started.md downloads the exporter");
+        assertEquals("jmx_prometheus_javaagent-" + downloaded.group(1) + ".jar", jar.getFileName().toString(),
+                "docs/getting-started.md downloads the exporter the tests run");
+        return jar.toAbsolutePath();
+    }
+
+    /** The backquoted text of the page that contains {@code words}. */
+    private static String quoted(String page, String words) {
+        Matcher quoted = Pattern.compile("`([^`]*" + Pattern.quote(words) + "[^`]*)`").matcher(page);
+        assertTrue(quoted.find(), "docs/getting-started.md quotes `…" + words + "…`");
+        return quoted.group(1);
     }
 
     /** A documented client file, with the node's address. */
