@@ -59,15 +59,19 @@ class GettingStartedTest {
 
     @Test
     void theDocumentedNodeOfKafka372ServesAliceAndRefusesBob() throws Exception {
-        theDocumentedNodeServesAliceAndRefusesBob("3.7.2");
+        theDocumentedNodeServesAliceAndRefusesBob("3.7.2", false);
     }
 
+    /** The release the page installs, where its step 5 runs as written, Kafka's command-line tools and all. */
     @Test
-    void theDocumentedNodeOfKafka431ServesAliceAndRefusesBob() throws Exception {
-        theDocumentedNodeServesAliceAndRefusesBob("4.3.1");
+    void theDocumentedNodeOfKafka431ServesAliceAndRefusesBobThroughThePagesCommands() throws Exception {
+        Matcher installed = Pattern.compile("`kafka_2\\.13-([0-9.]+)\\.tgz`").matcher(Files.readString(PAGE, StandardCharsets.UTF_8));
+        assertTrue(installed.find(), "docs/getting-started.md names the Kafka it installs");
+        assertEquals("4.3.1", installed.group(1), "the Kafka docs/getting-started.md installs");
+        theDocumentedNodeServesAliceAndRefusesBob("4.3.1", true);
     }
 
-    private void theDocumentedNodeServesAliceAndRefusesBob(String release) throws Exception {
+    private void theDocumentedNodeServesAliceAndRefusesBob(String release, boolean thePagesCommands) throws Exception {
         Map<String, String> server = read(EXAMPLES.resolve("server.properties"));
         // the page copies policies.json to where grantforge.policy.file points; here it is read in place
         server.put("grantforge.policy.file", EXAMPLES.resolve("policies.json").toString());
@@ -80,14 +84,20 @@ class GettingStartedTest {
             String[] applied = quoted(page, "applied policy version").split("…");
             assertTrue(Pattern.compile(Pattern.quote(applied[0]) + "[^\n]*" + Pattern.quote(applied[1])).matcher(node.logText()).find(),
                     "the node logs what docs/getting-started.md shows: " + String.join("…", applied) + "\n" + node.diagnostics());
+            if (thePagesCommands) {
+                theCommandsOfStep5ServeAliceAndRefuseBob(node, page);
+            } else {
+                try (Admin admin = Admin.create(client(node, "admin"))) {
+                    admin.createTopics(List.of(new NewTopic("orders", 1, (short) 1))).all().get(WAIT_S, TimeUnit.SECONDS);
+                }
+                try (KafkaProducer<String, String> alice = producer(node, "alice")) {
+                    alice.send(new ProducerRecord<>("orders", "first order")).get(WAIT_S, TimeUnit.SECONDS);
+                }
+                assertEquals(List.of("first order"), consume(node, "alice", "orders-readers"));
+            }
             try (Admin admin = Admin.create(client(node, "admin"))) {
-                admin.createTopics(List.of(new NewTopic("orders", 1, (short) 1), new NewTopic("returns", 1, (short) 1))).all()
-                        .get(WAIT_S, TimeUnit.SECONDS);
+                admin.createTopics(List.of(new NewTopic("returns", 1, (short) 1))).all().get(WAIT_S, TimeUnit.SECONDS);
             }
-            try (KafkaProducer<String, String> alice = producer(node, "alice")) {
-                alice.send(new ProducerRecord<>("orders", "first order")).get(WAIT_S, TimeUnit.SECONDS);
-            }
-            assertEquals(List.of("first order"), consume(node, "alice", "orders-readers"));
             try (KafkaProducer<String, String> bob = producer(node, "bob")) {
                 bob.send(new ProducerRecord<>("returns", "a return")).get(WAIT_S, TimeUnit.SECONDS);
                 ExecutionException refused = assertThrows(ExecutionException.class,
@@ -98,6 +108,52 @@ class GettingStartedTest {
             assertFalse(node.logText().contains("CLUSTER_ACTION on listener"), "the node's own principal is refused:\n" + node.diagnostics());
             assertFalse(node.logText().contains("User:ANONYMOUS"), "a connection without a principal:\n" + node.diagnostics());
         }
+    }
+
+    /**
+     * Step 5 as the page writes it, each command in bash from the Kafka installation's folder: {@code bin/…sh} is the
+     * release's tool class on its jars, {@code config/} the folder of the page's client files, and the node's address
+     * that of this node. The topic is made, alice's order written and read back, and bob's refused with the error the
+     * page quotes.
+     */
+    private static void theCommandsOfStep5ServeAliceAndRefuseBob(KafkaNode node, String page) throws Exception {
+        String step = page.substring(page.indexOf("## 5."), page.indexOf("## 6."));
+        String block = step.substring(step.indexOf("```sh\n") + "```sh\n".length());
+        List<String> commands = List.of(block.substring(0, block.indexOf("```")).replace("\\\n", " ").strip().split("\n"));
+        assertEquals(4, commands.size(), "step 5's commands: " + commands);
+        Map<String, String> tools = Map.of("bin/kafka-topics.sh", "org.apache.kafka.tools.TopicCommand",
+                "bin/kafka-console-producer.sh", "org.apache.kafka.tools.ConsoleProducer",
+                "bin/kafka-console-consumer.sh", "org.apache.kafka.tools.consumer.ConsoleConsumer");
+        List<String> outputs = new ArrayList<>();
+        for (String command : commands) {
+            String local = command.replace("localhost:9092", node.bootstrapServers()).replace(" config/", " " + EXAMPLES + "/");
+            for (Map.Entry<String, String> tool : tools.entrySet()) {
+                local = local.replace(tool.getKey(), "java -cp \"$KAFKA_CLASSPATH\" " + tool.getValue());
+            }
+            outputs.add(bash(local, node));
+        }
+        assertTrue(outputs.get(0).contains("Created topic orders."), "the topic is made:\n" + outputs.get(0));
+        assertFalse(outputs.get(1).contains("Exception"), "alice's order is written:\n" + outputs.get(1));
+        assertEquals("first order", outputs.get(2).lines().findFirst().orElse(""), "alice's order read back:\n" + outputs.get(2));
+        String refusal = quoted(page, "Not authorized to access topics");
+        assertTrue(outputs.get(3).contains(refusal), "bob's produce fails with `" + refusal + "`:\n" + outputs.get(3));
+    }
+
+    /** Runs a command line in bash with the node's Kafka jars in {@code $KAFKA_CLASSPATH}; its output, stdout first. */
+    private static String bash(String commandLine, KafkaNode node) throws Exception {
+        Path out = Files.createTempFile(node.dir(), "step5-", ".out");
+        Path err = Files.createTempFile(node.dir(), "step5-", ".err");
+        ProcessBuilder builder = new ProcessBuilder("bash", "-c", commandLine).directory(node.dir().toFile())
+                .redirectOutput(out.toFile()).redirectError(err.toFile());
+        builder.environment().put("KAFKA_CLASSPATH", node.dist().classpath());
+        Process process = builder.start();
+        boolean ended = process.waitFor(90, TimeUnit.SECONDS);
+        if (!ended) {
+            process.destroyForcibly().waitFor();
+        }
+        String output = Files.readString(out) + Files.readString(err);
+        assertTrue(ended, "the command ends within 90 s: " + commandLine + "\n" + output);
+        return output;
     }
 
     /**
