@@ -249,8 +249,9 @@ impl ResourceType {
     }
 
     /// The operations a policy of this type's level may name: those a broker of any supported
-    /// release (3.7 to 4.3) asks of the type (Kafka's `AclEntry.supportedOperations`, whose 4.x
-    /// line adds the configs of groups and `two_phase_commit`), and `all`. The service plugin
+    /// release asks of the type (Kafka's `AclEntry.supportedOperations`, whose 4.x line adds the
+    /// configs of groups and `two_phase_commit`; `KafkaVocabularyTest` reads each release's), and
+    /// `all`, and `delete` on the cluster, which no release lists. The service plugin
     /// offers exactly these per level and GrantForge refuses a policy naming another
     /// (`docs/kafka-service-type.md`, "Access types per level", which both are held to).
     pub fn access_types(self) -> &'static [Operation] {

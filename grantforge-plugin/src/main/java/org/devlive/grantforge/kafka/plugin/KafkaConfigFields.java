@@ -2,6 +2,7 @@ package org.devlive.grantforge.kafka.plugin;
 
 import java.util.List;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 import org.devlive.grantforge.plugin.api.model.ConfigField;
 import org.devlive.grantforge.plugin.api.model.ConfigFieldType;
@@ -95,9 +96,9 @@ final class KafkaConfigFields {
             ConfigField.builder(CLIENT_PROPERTIES).label("Further client properties").type(ConfigFieldType.TEXT)
                     .description("further non-secret Admin client properties, key=value per line").build());
 
-    /** The fields whose values must never appear in a message, a log line or a console answer. */
-    static final Set<String> SECRETS = Set.of(SASL_PASSWORD, SASL_JAAS_CONFIG, TRUSTSTORE_PASSWORD, KEYSTORE_PASSWORD,
-            KEY_PASSWORD, KEYSTORE_KEY);
+    /** The fields whose values must never appear in a message, a log line or a console answer: the SECRET ones. */
+    static final Set<String> SECRETS = ALL.stream().filter(ConfigField::sensitive).map(ConfigField::name)
+            .collect(Collectors.toUnmodifiableSet());
 
     private KafkaConfigFields() {
     }

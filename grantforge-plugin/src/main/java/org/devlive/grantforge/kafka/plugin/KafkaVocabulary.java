@@ -16,7 +16,8 @@ final class KafkaVocabulary {
     /**
      * A level: its console label, whether values can be looked up, and the access types a policy may name on it:
      * Kafka's own operations for the resource type (the union of {@code AclEntry.supportedOperations} over the
-     * releases the agent supports, 3.7 to 4.3), plus {@code all}.
+     * releases the agent supports), plus {@code all}, and {@code delete} on the cluster, which no release lists
+     * (docs/kafka-service-type.md, "Access types per level", held to each release by KafkaVocabularyTest).
      */
     record Level(String name, String label, boolean lookup, List<String> accessTypes) {
     }

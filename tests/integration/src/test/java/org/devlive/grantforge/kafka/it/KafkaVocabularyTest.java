@@ -14,9 +14,13 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
@@ -77,6 +81,85 @@ class KafkaVocabularyTest {
                 }
             }
         }
+    }
+
+    /**
+     * The access types each level accepts ({@code docs/kafka-service-type.md}, "Access types per level", to which the
+     * service plugin's definition and the agent's {@code ResourceType::access_types} are held) are Kafka's own: every
+     * operation a supported release's {@code AclEntry.supportedOperations} lists for the level's resource type, and
+     * {@code all}. A missing one would block a grant Kafka asks for. The one entry beyond them is {@code delete} on the
+     * cluster, which no release lists.
+     */
+    @Test
+    void eachLevelAcceptsTheOperationsEveryReleaseSupportsForItsResourceType() throws Exception {
+        Map<String, Set<String>> accepted = accessTypesPerLevel();
+        assertEquals(6, accepted.size(), "docs/kafka-service-type.md's table of access types per level: " + accepted);
+        Map<String, Set<String>> kafkas = new TreeMap<>();
+        for (String version : KafkaDist.RELEASES) {
+            try (URLClassLoader release = kafkaOf(version)) {
+                for (Map.Entry<String, Set<String>> level : accepted.entrySet()) {
+                    Set<String> supported = supportedOperations(release, level.getKey());
+                    assertTrue(!supported.isEmpty() && level.getValue().containsAll(supported), "Kafka " + version
+                            + " supports " + supported + " on " + level.getKey() + "; docs/kafka-service-type.md accepts "
+                            + level.getValue());
+                    kafkas.computeIfAbsent(level.getKey(), k -> new TreeSet<>()).addAll(supported);
+                }
+            }
+        }
+        Map<String, Set<String>> beyondKafkas = new TreeMap<>();
+        accepted.forEach((level, types) -> types.stream().filter(t -> !t.equals("all") && !kafkas.get(level).contains(t))
+                .forEach(t -> beyondKafkas.computeIfAbsent(level, k -> new TreeSet<>()).add(t)));
+        assertEquals(Map.of("cluster", Set.of("delete")), beyondKafkas, "access types no supported release lists");
+    }
+
+    /** The table "Access types per level" of docs/kafka-service-type.md: level, its access types. */
+    private static Map<String, Set<String>> accessTypesPerLevel() throws IOException {
+        String page = Files.readString(ItPaths.inRepo("docs/kafka-service-type.md"), StandardCharsets.UTF_8);
+        String section = page.substring(page.indexOf("## Access types per level"));
+        section = section.substring(0, section.indexOf("\n## ", 1));
+        Map<String, Set<String>> levels = new TreeMap<>();
+        Matcher row = Pattern.compile("(?m)^\\| `(\\w+)` \\| (`\\w+`(?:, `\\w+`)*) \\|$").matcher(section);
+        while (row.find()) {
+            levels.put(row.group(1), new TreeSet<>(List.of(row.group(2).replace("`", "").split(", "))));
+        }
+        return levels;
+    }
+
+    /** {@code AclEntry.supportedOperations} of a level's resource type, in lower case (Java since 3.8; Scala before). */
+    private static Set<String> supportedOperations(ClassLoader release, String level) throws Exception {
+        Class<?> resourceType = Class.forName("org.apache.kafka.common.resource.ResourceType", true, release);
+        Class<?> aclEntry;
+        try {
+            aclEntry = Class.forName("org.apache.kafka.security.authorizer.AclEntry", true, release);
+        } catch (ClassNotFoundException scala) {
+            aclEntry = Class.forName("kafka.security.authorizer.AclEntry", true, release);
+        }
+        Object type = resourceType.getMethod("valueOf", String.class).invoke(null, level.toUpperCase(Locale.ROOT));
+        Object operations = aclEntry.getMethod("supportedOperations", resourceType).invoke(null, type);
+        Set<String> names = new TreeSet<>();
+        if (operations instanceof java.util.Collection<?> collection) {
+            collection.forEach(o -> names.add(((Enum<?>) o).name().toLowerCase(Locale.ROOT)));
+        } else {
+            // a Scala set: read through Scala 2.13's public interfaces
+            Class<?> scalaIterator = Class.forName("scala.collection.Iterator", true, release);
+            Object iterator = Class.forName("scala.collection.IterableOnce", true, release).getMethod("iterator")
+                    .invoke(operations);
+            java.lang.reflect.Method hasNext = scalaIterator.getMethod("hasNext");
+            java.lang.reflect.Method next = scalaIterator.getMethod("next");
+            while ((Boolean) hasNext.invoke(iterator)) {
+                names.add(((Enum<?>) next.invoke(iterator)).name().toLowerCase(Locale.ROOT));
+            }
+        }
+        return names;
+    }
+
+    /** A class loader over {@code version}'s whole server classpath, apart from this module's. */
+    private static URLClassLoader kafkaOf(String version) throws IOException {
+        List<URL> jars = new ArrayList<>();
+        for (String entry : KafkaDist.of(version).classpath().split(Pattern.quote(File.pathSeparator))) {
+            jars.add(Path.of(entry).toUri().toURL());
+        }
+        return new URLClassLoader(jars.toArray(URL[]::new), ClassLoader.getPlatformClassLoader());
     }
 
     /** The version of the kafka-clients jar this JVM runs, as the jar records it (its own utility moves between releases). */
