@@ -430,3 +430,49 @@ fn the_getting_started_policies_carry_the_definition_and_refuse_bob() {
     );
     assert!(bob.1.contains("decision: DENIED"), "{}", bob.1);
 }
+
+/// The row of `page`'s table that starts with `| <first> |`, cut into cells.
+fn table_row<'a>(page: &'a str, first: &str) -> Vec<&'a str> {
+    let row = page
+        .lines()
+        .find(|l| l.starts_with(&format!("| {first} |")))
+        .unwrap_or_else(|| panic!("no table row `| {first} |`"));
+    columns(row)
+}
+
+/// The `+N MiB` figures of a cell, in order.
+fn mib_growths(cell: &str) -> Vec<String> {
+    cell.split('+')
+        .skip(1)
+        .map(|part| {
+            part.split(" MiB")
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        })
+        .collect()
+}
+
+/// The sizing table of `docs/production.md` quotes "One load, stage by stage" of
+/// `docs/benchmarks.md`, column by column: the file, what a snapshot keeps, and a load's peak
+/// (reading the file, then the load).
+#[test]
+fn the_sizing_table_quotes_the_measured_load() {
+    let (production, benchmarks) = (read("docs/production.md"), read("docs/benchmarks.md"));
+    let sizes = ["10,000", "50,000", "200,000", "1,000,000"];
+    let files = table_row(&benchmarks, "file size");
+    let reads = table_row(&benchmarks, "read the file");
+    let loads = table_row(&benchmarks, "**the agent's load, two threads**");
+    let kept = table_row(&benchmarks, "kept by its result");
+    for (column, size) in sizes.iter().enumerate().map(|(i, s)| (i + 1, s)) {
+        let sizing = table_row(&production, size);
+        assert_eq!(sizing[1], files[column], "{size}: the snapshot file");
+        assert_eq!(sizing[2], kept[column], "{size}: kept in native memory");
+        let peak: Vec<String> = mib_growths(reads[column])
+            .into_iter()
+            .chain(mib_growths(loads[column].trim_matches('*')))
+            .collect();
+        assert_eq!(mib_growths(sizing[3]), peak, "{size}: a load's peak");
+    }
+}
