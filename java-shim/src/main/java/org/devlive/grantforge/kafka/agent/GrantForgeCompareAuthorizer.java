@@ -1,7 +1,5 @@
 package org.devlive.grantforge.kafka.agent;
 
-import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
-
 /**
  * Compare mode, for the weeks after the switch: GrantForge's policies decide (as {@link GrantForgeKafkaAuthorizer}),
  * and Kafka's ACLs, kept in the metadata log, are asked beside them, with the same counters, audit events and
@@ -12,8 +10,8 @@ import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
  * <p>Kafka's ACLs do not stand in for the agent: with no snapshot, an error or a panic, the request is refused (fail
  * closed). On Kafka 4.1 and later, name {@code MonitorableGrantForgeCompareAuthorizer} for the plugin metrics.
  */
-public class GrantForgeCompareAuthorizer extends GrantForgeShadowAuthorizer {
+public class GrantForgeCompareAuthorizer extends ComparingAuthorizer {
     public GrantForgeCompareAuthorizer() {
-        super(NativeAgent.GRANTFORGE_DECIDES);
+        super(Mode.COMPARE);
     }
 }

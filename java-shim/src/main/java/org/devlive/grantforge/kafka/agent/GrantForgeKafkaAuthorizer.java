@@ -2,9 +2,7 @@ package org.devlive.grantforge.kafka.agent;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -23,7 +21,6 @@ import org.apache.kafka.server.authorizer.AuthorizationResult;
 import org.apache.kafka.server.authorizer.Authorizer;
 import org.apache.kafka.server.authorizer.AuthorizerServerInfo;
 import org.devlive.grantforge.kafka.agent.jni.NativeAgent;
-import org.devlive.grantforge.kafka.agent.jni.NativeLogDrain;
 import org.devlive.grantforge.kafka.agent.jni.RequestEncoder;
 
 /**
@@ -46,25 +43,25 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
     public final long nativeHandle() {
         return handle;
     }
-    /** {@code grantforge.start.timeout.ms} as the native agent parsed and validated it (the only place that does). */
-    private long startTimeoutMs;
-
-    final long startTimeoutMs() {
-        return startTimeoutMs;
-    }
+    private OpenedAgent agent;
     private AclView aclView;
-    private AgentMetrics metrics;
+
+    /** {@code grantforge.start.timeout.ms} as the native agent parsed and validated it (the only place that does). */
+    final long startTimeoutMs() {
+        return agent.startTimeoutMs;
+    }
 
     @Override
     public void configure(Map<String, ?> configs) {
         OpenedAgent opened = OpenedAgent.open(configs);
         try {
-            startTimeoutMs = opened.startTimeoutMs;
+            agent = opened;
             aclView = new AclView(opened.handle);
             handle = opened.handle;
         } catch (RuntimeException | Error e) {
             // Whatever fails once the native agent is open gives it back: no agent outlives a failed configure.
             handle = 0L;
+            agent = null;
             aclView = null;
             opened.close();
             throw e;
@@ -73,47 +70,11 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
 
     /**
      * The controllers' listeners (early start) open at once; the others once the first snapshot is
-     * in force or {@code grantforge.start.timeout.ms} has passed. The futures never fail: until a
-     * snapshot exists every request but the super users' is refused.
+     * in force or {@code grantforge.start.timeout.ms} has passed ({@link OpenedAgent#start}).
      */
     @Override
     public Map<Endpoint, ? extends CompletionStage<Void>> start(AuthorizerServerInfo serverInfo) {
-        Collection<String> early = serverInfo.earlyStartListeners();
-        final CompletableFuture<Void> firstSnapshot = new CompletableFuture<Void>();
-        Map<Endpoint, CompletableFuture<Void>> futures = new HashMap<Endpoint, CompletableFuture<Void>>();
-        boolean waits = false;
-        for (Endpoint endpoint : serverInfo.endpoints()) {
-            boolean opensAtOnce = early.contains(endpoint.listenerName().orElse(""));
-            futures.put(endpoint, opensAtOnce ? CompletableFuture.<Void>completedFuture(null) : firstSnapshot);
-            waits |= !opensAtOnce;
-        }
-        // The controller's authorizer has only early-start listeners: only the broker's one waits.
-        if (waits) {
-            awaitFirstSnapshot(handle, startTimeoutMs, firstSnapshot);
-        }
-        metrics = AgentMetrics.register(handle, waits ? "broker" : "controller");
-        return futures;
-    }
-
-    /** Completes {@code firstSnapshot} once the agent has a snapshot in force or the start timeout has passed. */
-    static void awaitFirstSnapshot(final long agentHandle, final long timeoutMs,
-                                   final CompletableFuture<Void> firstSnapshot) {
-        Thread waiter = new Thread(new Runnable() {
-            @Override
-            public void run() {
-                try {
-                    if (!NativeAgent.awaitSnapshot(agentHandle, timeoutMs)) {
-                        // The native agent logged why (naming the start timeout's key): shown before the listeners open.
-                        NativeLogDrain.drainNow();
-                    }
-                } finally {
-                    // Whatever failed above, the listeners must not wait forever for it.
-                    firstSnapshot.complete(null);
-                }
-            }
-        }, "grantforge-start");
-        waiter.setDaemon(true);
-        waiter.start();
+        return agent.start(serverInfo, Collections.<Endpoint, CompletionStage<Void>>emptyMap(), true);
     }
 
     @Override
@@ -219,6 +180,8 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
      */
     @Override
     public void close() {
-        OpenedAgent.release(handle, metrics);
+        if (agent != null) {
+            agent.close();
+        }
     }
 }

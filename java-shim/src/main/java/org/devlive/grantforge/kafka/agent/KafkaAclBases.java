@@ -1,36 +1,20 @@
 package org.devlive.grantforge.kafka.agent;
 
-import java.util.Collections;
-import java.util.HashSet;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
 import org.apache.kafka.server.authorizer.Authorizer;
 
 /**
- * The Kafka ACL behind each answer hybrid mode's audit reports ({@link KafkaAclBasis}), kept until Kafka's ACLs change:
- * working it out lists the ACLs of the resource, which must not happen on every access. At most {@link #KEPT}
- * answers are kept; past that, the table starts afresh.
+ * The Kafka ACL behind each of Kafka's answers the audit reports (a disagreement's, or hybrid mode's where no policy
+ * decides; {@link KafkaAclBasis}), kept until Kafka's ACLs change: working it out lists the ACLs of the resource,
+ * which must not happen on every access. At most {@link #KEPT} answers are kept; past that, the table starts afresh.
  */
 final class KafkaAclBases {
     static final int KEPT = 4096;
 
     private final Map<String, String> kept = new ConcurrentHashMap<String, String>();
-    private volatile Set<String> superUsers = Collections.emptySet();
-
-    /** Kafka's {@code super.users} ({@code ;}-separated), whom Kafka allows before any ACL. */
-    void configure(Map<String, ?> configs) {
-        Object users = configs.get("super.users");
-        Set<String> parsed = new HashSet<String>();
-        for (String user : users == null ? new String[0] : users.toString().split(";")) {
-            if (!user.trim().isEmpty()) {
-                parsed.add(user.trim());
-            }
-        }
-        superUsers = Collections.unmodifiableSet(parsed);
-    }
 
     /** Why Kafka answered {@code allowed}, in words. */
     String of(Authorizer kafka, AuthorizableRequestContext context, Action action, boolean allowed) {
@@ -38,7 +22,7 @@ final class KafkaAclBases {
             + action.resourcePattern() + "\u0000" + action.operation() + "\u0000" + allowed;
         String basis = kept.get(key);
         if (basis == null) {
-            basis = KafkaAclBasis.of(kafka, superUsers, context, action, allowed);
+            basis = KafkaAclBasis.of(kafka, context, action, allowed);
             if (kept.size() >= KEPT) {
                 kept.clear();
             }

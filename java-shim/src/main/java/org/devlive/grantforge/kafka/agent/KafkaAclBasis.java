@@ -1,6 +1,5 @@
 package org.devlive.grantforge.kafka.agent;
 
-import java.util.Set;
 import org.apache.kafka.common.acl.AccessControlEntryFilter;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
@@ -16,7 +15,8 @@ import org.apache.kafka.server.authorizer.Authorizer;
 /**
  * The Kafka ACL behind an answer of Kafka's {@code StandardAuthorizer}, in words: asked only for a disagreement of shadow
  * and compare modes (a few times per disagreement key), over the ACLs {@code acls(filter)} lists for the resource.
- * Kafka's rules, as {@code StandardAuthorizerData} applies them: super users are allowed; a DENY that matches the
+ * Kafka's rules, as {@code StandardAuthorizerData} applies them (super users aside: the agent allows them before any
+ * policy, so they are never a disagreement and never left to Kafka's ACLs): a DENY that matches the
  * principal, host and operation (or ALL) refuses; an ALLOW that matches allows, ALLOW of READ, WRITE, DELETE or ALTER
  * implying DESCRIBE and ALLOW of ALTER_CONFIGS implying DESCRIBE_CONFIGS; with no ACL on the resource at all,
  * {@code allow.everyone.if.no.acl.found} answers.
@@ -26,12 +26,7 @@ public final class KafkaAclBasis {
     }
 
     /** Why Kafka answered {@code allowed}, naming the ACL that decided when one did. */
-    static String of(Authorizer kafka, Set<String> superUsers, AuthorizableRequestContext context, Action action,
-                     boolean allowed) {
-        String principal = String.valueOf(context.principal());
-        if (allowed && superUsers.contains(principal)) {
-            return "super user " + principal;
-        }
+    static String of(Authorizer kafka, AuthorizableRequestContext context, Action action, boolean allowed) {
         ResourcePattern resource = action.resourcePattern();
         AclBindingFilter onTheResource = new AclBindingFilter(
             new ResourcePatternFilter(resource.resourceType(), resource.name(), PatternType.MATCH),

@@ -5,10 +5,16 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.Properties;
 import java.util.TreeMap;
+import org.apache.kafka.common.Endpoint;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.server.authorizer.AuthorizerServerInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.devlive.grantforge.kafka.agent.jni.AgentVersion;
@@ -18,9 +24,11 @@ import org.devlive.grantforge.kafka.agent.jni.NativeLogDrain;
 import org.devlive.grantforge.kafka.agent.jni.SettingsEncoder;
 
 /**
- * A native agent opened from an authorizer's configuration: the native library loaded, the agent's settings handed
- * over, the handle and the start timeout as the native configuration parsed them. Every authorizer of the JAR opens
- * its agent here; a setting the agent refuses stops the broker with a {@link ConfigException} naming the key.
+ * An authorizer's native agent, the one owner of its handle: opened from the authorizer's configuration (the native
+ * library loaded, the agent's settings handed over, the handle and the start timeout as the native configuration
+ * parsed them), started with the authorizer (its MBean, the listeners' wait for the first snapshot) and given back at
+ * its close. Every authorizer of the JAR holds its agent here; a setting the agent refuses stops the broker with a
+ * {@link ConfigException} naming the key.
  */
 public final class OpenedAgent {
     private static final Logger LOG = LoggerFactory.getLogger(OpenedAgent.class);
@@ -38,6 +46,8 @@ public final class OpenedAgent {
     final long handle;
     /** {@code grantforge.start.timeout.ms} as the native agent parsed and validated it (the only place that does). */
     final long startTimeoutMs;
+
+    private AgentMetrics metrics;
 
     private OpenedAgent(long handle, long startTimeoutMs) {
         this.handle = handle;
@@ -77,16 +87,69 @@ public final class OpenedAgent {
         return new OpenedAgent(agent, fields.getLong(9));
     }
 
-    /** Gives the agent back: for a configure that fails after opening it. */
-    void close() {
-        release(handle, null);
+    /**
+     * The authorizer's {@code start}: the agent's MBean registered (as the broker's when the authorizer has listeners
+     * beside the early-start ones, which are the controllers'), and each listener's future: Kafka's own
+     * ({@code kafka}), joined on a broker's listeners with the agent's first snapshot, at most
+     * {@code grantforge.start.timeout.ms}, when {@code awaitsSnapshot}. The futures never fail: until a snapshot exists
+     * every request but the super users' is refused.
+     */
+    Map<Endpoint, CompletionStage<Void>> start(AuthorizerServerInfo serverInfo,
+                                               Map<Endpoint, ? extends CompletionStage<Void>> kafka,
+                                               boolean awaitsSnapshot) {
+        Collection<String> early = serverInfo.earlyStartListeners();
+        boolean broker = false;
+        for (Endpoint endpoint : serverInfo.endpoints()) {
+            broker |= !early.contains(endpoint.listenerName().orElse(""));
+        }
+        metrics = AgentMetrics.register(handle, broker ? "broker" : "controller");
+        CompletableFuture<Void> firstSnapshot = new CompletableFuture<Void>();
+        if (broker && awaitsSnapshot) {
+            awaitFirstSnapshot(firstSnapshot);
+        } else {
+            firstSnapshot.complete(null);
+        }
+        Map<Endpoint, CompletionStage<Void>> futures = new HashMap<Endpoint, CompletionStage<Void>>();
+        for (Endpoint endpoint : serverInfo.endpoints()) {
+            CompletionStage<Void> own = kafka.get(endpoint);
+            CompletableFuture<Void> kafkas = own == null ? CompletableFuture.<Void>completedFuture(null)
+                : own.toCompletableFuture();
+            boolean opensAtOnce = early.contains(endpoint.listenerName().orElse(""));
+            futures.put(endpoint, opensAtOnce ? kafkas : CompletableFuture.allOf(kafkas, firstSnapshot));
+        }
+        return futures;
+    }
+
+    /** Completes {@code firstSnapshot} once the agent has a snapshot in force or the start timeout has passed. */
+    private void awaitFirstSnapshot(final CompletableFuture<Void> firstSnapshot) {
+        Thread waiter = new Thread(new Runnable() {
+            @Override
+            public void run() {
+                try {
+                    if (!NativeAgent.awaitSnapshot(handle, startTimeoutMs)) {
+                        // The native agent logged why (naming the start timeout's key): shown before the listeners open.
+                        NativeLogDrain.drainNow();
+                    }
+                } finally {
+                    // Whatever failed above, the listeners must not wait forever for it.
+                    firstSnapshot.complete(null);
+                }
+            }
+        }, "grantforge-start");
+        waiter.setDaemon(true);
+        waiter.start();
     }
 
     /**
-     * An authorizer's {@code close}: its MBean unregistered and its handle given back (the last one of the JVM stops
-     * the agent and frees its snapshots and token); the handle then answers nothing.
+     * The authorizer's {@code close} (or a configure that fails after opening): its MBean unregistered and the handle
+     * given back (the last one of the JVM stops the agent and frees its snapshots and token); the handle then answers
+     * nothing.
      */
-    static void release(long handle, AgentMetrics metrics) {
+    void close() {
+        release(handle, metrics);
+    }
+
+    private static void release(long handle, AgentMetrics metrics) {
         try {
             if (metrics != null) {
                 metrics.unregister();

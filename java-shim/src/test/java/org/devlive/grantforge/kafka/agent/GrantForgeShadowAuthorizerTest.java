@@ -53,23 +53,23 @@ class GrantForgeShadowAuthorizerTest {
     @TempDir
     Path tmp;
 
-    private final List<GrantForgeShadowAuthorizer> opened = new ArrayList<>();
+    private final List<ComparingAuthorizer> opened = new ArrayList<>();
 
     @AfterEach
     void closeAll() throws IOException {
-        for (GrantForgeShadowAuthorizer authorizer : opened) {
+        for (ComparingAuthorizer authorizer : opened) {
             authorizer.close();
         }
     }
 
-    private <A extends GrantForgeShadowAuthorizer> A configured(A authorizer) throws IOException {
+    private <A extends ComparingAuthorizer> A configured(A authorizer) throws IOException {
         A loading = withAclsLoading(authorizer);
         loading.completeInitialLoad();
         return loading;
     }
 
     /** Configured, Kafka's ACLs added, and Kafka's initial load of them not complete yet (a starting broker). */
-    private <A extends GrantForgeShadowAuthorizer> A withAclsLoading(A authorizer) throws IOException {
+    private <A extends ComparingAuthorizer> A withAclsLoading(A authorizer) throws IOException {
         Path policies = tmp.resolve("policies.json");
         if (!Files.exists(policies)) {
             Files.copy(FIXTURE, policies);
@@ -77,7 +77,7 @@ class GrantForgeShadowAuthorizerTest {
         return withAclsLoading(authorizer, Map.of("grantforge.policy.file", policies.toString()));
     }
 
-    private <A extends GrantForgeShadowAuthorizer> A withAclsLoading(A authorizer, Map<String, Object> agentSettings) {
+    private <A extends ComparingAuthorizer> A withAclsLoading(A authorizer, Map<String, Object> agentSettings) {
         Map<String, Object> configs = new HashMap<>(agentSettings);
         configs.put("super.users", "User:admin");
         configs.put("node.id", 1);
@@ -93,17 +93,17 @@ class GrantForgeShadowAuthorizerTest {
             new AccessControlEntry("User:alice", "*", operation, AclPermissionType.ALLOW));
     }
 
-    private static AuthorizationResult ask(GrantForgeShadowAuthorizer authorizer, String who, String topic) {
+    private static AuthorizationResult ask(ComparingAuthorizer authorizer, String who, String topic) {
         return authorizer.authorize(user(who), List.of(action(AclOperation.WRITE, ResourceType.TOPIC, topic))).get(0);
     }
 
-    private static Object metric(GrantForgeShadowAuthorizer authorizer, String name) {
+    private static Object metric(ComparingAuthorizer authorizer, String name) {
         return AgentMetrics.reader(authorizer.nativeHandle()).value(name);
     }
 
     @Test
     void shadowModeReturnsKafkasAnswersAndCountsWhereGrantForgeDiffers() throws IOException {
-        GrantForgeShadowAuthorizer shadow = configured(new GrantForgeShadowAuthorizer());
+        ComparingAuthorizer shadow = configured(new GrantForgeShadowAuthorizer());
         assertEquals(AuthorizationResult.ALLOWED, ask(shadow, "alice", "orders"), "both allow");
         assertEquals(AuthorizationResult.DENIED, ask(shadow, "bob", "orders"), "both refuse");
         for (int i = 0; i < 3; i++) {
@@ -120,7 +120,7 @@ class GrantForgeShadowAuthorizerTest {
 
     @Test
     void compareModeReturnsGrantForgesAnswersAndCountsTheReverse() throws IOException {
-        GrantForgeShadowAuthorizer compare = configured(new GrantForgeCompareAuthorizer());
+        ComparingAuthorizer compare = configured(new GrantForgeCompareAuthorizer());
         assertEquals(AuthorizationResult.DENIED, ask(compare, "alice", "payments"), "GrantForge decides");
         assertEquals(AuthorizationResult.ALLOWED, ask(compare, "alice", "orders"));
         assertEquals(1L, metric(compare, "shadow-grantforge-refuses"));
@@ -131,8 +131,8 @@ class GrantForgeShadowAuthorizerTest {
 
     @Test
     void anAgentThatFailsLeavesKafkasAnswersAloneInShadowModeAndRefusesInCompareMode() throws IOException {
-        GrantForgeShadowAuthorizer shadow = configured(new GrantForgeShadowAuthorizer());
-        GrantForgeShadowAuthorizer compare = configured(new GrantForgeCompareAuthorizer());
+        ComparingAuthorizer shadow = configured(new GrantForgeShadowAuthorizer());
+        ComparingAuthorizer compare = configured(new GrantForgeCompareAuthorizer());
         // The native agent's handles given back: every call to them fails from now on.
         NativeAgent.close(shadow.nativeHandle());
         NativeAgent.close(compare.nativeHandle());
@@ -146,7 +146,7 @@ class GrantForgeShadowAuthorizerTest {
     /** The Kafka ACL behind a disagreement only words its audit: failing to find it leaves the settled answer alone. */
     @Test
     void aFailureDescribingKafkasAclLeavesTheDecidedAnswerAlone() throws IOException {
-        GrantForgeShadowAuthorizer compare = configured(new GrantForgeCompareAuthorizer() {
+        ComparingAuthorizer compare = configured(new GrantForgeCompareAuthorizer() {
             @Override
             public Iterable<AclBinding> acls(AclBindingFilter filter) {
                 throw new IllegalStateException("the ACLs cannot be listed");
@@ -161,7 +161,7 @@ class GrantForgeShadowAuthorizerTest {
 
     @Test
     void kafkasQuestionAboutSomeResourceOfATypeIsAnsweredByTheDeciderAndNotCompared() throws IOException {
-        GrantForgeShadowAuthorizer shadow = configured(new GrantForgeShadowAuthorizer());
+        ComparingAuthorizer shadow = configured(new GrantForgeShadowAuthorizer());
         assertEquals(AuthorizationResult.ALLOWED,
             shadow.authorizeByResourceType(user("alice"), AclOperation.WRITE, ResourceType.TOPIC));
         assertEquals(AuthorizationResult.DENIED,
@@ -174,7 +174,7 @@ class GrantForgeShadowAuthorizerTest {
     /** The dangerous direction: GrantForge allows what Kafka refuses, and in shadow mode the client gets the refusal. */
     @Test
     void shadowModeReturnsKafkasRefusalWhereGrantForgeWouldAllow() throws IOException {
-        GrantForgeShadowAuthorizer shadow = configured(new GrantForgeShadowAuthorizer());
+        ComparingAuthorizer shadow = configured(new GrantForgeShadowAuthorizer());
         List<Action> describe = List.of(action(AclOperation.DESCRIBE, ResourceType.TOPIC, "orders"));
         for (int i = 0; i < 2; i++) {
             assertEquals(List.of(AuthorizationResult.DENIED), shadow.authorize(user("bob"), describe),
@@ -187,7 +187,7 @@ class GrantForgeShadowAuthorizerTest {
     /** An agent that throws an {@code Error} (direct memory exhausted) is a failure, whatever the mode. */
     @Test
     void anErrorFromTheAgentLeavesKafkasAnswersInShadowModeAndRefusesInCompareMode() throws IOException {
-        GrantForgeShadowAuthorizer shadow = configured(new GrantForgeShadowAuthorizer() {
+        ComparingAuthorizer shadow = configured(new GrantForgeShadowAuthorizer() {
             @Override
             long nativeCompare(org.devlive.grantforge.kafka.agent.jni.RequestEncoder encoder, int requestLength) {
                 // as OutOfMemoryError("Direct buffer memory") would, which JUnit itself rethrows to stop the run
@@ -195,7 +195,7 @@ class GrantForgeShadowAuthorizerTest {
                 };
             }
         });
-        GrantForgeShadowAuthorizer compare = configured(new GrantForgeCompareAuthorizer() {
+        ComparingAuthorizer compare = configured(new GrantForgeCompareAuthorizer() {
             @Override
             long nativeCompare(org.devlive.grantforge.kafka.agent.jni.RequestEncoder encoder, int requestLength) {
                 throw new StackOverflowError();
@@ -212,8 +212,8 @@ class GrantForgeShadowAuthorizerTest {
 
     @Test
     void compareModeAnswersTheQuestionAboutSomeResourceOfATypeWithGrantForgesPolicies() throws IOException {
-        GrantForgeShadowAuthorizer compare = configured(new GrantForgeCompareAuthorizer());
-        GrantForgeShadowAuthorizer shadow = configured(new GrantForgeShadowAuthorizer());
+        ComparingAuthorizer compare = configured(new GrantForgeCompareAuthorizer());
+        ComparingAuthorizer shadow = configured(new GrantForgeShadowAuthorizer());
         // policy 3 lets everyone describe topics; Kafka's ACLs give bob nothing
         assertEquals(AuthorizationResult.ALLOWED,
             compare.authorizeByResourceType(user("bob"), AclOperation.DESCRIBE, ResourceType.TOPIC));
@@ -230,8 +230,8 @@ class GrantForgeShadowAuthorizerTest {
 
     @Test
     void whileKafkasAclsAreNotLoadedCompareModeAnswersWithTheAgentAndShadowModeAsKafkaDoes() throws IOException {
-        GrantForgeShadowAuthorizer compare = withAclsLoading(new GrantForgeCompareAuthorizer());
-        GrantForgeShadowAuthorizer shadow = withAclsLoading(new GrantForgeShadowAuthorizer());
+        ComparingAuthorizer compare = withAclsLoading(new GrantForgeCompareAuthorizer());
+        ComparingAuthorizer shadow = withAclsLoading(new GrantForgeShadowAuthorizer());
         assertEquals(AuthorizationResult.ALLOWED, ask(compare, "alice", "orders"), "policy 1");
         assertEquals(AuthorizationResult.DENIED, ask(compare, "alice", "payments"), "policy 5, whatever the ACLs say");
         assertEquals(AuthorizationResult.ALLOWED, compare.authorize(user("bob"),
@@ -243,7 +243,7 @@ class GrantForgeShadowAuthorizerTest {
     }
 
     /** Server mode against a port nothing listens on: no snapshot comes before the start timeout. */
-    private <A extends GrantForgeShadowAuthorizer> A withoutSnapshot(A authorizer) throws IOException {
+    private <A extends ComparingAuthorizer> A withoutSnapshot(A authorizer) throws IOException {
         Path token = Files.writeString(tmp.resolve("token"), "t");
         A loading = withAclsLoading(authorizer, Map.of("grantforge.server.url", "https://127.0.0.1:1",
             "grantforge.token.file", token.toString(), "grantforge.cache.dir", tmp.resolve("cache").toString(),
@@ -283,8 +283,8 @@ class GrantForgeShadowAuthorizerTest {
     @Test
     void compareModesClientListenersWaitForTheFirstSnapshotAtMostTheStartTimeoutAndShadowModesDoNot()
         throws Exception {
-        GrantForgeShadowAuthorizer compare = withoutSnapshot(new GrantForgeCompareAuthorizer());
-        GrantForgeShadowAuthorizer shadow = withoutSnapshot(new GrantForgeShadowAuthorizer());
+        ComparingAuthorizer compare = withoutSnapshot(new GrantForgeCompareAuthorizer());
+        ComparingAuthorizer shadow = withoutSnapshot(new GrantForgeShadowAuthorizer());
         long started = System.nanoTime();
         CompletableFuture<Void> compareOpens = compare.start(brokerInfo()).values().iterator().next().toCompletableFuture();
         CompletableFuture<Void> shadowOpens = shadow.start(brokerInfo()).values().iterator().next().toCompletableFuture();
