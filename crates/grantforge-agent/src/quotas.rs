@@ -176,7 +176,7 @@ impl Quotas {
     ) -> bool {
         let changed = apply(&mut self.table.write());
         if changed {
-            self.changes[quota_type as usize].fetch_add(1, Ordering::AcqRel);
+            self.changes[quota_type.index()].fetch_add(1, Ordering::AcqRel);
             self.warned.lock().retain(|(t, _)| *t != quota_type);
             self.fills_logged.lock().retain(|(t, _)| *t != quota_type);
             self.summary_after_quiet();
@@ -187,7 +187,7 @@ impl Quotas {
     /// Changes of `quota_type` so far: an instance that saw another count than its own last one
     /// tells Kafka to re-read its limits (`quotaResetRequired`).
     pub fn changes(&self, quota_type: QuotaType) -> u64 {
-        self.changes[quota_type as usize].load(Ordering::Acquire)
+        self.changes[quota_type.index()].load(Ordering::Acquire)
     }
 
     /// The group and limit of a connection; an oversubscribed user is logged once (per type, until
@@ -211,7 +211,7 @@ impl Quotas {
     /// The request path could not keep this answer: counted, and one INFO line the first time a type's
     /// view (or one user's share of it) is full after a change of that type.
     pub fn not_kept(&self, quota_type: QuotaType, user: &str, why: NotKept) {
-        self.not_kept[quota_type as usize].fetch_add(1, Ordering::Relaxed);
+        self.not_kept[quota_type.index()].fetch_add(1, Ordering::Relaxed);
         let key = match why {
             NotKept::TypeFull => (quota_type, None),
             NotKept::UserShareFull => (quota_type, Some(user.to_string())),

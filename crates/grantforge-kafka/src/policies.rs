@@ -91,9 +91,9 @@ pub enum Reason {
     /// staleness limit the agent was given: everything but super users is refused until the
     /// server confirms a snapshot again.
     SnapshotTooOld,
-    /// The policies cannot be asked: an unknown operation or resource type (to the agent, or to
-    /// a service type older than it), a pattern other than LITERAL, or a request the engine cannot
-    /// place (a blank name). Refused, never kept.
+    /// The policies cannot be asked: an operation or resource type unknown to the agent, an
+    /// operation a service type older than the agent lacks, a pattern other than LITERAL, or a
+    /// request the engine cannot place (a blank name). Refused, never kept.
     Unplaced,
     /// A policy decided.
     Policy { id: i64, allowed: bool },
@@ -443,9 +443,7 @@ fn missing_access_types(definition: &Definition) -> Vec<Operation> {
         .collect()
 }
 
-/// A server that names Kafka's levels or access types differently must fail here, loudly, and not
-/// silently at decision time. Returns the operations newer than the server's service type that it
-/// lacks (see [`Operation::NEWER_THAN_THE_SERVICE_TYPE`]).
+/// A snapshot of another service type is refused as such, before anything of its definition.
 fn check_service_type(service_type: &str) -> Result<(), LoadError> {
     if service_type != SERVICE_TYPE {
         return Err(LoadError::WrongServiceType(service_type.to_string()));
@@ -465,6 +463,9 @@ fn refusal_of(bytes: &[u8], refusal: SnapshotError) -> LoadError {
     }
 }
 
+/// A server that names Kafka's levels or access types differently must fail here, loudly, and not
+/// silently at decision time. Returns the operations newer than the server's service type that it
+/// lacks (see [`Operation::NEWER_THAN_THE_SERVICE_TYPE`]); every level is required.
 fn check_definition(definition: &Definition) -> Result<Vec<Operation>, LoadError> {
     for &resource_type in ResourceType::ALL {
         let level = resource_type.level();

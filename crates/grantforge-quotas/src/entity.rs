@@ -58,7 +58,9 @@ impl QuotaType {
         QuotaType::ALL.into_iter().find(|t| t.config_key() == key)
     }
 
-    pub(crate) fn index(self) -> usize {
+    /// The type's slot in every per-type array (`[_; COUNT]`): its position in [`QuotaType::ALL`],
+    /// which is also its Kafka ordinal ([`QuotaType::from_ordinal`] gives the type back).
+    pub const fn index(self) -> usize {
         self as usize
     }
 }
@@ -230,6 +232,15 @@ mod tests {
             Entity::of(Some(Part::Default), Some(Part::Named("c".into()))).to_string(),
             "<default user, client c>"
         );
+    }
+
+    #[test]
+    fn each_quota_type_has_its_own_slot_and_is_found_again_from_it() {
+        for (position, t) in QuotaType::ALL.into_iter().enumerate() {
+            assert_eq!(t.index(), position, "{t:?} is at its place in ALL");
+            assert_eq!(QuotaType::from_ordinal(t.index()), Some(t));
+        }
+        assert_eq!(QuotaType::from_ordinal(QuotaType::COUNT), None);
     }
 
     #[test]
