@@ -29,6 +29,7 @@ import org.apache.kafka.metadata.authorizer.StandardAuthorizer;
 import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
 import org.devlive.grantforge.kafka.agent.GrantForgeKafkaAuthorizer;
+import org.devlive.grantforge.kafka.agent.ComparingAuthorizer;
 import org.devlive.grantforge.kafka.agent.GrantForgeShadowAuthorizer;
 
 /** What the benchmarks share: request contexts as the broker builds them, authorizer set-up, reports. */
@@ -69,13 +70,17 @@ public final class Bench {
      * mode on {@code snapshot}.
      */
     static GrantForgeShadowAuthorizer shadow(Path snapshot) {
+        return beside(new GrantForgeShadowAuthorizer(), snapshot);
+    }
+
+    /** {@code authorizer} (a mode of Kafka's StandardAuthorizer with the agent beside it) in offline mode on {@code snapshot}. */
+    static <A extends ComparingAuthorizer> A beside(A authorizer, Path snapshot) {
         Map<String, Object> configs = new HashMap<String, Object>();
         configs.put("grantforge.policy.file", snapshot.toString());
         String nativeLibrary = System.getProperty(NATIVE_PROPERTY);
         if (nativeLibrary != null && !nativeLibrary.isEmpty()) {
             configs.put("grantforge.native.library.path", nativeLibrary);
         }
-        GrantForgeShadowAuthorizer authorizer = new GrantForgeShadowAuthorizer();
         authorizer.configure(configs);
         authorizer.withPluginMetrics(new PluginMetricsImpl(new Metrics(), new HashMap<String, String>()));
         return authorizer;

@@ -21,6 +21,7 @@ import org.apache.kafka.metadata.authorizer.StandardAuthorizer;
 import org.apache.kafka.server.authorizer.Action;
 import org.apache.kafka.server.authorizer.AuthorizationResult;
 import org.devlive.grantforge.kafka.agent.GrantForgeKafkaAuthorizer;
+import org.devlive.grantforge.kafka.agent.GrantForgeHybridAuthorizer;
 import org.devlive.grantforge.kafka.agent.GrantForgeShadowAuthorizer;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -159,6 +160,38 @@ public class CacheHitBenchmark {
         }
     }
 
+    /**
+     * Hybrid mode on e2e.json beside StandardE2e's ACLs and one more, alice's WRITE on {@code inventory}, which no policy
+     * speaks of: a question about {@code orders} is the policies', one about {@code inventory} the ACLs'.
+     */
+    @State(Scope.Benchmark)
+    public static class HybridE2e {
+        GrantForgeHybridAuthorizer authorizer;
+        Path file;
+
+        @Setup(Level.Trial)
+        public void setup() {
+            file = Bench.snapshotFile("e2e.json");
+            authorizer = Bench.beside(new GrantForgeHybridAuthorizer(), file);
+            addAcl(authorizer, 100, ResourceType.TOPIC, "inventory", PatternType.LITERAL, "User:alice", AclOperation.WRITE,
+                true);
+            addE2eAcls(authorizer);
+            Bench.check("hybrid alice WRITE orders", AuthorizationResult.ALLOWED,
+                authorizer.authorize(ALICE, WRITE_ORDERS).get(0));
+            Bench.check("hybrid alice WRITE inventory", AuthorizationResult.ALLOWED,
+                authorizer.authorize(ALICE, WRITE_INVENTORY).get(0));
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown() throws IOException {
+            authorizer.close();
+            Files.deleteIfExists(file);
+        }
+    }
+
+    static final List<Action> WRITE_INVENTORY = Bench.literal(AclOperation.WRITE, ResourceType.TOPIC, "inventory",
+        true, true);
+
     // --- the targets: cache hit, 1 and 2 threads --------------------------------------------------------
 
     @Benchmark
@@ -197,6 +230,56 @@ public class CacheHitBenchmark {
     @Threads(2)
     public List<AuthorizationResult> hit_2t_shadow(ShadowE2e state) {
         return state.authorizer.authorize(ALICE, WRITE_ORDERS);
+    }
+
+    @Benchmark
+    @Threads(4)
+    public List<AuthorizationResult> hit_4t_shadow(ShadowE2e state) {
+        return state.authorizer.authorize(ALICE, WRITE_ORDERS);
+    }
+
+    @Benchmark
+    @Threads(4)
+    public List<AuthorizationResult> hit_4t_grantforge(GrantForgeE2e state) {
+        return state.authorizer.authorize(ALICE, WRITE_ORDERS);
+    }
+
+    @Benchmark
+    @Threads(4)
+    public List<AuthorizationResult> hit_4t_standard(StandardE2e state) {
+        return state.authorizer.authorize(ALICE, WRITE_ORDERS);
+    }
+
+    // --- hybrid mode: a question a policy decides, and one left to Kafka's ACLs --------------------------
+
+    @Benchmark
+    @Threads(1)
+    public List<AuthorizationResult> hit_1t_hybrid(HybridE2e state) {
+        return state.authorizer.authorize(ALICE, WRITE_ORDERS);
+    }
+
+    @Benchmark
+    @Threads(2)
+    public List<AuthorizationResult> hit_2t_hybrid(HybridE2e state) {
+        return state.authorizer.authorize(ALICE, WRITE_ORDERS);
+    }
+
+    @Benchmark
+    @Threads(4)
+    public List<AuthorizationResult> hit_4t_hybrid(HybridE2e state) {
+        return state.authorizer.authorize(ALICE, WRITE_ORDERS);
+    }
+
+    @Benchmark
+    @Threads(1)
+    public List<AuthorizationResult> hit_1t_hybrid_byAcl(HybridE2e state) {
+        return state.authorizer.authorize(ALICE, WRITE_INVENTORY);
+    }
+
+    @Benchmark
+    @Threads(2)
+    public List<AuthorizationResult> hit_2t_hybrid_byAcl(HybridE2e state) {
+        return state.authorizer.authorize(ALICE, WRITE_INVENTORY);
     }
 
     /** The anchor of shadow mode: StandardAuthorizer's call and then the agent's, two authorizers asked in turn. */
