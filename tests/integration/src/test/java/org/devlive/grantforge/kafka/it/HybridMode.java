@@ -21,9 +21,6 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
@@ -140,7 +137,7 @@ abstract class HybridMode {
 
         // the policies now cover the traffic: no question goes to the ACLs any more
         ObjectNode covering = (ObjectNode) new ObjectMapper().readTree(policies.toFile());
-        ((ArrayNode) covering.get("policies")).add(topicPolicy("9001", "inventory", "alice", "write"));
+        ((ArrayNode) covering.get("policies")).add(PolicyJson.allowing("9001", "alice writes inventory", "topic", "inventory", "alice", "write"));
         install(covering, 2);
         long before = metric("HybridAclDecisions");
         assertEquals("produced", produce("alice", "inventory"));
@@ -158,16 +155,7 @@ abstract class HybridMode {
     }
 
     private String produce(String user, String topic) {
-        Properties plain = new Properties();
-        plain.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
-        plain.put(ProducerConfig.RETRIES_CONFIG, "0");
-        plain.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "15000");
-        try (KafkaProducer<String, String> producer = node.producer(user, plain)) {
-            producer.send(new ProducerRecord<>(topic, user, "from " + user)).get(WAIT_S, TimeUnit.SECONDS);
-            return "produced";
-        } catch (Exception e) {
-            return Refusals.of(e);
-        }
+        return Answers.produce(node, user, topic);
     }
 
     private String consume(String user, String topic, String group) {
@@ -186,25 +174,6 @@ abstract class HybridMode {
         } catch (Exception e) {
             return Refusals.of(e);
         }
-    }
-
-    private static ObjectNode topicPolicy(String id, String topic, String user, String access) {
-        ObjectNode policy = new ObjectMapper().createObjectNode();
-        policy.put("id", id).put("name", user + " " + access + " " + topic).put("type", "ACCESS").put("priority", "NORMAL");
-        ObjectNode document = policy.putObject("document");
-        ObjectNode topics = document.putObject("resources").putObject("topic");
-        topics.putArray("values").add(topic);
-        topics.put("excludes", false).put("recursive", false);
-        ObjectNode item = document.putArray("allow").addObject();
-        item.putArray("users").add(user);
-        item.putArray("groups");
-        item.putArray("roles");
-        item.putArray("accessTypes").add(access);
-        item.putArray("conditions");
-        for (String none : List.of("allowExceptions", "deny", "denyExceptions", "validity")) {
-            document.putArray(none);
-        }
-        return policy;
     }
 
     private void install(ObjectNode snapshot, int version) throws Exception {

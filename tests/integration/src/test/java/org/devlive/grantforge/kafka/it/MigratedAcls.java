@@ -30,7 +30,6 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclBinding;
@@ -289,11 +288,11 @@ abstract class MigratedAcls {
             }
         }
         Map<String, String> answers = new LinkedHashMap<>();
-        answers.put("alice produces to orders", produce(node, "alice", "orders"));
-        answers.put("alice produces to payments", produce(node, "alice", "payments"));
-        answers.put("bob produces to orders", produce(node, "bob", "orders"));
-        answers.put("carol produces to audit from 127.0.0.1", produce(node, "carol", "audit"));
-        answers.put("carol produces to ops-metrics from 127.0.0.1", produce(node, "carol", "ops-metrics"));
+        answers.put("alice produces to orders", Answers.produce(node, "alice", "orders"));
+        answers.put("alice produces to payments", Answers.produce(node, "alice", "payments"));
+        answers.put("bob produces to orders", Answers.produce(node, "bob", "orders"));
+        answers.put("carol produces to audit from 127.0.0.1", Answers.produce(node, "carol", "audit"));
+        answers.put("carol produces to ops-metrics from 127.0.0.1", Answers.produce(node, "carol", "ops-metrics"));
         answers.put("alice consumes orders in alice-1", consume(node, "alice", "alice-1", "orders"));
         answers.put("bob consumes orders-eu in bob-1", consume(node, "bob", "bob-1", "orders-eu"));
         answers.put("bob consumes orders in bob-2", consume(node, "bob", "bob-2", "orders"));
@@ -305,19 +304,6 @@ abstract class MigratedAcls {
         answers.put("bob describes the configs of orders", describeConfigs(node, "bob", "orders"));
         answers.put("carol describes the configs of audit", describeConfigs(node, "carol", "audit"));
         return answers;
-    }
-
-    private static String produce(KafkaNode node, String user, String topic) {
-        Properties plain = new Properties();
-        plain.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
-        plain.put(ProducerConfig.RETRIES_CONFIG, "0");
-        plain.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "15000");
-        try (KafkaProducer<String, String> producer = node.producer(user, plain)) {
-            producer.send(new ProducerRecord<>(topic, user, "from " + user)).get(WAIT_S, TimeUnit.SECONDS);
-            return "produced";
-        } catch (Exception e) {
-            return Refusals.of(e);
-        }
     }
 
     private static String consume(KafkaNode node, String user, String group, String topic) {

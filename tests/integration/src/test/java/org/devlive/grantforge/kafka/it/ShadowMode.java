@@ -210,7 +210,8 @@ abstract class ShadowMode {
         ObjectNode snapshot = migrated.snapshot();
         assertEquals(1, changeAccess(snapshot, "alice", "write", false), "one ALLOW taken out");
         assertEquals(1, changeAccess(snapshot, "bob", "write", true), "one grant more than the ACLs");
-        ((ArrayNode) snapshot.get("policies")).add(groupPolicy("mallory sees every group", "mallory", "describe"));
+        ((ArrayNode) snapshot.get("policies"))
+            .add(PolicyJson.allowing("9001", "mallory sees every group", "group", "*", "mallory", "describe"));
         install(snapshot, 104, migrated.policies());
         Nodes nodes = migrated.nodes();
         nodes.awaitPolicyVersion(104);
@@ -343,27 +344,6 @@ abstract class ShadowMode {
             }
         }
         return changed;
-    }
-
-    /** A policy that gives {@code user} {@code access} on every group. */
-    private static ObjectNode groupPolicy(String name, String user, String access) {
-        ObjectMapper json = new ObjectMapper();
-        ObjectNode policy = json.createObjectNode();
-        policy.put("id", "9001").put("name", name).put("type", "ACCESS").put("priority", "NORMAL");
-        ObjectNode document = policy.putObject("document");
-        ObjectNode groups = document.putObject("resources").putObject("group");
-        groups.putArray("values").add("*");
-        groups.put("excludes", false).put("recursive", false);
-        ObjectNode item = document.putArray("allow").addObject();
-        item.putArray("users").add(user);
-        item.putArray("groups");
-        item.putArray("roles");
-        item.putArray("accessTypes").add(access);
-        item.putArray("conditions");
-        for (String none : List.of("allowExceptions", "deny", "denyExceptions", "validity")) {
-            document.putArray(none);
-        }
-        return policy;
     }
 
     /** Writes the snapshot as policy version {@code version} over the policy file the agents read. */
