@@ -49,7 +49,7 @@ final class NodeProperties {
             if (e.getValue() == null) {
                 p.remove(e.getKey());
             } else {
-                p.put(e.getKey(), e.getValue());
+                p.put(e.getKey(), e.getValue().replace(KafkaNode.BROKER_ADDRESS, "127.0.0.1:" + brokerPort));
             }
         }
         return p;
