@@ -93,8 +93,9 @@ mod tests {
             "a fetch's group is consume"
         );
         let delete = event(20, true, ResourceType::Topic, "orders");
-        assert_eq!(routes.select(&[delete.clone()], Sink::Log), vec![]);
-        assert_eq!(routes.select(&[delete.clone()], Sink::Topic), vec![delete]);
+        let deleted = std::slice::from_ref(&delete);
+        assert_eq!(routes.select(deleted, Sink::Log), vec![]);
+        assert_eq!(routes.select(deleted, Sink::Topic), vec![delete.clone()]);
     }
 
     #[test]

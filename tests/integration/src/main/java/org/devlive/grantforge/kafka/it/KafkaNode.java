@@ -71,11 +71,6 @@ public final class KafkaNode implements AutoCloseable {
     public static final String SUPER_USER = "admin";
     /** The PLAIN users every node knows, with their passwords. */
     public static final Map<String, String> USERS;
-    /**
-     * Written in a {@link Builder#property} value, the address of the node's SASL_PLAINTEXT client listener (its port
-     * is chosen when the node is built): the audit topic's producer of the node's own agent reaches it there.
-     */
-    public static final String BROKER_ADDRESS = "{broker.address}";
     /** The line Kafka logs when the node (broker and controller) has started. */
     public static final String STARTED_MESSAGE = "Kafka Server started";
     /** System property: JDK home the nodes run on (default: this JVM's {@code java.home}). */

@@ -96,7 +96,7 @@ abstract class AuditTopic {
                 .property("grantforge.cache.dir", work.resolve("cache").toString())
                 .property("grantforge.audit.sinks", "topic,log")
                 .property("grantforge.audit.topic.format", format)
-                .property("grantforge.audit.topic.bootstrap.servers", KafkaNode.BROKER_ADDRESS)
+                .property("grantforge.audit.topic.bootstrap.servers", NodeProperties.BROKER_ADDRESS)
                 .property("grantforge.audit.topic.producer.config", producerConfig.toString())
                 .property("grantforge.audit.topic.principal", "User:dave")
                 .property("grantforge.audit.topic.partitions", "1")
