@@ -293,3 +293,138 @@ pub(crate) fn route_audit(
     };
     (Box::new(routed), accounts)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::*;
+    use crate::audit::events::tests::folded_produce;
+    use crate::audit::ledger::Account;
+
+    /// A source that takes nothing of the audit (offline mode's own sink is the log).
+    struct NoRounds;
+
+    impl Source for NoRounds {
+        fn start(&mut self, _: &dyn Holder) {}
+        fn first_round_after(&self) -> Duration {
+            Duration::MAX
+        }
+        fn round(&mut self, _: &dyn Holder) -> Duration {
+            Duration::MAX
+        }
+        fn after_a_failed_round(&self) -> Duration {
+            Duration::MAX
+        }
+        fn hand_on(&mut self, _: &[AccessEvent], _: bool, _: bool) {}
+    }
+
+    fn routed(routes: &str) -> (Box<dyn Source>, Arc<SinkAccounts>, std::path::PathBuf) {
+        let cache = std::env::temp_dir().join(format!(
+            "gf-routed-{}-{:?}",
+            std::process::id(),
+            std::time::Instant::now()
+        ));
+        let mut settings: BTreeMap<String, String> = [
+            ("grantforge.policy.file", "/x"),
+            ("grantforge.audit.sinks", "topic,log"),
+            ("grantforge.audit.topic.bootstrap.servers", "localhost:9092"),
+            ("grantforge.audit.topic.principal", "User:auditor"),
+            ("grantforge.audit.topic.timeout.ms", "100"),
+            ("grantforge.audit.flush.interval.ms", "1"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        settings.insert("grantforge.cache.dir".into(), cache.display().to_string());
+        if !routes.is_empty() {
+            settings.insert("grantforge.audit.routes".into(), routes.into());
+        }
+        let config = AgentConfig::from_settings(&settings).unwrap();
+        let delivery = Arc::new(DeliveryStats::default());
+        let (source, accounts) = route_audit(
+            Box::new(NoRounds),
+            &config,
+            "broker-1",
+            &delivery,
+            &Arc::default(),
+        );
+        (source, accounts, cache)
+    }
+
+    fn events() -> Vec<AccessEvent> {
+        let bob = AccessEvent {
+            event_id: "e2".into(),
+            principal_name: "bob".into(),
+            allowed: false,
+            count: 1,
+            ..folded_produce()
+        };
+        vec![folded_produce(), bob]
+    }
+
+    /// A producer thread that writes every batch it takes, until told to stop.
+    fn producer(channel: Arc<TopicChannel>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                if let Some(batch) = channel.take(Duration::from_millis(10)) {
+                    channel.ack(batch.id, Written::All);
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn what_the_topic_cannot_take_is_spooled_then_delivered_and_each_sink_balances_per_user() {
+        let (mut source, accounts, cache) = routed("");
+        let alice = folded_produce().count;
+        source.hand_on(&events(), false, false);
+        let topic = accounts.topic.sink.accounts();
+        let spooled = Account {
+            accesses: alice,
+            delivered: 0,
+            dropped: 0,
+        };
+        assert_eq!(topic["alice"], spooled, "no producer: spooled, not lost");
+        assert_eq!(accounts.log.accounts()["alice"].delivered, alice);
+        let stop = Arc::new(AtomicBool::new(false));
+        let writer = producer(
+            Arc::clone(accounts.channel.as_ref().unwrap()),
+            Arc::clone(&stop),
+        );
+        std::thread::sleep(Duration::from_millis(20)); // past the back-off
+        source.hand_on(&[], true, false);
+        stop.store(true, Ordering::Relaxed);
+        writer.join().unwrap();
+        let topic = accounts.topic.sink.accounts();
+        assert_eq!(topic["alice"].delivered, alice, "resent from the spool");
+        assert_eq!(topic["bob"].delivered, 1);
+        assert_eq!(
+            accounts.report(10),
+            format!("topic\talice\t{alice}\t{alice}\t0\ntopic\tbob\t1\t1\t0\nlog\talice\t{alice}\t{alice}\t0\nlog\tbob\t1\t1\t0")
+        );
+        std::fs::remove_dir_all(cache).unwrap();
+    }
+
+    #[test]
+    fn a_route_keeps_events_from_the_sinks_it_does_not_name() {
+        let (mut source, accounts, cache) = routed("any,denied,*=log");
+        let stop = Arc::new(AtomicBool::new(false));
+        let writer = producer(
+            Arc::clone(accounts.channel.as_ref().unwrap()),
+            Arc::clone(&stop),
+        );
+        source.hand_on(&events(), false, false);
+        stop.store(true, Ordering::Relaxed);
+        writer.join().unwrap();
+        let topic = accounts.topic.sink.accounts();
+        assert!(
+            !topic.contains_key("bob"),
+            "bob's refusal goes to the log only"
+        );
+        assert_eq!(topic["alice"].delivered, folded_produce().count);
+        assert_eq!(accounts.log.accounts()["bob"].delivered, 1);
+        std::fs::remove_dir_all(cache).ok();
+    }
+}
