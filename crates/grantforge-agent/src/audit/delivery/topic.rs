@@ -28,6 +28,11 @@ pub enum Written {
     Refused(String),
 }
 
+/// How long a batch may wait to be taken: the shim's writer thread waits for batches in turns
+/// shorter than this (`AuditTopicWriter.TAKE_WAIT_MS`), so a batch not taken by then has no
+/// writer, and the agent's thread does not wait the whole timeout for it.
+const TAKE_GRACE: Duration = Duration::from_secs(2);
+
 #[derive(Default)]
 struct Slot {
     next_id: u64,
@@ -49,6 +54,7 @@ impl TopicChannel {
     /// The agent's thread: offers `records` and waits up to `timeout` for the producer's word.
     pub fn offer(&self, records: Vec<(String, String)>, timeout: Duration) -> Written {
         let deadline = Instant::now() + timeout;
+        let taken_by = Instant::now() + timeout.min(TAKE_GRACE);
         let mut slot = self.slot.lock();
         if slot.closed {
             return Written::NotNow("the agent is closing".into());
@@ -64,8 +70,16 @@ impl TopicChannel {
                     return written;
                 }
             }
-            if slot.closed || self.changed.wait_until(&mut slot, deadline).timed_out() {
+            let taken = slot.taken == Some(id);
+            let until = if taken { deadline } else { taken_by };
+            if slot.closed || self.changed.wait_until(&mut slot, until).timed_out() {
+                if slot.acked.as_ref().is_some_and(|(acked, _)| *acked == id) {
+                    continue; // the word came as the time ran out
+                }
                 let taken = slot.taken == Some(id);
+                if taken && !slot.closed && Instant::now() < deadline {
+                    continue; // taken meanwhile: its writer has until the deadline
+                }
                 // Whatever happens to it now is not waited for: a late word is ignored.
                 slot.offered = None;
                 slot.taken = None;
@@ -168,6 +182,14 @@ mod tests {
         assert!(matches!(late, Written::NotNow(ref why) if why.contains("did not finish")));
         slow.join().unwrap();
         assert_eq!(channel.slot.lock().acked, None, "the late word is ignored");
+    }
+
+    #[test]
+    fn a_batch_nobody_takes_is_given_up_before_the_timeout() {
+        let channel = TopicChannel::default();
+        let started = Instant::now();
+        assert!(matches!(channel.offer(records(), LONG), Written::NotNow(_)));
+        assert!(started.elapsed() < LONG / 2, "{:?}", started.elapsed());
     }
 
     #[test]
