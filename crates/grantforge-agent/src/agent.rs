@@ -152,7 +152,8 @@ impl Agent {
                 settings.instance.clone(),
             ),
         };
-        let (source, sinks) = route_audit(source, &config, &instance, &delivery, auditor.ledger());
+        let (mut source, sinks) =
+            route_audit(source, &config, &instance, &delivery, auditor.ledger());
         let audit_at_close = source.audit_at_close();
         let agent = Arc::new(Agent {
             in_force: InForce {
@@ -181,7 +182,6 @@ impl Agent {
             sinks,
             config,
         });
-        let mut source = source;
         source.start(agent.as_ref());
         // A cached snapshot past the limit refuses before the first request, not a round later.
         agent.update_staleness();
