@@ -11,9 +11,11 @@ use grantforge_kafka::{
 };
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::audit::delivery::topic::TopicChannel;
 use crate::audit::delivery::DeliveryStats;
 use crate::audit::events::EventIds;
 use crate::audit::fold::{is_audited, Auditor};
+use crate::audit::sinks::SinkAccounts;
 use crate::comparison::{is_compared, Compared, Comparisons, Decider};
 use crate::config::{AgentConfig, ConfigError, PolicySource};
 use crate::lockout::LockoutHint;
@@ -22,6 +24,7 @@ use crate::request::lane::{self, Lane, Lanes, SnapshotInForce, Undetermined};
 use crate::request::unaudited::{unaudited_copy, with_reflagged, with_unaudited, INLINE};
 use crate::rules;
 use crate::source::file::OfflineSource;
+use crate::source::routed::route_audit;
 use crate::source::server::ServerSync;
 use crate::source::{AuditAtClose, Source, CLOSE_DEADLINE};
 use crate::staleness::Staleness;
@@ -86,6 +89,8 @@ pub struct Agent {
     instance: String,
     event_ids: EventIds,
     delivery: Arc<DeliveryStats>,
+    /// The audit's sinks: each one's account, and the topic sink's channel to the shim.
+    sinks: Arc<SinkAccounts>,
 }
 
 /// The snapshot in force, and what tells its readers that it changed.
@@ -131,7 +136,7 @@ impl Agent {
             ledger: Arc::clone(auditor.ledger()),
             ..DeliveryStats::default()
         });
-        let (mut source, instance): (Box<dyn Source>, String) = match &config.source {
+        let (source, instance): (Box<dyn Source>, String) = match &config.source {
             PolicySource::File(path, key) => (
                 Box::new(OfflineSource::open(path, key.clone(), &config)?),
                 config
@@ -148,6 +153,8 @@ impl Agent {
                 settings.instance.clone(),
             ),
         };
+        let (mut source, sinks) =
+            route_audit(source, &config, &instance, &delivery, auditor.ledger());
         let audit_at_close = source.audit_at_close();
         let agent = Arc::new(Agent {
             in_force: InForce {
@@ -173,6 +180,7 @@ impl Agent {
             metrics: Metrics::default(),
             instance,
             delivery,
+            sinks,
             config,
         });
         source.start(agent.as_ref());
@@ -189,6 +197,11 @@ impl Agent {
             })?;
         *agent.thread.handle.lock() = Some(handle);
         Ok(agent)
+    }
+
+    /// Where the shim's producer takes the topic sink's batches; `None` when the topic is no sink.
+    pub fn audit_topic_channel(&self) -> Option<&Arc<TopicChannel>> {
+        self.sinks.channel.as_ref()
     }
 
     pub fn config(&self) -> &AgentConfig {
@@ -243,6 +256,7 @@ impl Agent {
         self.config
             .audit_excluded_principals
             .contains(&context.principal)
+            || (self.config.audit_topic.as_ref()).is_some_and(|t| t.is_own_request(context))
     }
 
     pub fn generation(&self) -> u64 {
@@ -489,6 +503,9 @@ impl Agent {
     /// the thread finishes on its own (what it could not send, it spools).
     pub fn shutdown(&self) {
         self.thread.stopping.store(true, Ordering::Release);
+        if let Some(channel) = &self.sinks.channel {
+            channel.close(); // the producer closes with the agent: its last batches are spooled
+        }
         {
             let _state = self.thread.state.lock();
             self.thread.changed.notify_all();
@@ -568,7 +585,13 @@ impl Observed for Agent {
     }
 
     fn dropped_audit_events(&self) -> u64 {
-        self.auditor.dropped_total() + self.delivery.dropped.load(Ordering::Relaxed)
+        self.auditor.dropped_total()
+            + self.delivery.dropped.load(Ordering::Relaxed)
+            + self.sinks.topic_dropped()
+    }
+
+    fn audit_by_sink(&self) -> String {
+        self.sinks.report(REPORTED_USERS)
     }
 
     fn delivery(&self) -> &DeliveryStats {

@@ -8,4 +8,6 @@ pub(crate) mod fold;
 pub(crate) mod ledger;
 pub(crate) mod limits;
 pub(crate) mod names;
+pub(crate) mod routes;
+pub(crate) mod sinks;
 pub(crate) mod standard;

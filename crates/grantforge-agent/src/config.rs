@@ -16,6 +16,11 @@ use crate::rules::SuperUsers;
 use crate::settings::{self, Kind, Mode, Setting, SETTINGS};
 use crate::trust::SigningKey;
 
+pub mod routes;
+mod sinks;
+
+pub use sinks::TopicSettings;
+
 /// Kafka's own key naming the principals that are never checked.
 pub const SUPER_USERS: &str = "super.users";
 
@@ -168,8 +173,12 @@ pub struct AgentConfig {
     pub audit_fold_window: Duration,
     /// Whether super users' mutations are audited (they are never checked).
     pub audit_super_users_mutations: bool,
-    /// How offline mode's audit log writes each event.
+    /// How the audit log writes each event.
     pub audit_log_format: AuditLogFormat,
+    /// The audit's sinks and the rules that route events among them.
+    pub audit_routes: routes::Routes,
+    /// The topic sink's settings, when it is one of the sinks.
+    pub audit_topic: Option<TopicSettings>,
     /// Principals whose requests are decided but never audited, parsed as `super.users` is.
     pub audit_excluded_principals: SuperUsers,
     /// Hybrid mode: the resources whose questions the policies decide first.
@@ -210,6 +219,7 @@ impl AgentConfig {
             |key| settings.get(key).map(String::as_str),
         ));
         // A key of server mode: offline, it is ignored with the others, not validated.
+        let (audit_routes, audit_topic) = sinks::read(&reader, &source)?;
         let snapshot_max_age = match &source {
             PolicySource::Server(_) => reader.snapshot_max_age()?,
             PolicySource::File(..) => None,
@@ -248,6 +258,8 @@ impl AgentConfig {
             audit_fold_window: reader.get(&settings::AUDIT_FOLD_WINDOW)?,
             audit_super_users_mutations: reader.get(&settings::AUDIT_SUPER_USERS_MUTATIONS)?,
             audit_log_format: reader.get(&settings::AUDIT_LOG_FORMAT)?,
+            audit_routes,
+            audit_topic,
             audit_excluded_principals: reader.get(&settings::AUDIT_EXCLUDED_PRINCIPALS)?,
             hybrid_scope: reader.get(&settings::HYBRID_RESOURCE_PREFIXES)?,
             audit_queue_capacity: reader.get(&settings::AUDIT_QUEUE_CAPACITY)?,
@@ -332,7 +344,8 @@ impl FromSetting for Duration {
     }
 }
 
-/// How offline mode's audit log writes an access event (`grantforge.audit.log.format`).
+/// How the audit log (`grantforge.audit.log.format`) or the topic sink
+/// (`grantforge.audit.topic.format`, which has no `kafka`) writes an access event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AuditLogFormat {
     /// A line in the style of Kafka's authorizer log.
@@ -351,18 +364,22 @@ impl FromSetting for AuditLogFormat {
         let text = reader
             .text(setting)
             .unwrap_or_else(|| Reader::default_of(setting).to_string());
-        match text.as_str() {
-            "kafka" => Ok(AuditLogFormat::Kafka),
-            "ocsf" => Ok(AuditLogFormat::Ocsf),
-            "cloudevents" => Ok(AuditLogFormat::CloudEvents),
-            _ => Err(ConfigError::new(
+        let refused = || {
+            ConfigError::new(
                 setting.key,
                 format!(
                     "`{text}` is not one of {}; set it to one (default {})",
                     words.join(", "),
                     Reader::default_of(setting)
                 ),
-            )),
+            )
+        };
+        match text.as_str() {
+            word if !words.contains(&word) => Err(refused()),
+            "kafka" => Ok(AuditLogFormat::Kafka),
+            "ocsf" => Ok(AuditLogFormat::Ocsf),
+            "cloudevents" => Ok(AuditLogFormat::CloudEvents),
+            _ => Err(refused()),
         }
     }
 }
@@ -1084,7 +1101,7 @@ mod tests {
     fn keys_of_the_other_policy_source_and_kafkas_acl_default_are_ignored_with_a_line_each() {
         let offline = AgentConfig::from_settings(&settings(&[
             ("grantforge.policy.file", "/x"),
-            ("grantforge.audit.batch.size", "100"),
+            ("grantforge.download.jitter.ms", "100"),
             ("grantforge.read.timeout.ms", "1000"),
             ("grantforge.decision.cache.ttl.ms", "1000"),
             (ALLOW_EVERYONE_IF_NO_ACL_FOUND, "true"),
@@ -1096,7 +1113,7 @@ mod tests {
             "{:?}",
             offline.ignored_settings
         );
-        assert!(offline.ignored_settings[0].starts_with("grantforge.audit.batch.size is ignored: it is a setting of the other policy source, and this node runs in offline mode"));
+        assert!(offline.ignored_settings[0].starts_with("grantforge.download.jitter.ms is ignored: it is a setting of the other policy source, and this node runs in offline mode"));
         assert!(offline.ignored_settings[1].starts_with("grantforge.read.timeout.ms is ignored"));
         assert!(offline.ignored_settings[2].contains("allow the public group in a policy"));
         let both = AgentConfig::from_settings(&settings(&[

@@ -49,6 +49,7 @@ mod trust;
 mod utf16;
 
 pub use agent::{Agent, AgentError};
+pub use audit::delivery::topic::{TopicBatch, TopicChannel, Written};
 pub use config::{AgentConfig, ConfigError, PolicySource};
 pub use rules::SuperUsers;
 pub use source::CLOSE_DEADLINE;

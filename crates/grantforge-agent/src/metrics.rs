@@ -36,6 +36,7 @@ pub(crate) trait Observed {
     fn delivery(&self) -> &DeliveryStats;
     fn dropped_audit_events(&self) -> u64;
     fn audit_by_user(&self) -> String;
+    fn audit_by_sink(&self) -> String;
     fn comparisons(&self) -> &Comparisons;
 }
 
@@ -170,6 +171,9 @@ metrics! {
     /// The account per user (`audit::ledger`), what GrantForge received set beside it.
     audit_by_user: String = "audit-by-user", "The audit per user, most accesses first: user, accesses, of them dropped (tab-separated, one per line)",
         |at| at.agent.audit_by_user();
+    /// Each sink's account per user (`audit::sinks`).
+    audit_by_sink: String = "audit-by-sink", "The audit per sink and user: sink, user, accesses routed to the sink, delivered, dropped (tab-separated, one per line); what the sink's spool holds is the rest",
+        |at| at.agent.audit_by_sink();
     shadow_agreements: u64 = "shadow-agreements", "Shadow and compare modes: questions Kafka's ACLs and GrantForge answered alike",
         |at| at.counts.agreements;
     shadow_grantforge_refuses: u64 = "shadow-grantforge-refuses", "Shadow and compare modes: questions GrantForge refuses and Kafka's ACLs allow",

@@ -62,6 +62,10 @@ pub enum Kind {
     Principals,
     /// `,`-separated beginnings of resource names.
     Prefixes,
+    /// `,`-separated sinks of the audit: `grantforge`, `topic`, `log`.
+    Sinks,
+    /// `;`-separated routing rules of the audit (`crate::audit::routes`).
+    Routes,
 }
 
 /// The largest number of milliseconds a setting may hold (as nanoseconds it still fits an `i64`).
@@ -80,7 +84,9 @@ impl Kind {
             | Kind::Switch
             | Kind::OneOf(_)
             | Kind::Principals
-            | Kind::Prefixes => None,
+            | Kind::Prefixes
+            | Kind::Sinks
+            | Kind::Routes => None,
         }
     }
 }
@@ -293,12 +299,96 @@ pub const AUDIT_EXCLUDED_PRINCIPALS: Setting = Setting {
     mode: Mode::Both,
     doc: "`;`-separated `Type:name` principals, written as in `super.users` (`User:monitor;User:probe`), whose requests are checked as anyone's but never audited: an operator's noise, such as monitoring users",
 };
+pub const AUDIT_SINKS: Setting = Setting {
+    key: "grantforge.audit.sinks",
+    default: Fallback::Derived("`grantforge` in server mode, `log` in offline mode"),
+    kind: Kind::Sinks,
+    mode: Mode::Both,
+    doc: "where the audit goes, `,`-separated, any combination: `grantforge` (the server, server mode only), `topic` (a Kafka topic, `grantforge.audit.topic`), `log` (the log `grantforge.audit`)",
+};
+pub const AUDIT_ROUTES: Setting = Setting {
+    key: "grantforge.audit.routes",
+    default: Fallback::None,
+    kind: Kind::Routes,
+    mode: Mode::Both,
+    doc: "`;`-separated rules `kind,outcome,resource=sink+sink` (kind: `produce`, `consume`, `management` or `any`; outcome: `allowed`, `denied` or `any`; resource: `*` or `type:name`, a name ending in `*` a prefix); the first rule an event matches names its sinks, an event no rule matches goes to every sink; unset, every event goes to every sink",
+};
 pub const AUDIT_LOG_FORMAT: Setting = Setting {
     key: "grantforge.audit.log.format",
     default: Fallback::Value("kafka"),
     kind: Kind::OneOf(&["kafka", "ocsf", "cloudevents"]),
-    mode: Mode::Offline,
-    doc: "offline mode: how the log `grantforge.audit` writes each access event, one per line: `kafka` (in the style of Kafka's authorizer log), `ocsf` (an OCSF 1.8.0 API Activity record in JSON) or `cloudevents` (a CloudEvents 1.0 record in JSON, the event as GrantForge takes it in `data`)",
+    mode: Mode::Both,
+    doc: "how the log `grantforge.audit` writes each access event, one per line: `kafka` (in the style of Kafka's authorizer log), `ocsf` (an OCSF 1.8.0 API Activity record in JSON) or `cloudevents` (a CloudEvents 1.0 record in JSON, the event as GrantForge takes it in `data`)",
+};
+pub const AUDIT_TOPIC: Setting = Setting {
+    key: "grantforge.audit.topic",
+    default: Fallback::Value("_grantforge_audit"),
+    kind: Kind::Name,
+    mode: Mode::Both,
+    doc: "the topic sink: the topic the agent's producer writes each access event to, as one record keyed by the event's user; created if missing",
+};
+pub const AUDIT_TOPIC_FORMAT: Setting = Setting {
+    key: "grantforge.audit.topic.format",
+    default: Fallback::Value("cloudevents"),
+    kind: Kind::OneOf(&["ocsf", "cloudevents"]),
+    mode: Mode::Both,
+    doc: "the topic sink: each record's value, `cloudevents` (CloudEvents 1.0, structured JSON) or `ocsf` (OCSF 1.8.0 API Activity, JSON)",
+};
+pub const AUDIT_TOPIC_BOOTSTRAP_SERVERS: Setting = Setting {
+    key: "grantforge.audit.topic.bootstrap.servers",
+    default: Fallback::None,
+    kind: Kind::Name,
+    mode: Mode::Both,
+    doc: "the topic sink, required: the producer's `bootstrap.servers` (for this cluster, the address of a listener the agent's principal logs in on)",
+};
+pub const AUDIT_TOPIC_PRODUCER_CONFIG: Setting = Setting {
+    key: "grantforge.audit.topic.producer.config",
+    default: Fallback::None,
+    kind: Kind::Path,
+    mode: Mode::Both,
+    doc: "the topic sink: a properties file of Kafka client settings for the producer and the admin client that creates the topic (`security.protocol`, `sasl.*`, `ssl.*`: the agent principal's credentials)",
+};
+pub const AUDIT_TOPIC_PRINCIPAL: Setting = Setting {
+    key: "grantforge.audit.topic.principal",
+    default: Fallback::None,
+    kind: Kind::Principals,
+    mode: Mode::Both,
+    doc: "the topic sink, required: the `Type:name` principal the producer logs in as; its requests with the sink's client id are never audited",
+};
+pub const AUDIT_TOPIC_CLIENT_ID: Setting = Setting {
+    key: "grantforge.audit.topic.client.id",
+    default: Fallback::Value("grantforge-audit"),
+    kind: Kind::Name,
+    mode: Mode::Both,
+    doc: "the topic sink: the client id of its producer and admin client",
+};
+pub const AUDIT_TOPIC_PARTITIONS: Setting = Setting {
+    key: "grantforge.audit.topic.partitions",
+    default: Fallback::Value("3"),
+    kind: Kind::Number { min: 1, max: 10000 },
+    mode: Mode::Both,
+    doc: "the topic sink: partitions of the topic when the agent creates it",
+};
+pub const AUDIT_TOPIC_REPLICATION_FACTOR: Setting = Setting {
+    key: "grantforge.audit.topic.replication.factor",
+    default: Fallback::Value("3"),
+    kind: Kind::Number { min: 1, max: 32767 },
+    mode: Mode::Both,
+    doc: "the topic sink: replication factor of the topic when the agent creates it",
+};
+pub const AUDIT_TOPIC_RETENTION: Setting = Setting {
+    key: "grantforge.audit.topic.retention.ms",
+    default: Fallback::Value("7776000000"),
+    kind: Kind::Millis { min: 1 },
+    mode: Mode::Both,
+    doc: "the topic sink: `retention.ms` of the topic when the agent creates it (with `cleanup.policy=delete`)",
+};
+pub const AUDIT_TOPIC_TIMEOUT: Setting = Setting {
+    key: "grantforge.audit.topic.timeout.ms",
+    default: Fallback::Value("5000"),
+    kind: Kind::Millis { min: 100 },
+    mode: Mode::Both,
+    doc: "the topic sink: how long the agent waits for a batch to be written before it spools the batch, to be sent again",
 };
 pub const AUDIT_QUEUE_CAPACITY: Setting = Setting {
     key: "grantforge.audit.queue.capacity",
@@ -317,22 +407,22 @@ pub const AUDIT_SPOOL_LIMIT_BYTES: Setting = Setting {
         min: 0,
         max: u64::MAX >> 1,
     },
-    mode: Mode::Server,
-    doc: "server mode: the most the audit spool may hold while the server is away",
+    mode: Mode::Both,
+    doc: "the most each audit spool may hold: the server's while it is away, the topic sink's while its topic cannot be written",
 };
 pub const AUDIT_BATCH_SIZE: Setting = Setting {
     key: "grantforge.audit.batch.size",
     default: Fallback::Value("500"),
     kind: Kind::Number { min: 1, max: 1000 },
-    mode: Mode::Server,
-    doc: "server mode: access events per request to the server",
+    mode: Mode::Both,
+    doc: "access events per request to the server, and per batch the topic sink's producer writes",
 };
 pub const AUDIT_FLUSH_INTERVAL: Setting = Setting {
     key: "grantforge.audit.flush.interval.ms",
     default: Fallback::Value("5000"),
     kind: Kind::Millis { min: 1 },
-    mode: Mode::Server,
-    doc: "server mode: how often the spool is retried",
+    mode: Mode::Both,
+    doc: "how often the spools (the server's, the topic sink's) are retried",
 };
 pub const HYBRID_RESOURCE_PREFIXES: Setting = Setting {
     key: "grantforge.hybrid.resource.prefixes",
@@ -383,8 +473,20 @@ pub const SETTINGS: &[&Setting] = &[
     &DECISION_CACHE_TTL,
     &AUDIT_FOLD_WINDOW,
     &AUDIT_SUPER_USERS_MUTATIONS,
-    &AUDIT_LOG_FORMAT,
     &AUDIT_EXCLUDED_PRINCIPALS,
+    &AUDIT_SINKS,
+    &AUDIT_ROUTES,
+    &AUDIT_LOG_FORMAT,
+    &AUDIT_TOPIC,
+    &AUDIT_TOPIC_FORMAT,
+    &AUDIT_TOPIC_BOOTSTRAP_SERVERS,
+    &AUDIT_TOPIC_PRODUCER_CONFIG,
+    &AUDIT_TOPIC_PRINCIPAL,
+    &AUDIT_TOPIC_CLIENT_ID,
+    &AUDIT_TOPIC_PARTITIONS,
+    &AUDIT_TOPIC_REPLICATION_FACTOR,
+    &AUDIT_TOPIC_RETENTION,
+    &AUDIT_TOPIC_TIMEOUT,
     &AUDIT_QUEUE_CAPACITY,
     &AUDIT_SPOOL_LIMIT_BYTES,
     &AUDIT_BATCH_SIZE,
@@ -433,6 +535,13 @@ mod tests {
                     );
                 }
                 (Some(_), _) => panic!("{}: a number needs a default", setting.key),
+                (None, Fallback::Value(value)) if setting.kind == Kind::Name => {
+                    assert!(
+                        !value.is_empty() && value.bytes().all(|b| b.is_ascii_graphic()),
+                        "{}: default `{value}`",
+                        setting.key
+                    )
+                }
                 (None, Fallback::Value(value)) if setting.kind == Kind::Switch => {
                     assert!(
                         value.parse::<bool>().is_ok(),

@@ -15,6 +15,7 @@ pub(crate) mod break_glass;
 pub(crate) mod disk_cache;
 pub(crate) mod file;
 pub(crate) mod memberships;
+pub(crate) mod routed;
 pub(crate) mod server;
 
 /// How long `close()` waits for the agent's final audit delivery; a source's last delivery is

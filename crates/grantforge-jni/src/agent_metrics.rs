@@ -80,6 +80,7 @@ mod tests {
             audit_sent: 11,
             audit_dropped: 12,
             audit_by_user: "alice\t7\t0".into(),
+            audit_by_sink: "topic\talice\t7\t7\t0".into(),
             shadow_agreements: 13,
             shadow_grantforge_refuses: 14,
             shadow_grantforge_allows: 15,

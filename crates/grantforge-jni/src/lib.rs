@@ -16,6 +16,7 @@
 pub mod acl_migration;
 pub mod acl_view;
 pub mod agent_metrics;
+mod audit_topic_writer;
 mod comparison_codec;
 pub mod direct_buffer;
 pub mod explain_codec;
@@ -48,8 +49,9 @@ use grantforge_agent::comparison::Compared;
 /// 8: `aclViewSerial`; 9: `NativeQuotas.configure`, and `resolve` says whether the answer is kept;
 /// 10: `operationCodes`; 11: `explain` takes one request of its codec; 12: `compare` and
 /// `describeKafkaBasis`; 13: `aclCount` counts the operations the running Kafka has;
-/// 14: `checkSettings`; 15: `hybrid` and `settleByAcls`.)
-pub const ABI_VERSION: jint = 15;
+/// 14: `checkSettings`; 15: `hybrid` and `settleByAcls`; 16: `auditTopicSettings`,
+/// `auditTopicTake`, `auditTopicAck`.)
+pub const ABI_VERSION: jint = 16;
 
 /// How many actions one answer's bitmask holds: bit i of a non-negative `jlong` for action i, so
 /// 63 (`NativeAgent.ACTIONS_IN_A_MASK` on the Java side).
@@ -508,6 +510,84 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_d
 ) -> JByteArray<'local> {
     export_env(&mut env, |env| {
         Ok(env.byte_array_from_slice(&native_log_drain::encode(&logging::drain()))?)
+    })
+}
+
+/// The topic sink's settings for the shim's producer (see [`audit_topic_writer`]); null when the
+/// topic is no sink of the audit, or once closed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_auditTopicSettings<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> JByteArray<'local> {
+    export_env(&mut env, |env| {
+        let settings = with_agent(handle, |agent| Ok(agent.config().audit_topic.clone()))?;
+        match settings {
+            Some(settings) => {
+                Ok(env.byte_array_from_slice(&audit_topic_writer::encode_settings(&settings))?)
+            }
+            None => Ok(JByteArray::default()),
+        }
+    })
+}
+
+/// Blocks the shim's producer thread (never a Kafka request thread) up to `wait_ms` for the topic
+/// sink's next batch (see [`audit_topic_writer`]): empty when none came, null once closed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_auditTopicTake<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    wait_ms: jlong,
+) -> JByteArray<'local> {
+    export_env(&mut env, |env| {
+        // Waits on its own reference, outside the call: `close` does not wait for it.
+        let channel = with_agent(handle, |agent| Ok(agent.audit_topic_channel().cloned()))?;
+        let Some(channel) = channel else {
+            return Ok(JByteArray::default());
+        };
+        let wait = Duration::from_millis(u64::try_from(wait_ms).unwrap_or(0));
+        match channel.take(wait) {
+            Some(batch) => {
+                Ok(env.byte_array_from_slice(&audit_topic_writer::encode_batch(&batch))?)
+            }
+            None if channel.is_closed() => Ok(JByteArray::default()),
+            None => Ok(env.byte_array_from_slice(&[])?),
+        }
+    })
+}
+
+/// What the shim's producer did with batch `id`: `outcome` 0 written, 1 not now (spooled and sent
+/// again), 2 refused for good (a record too large or invalid); `detail` says why (UTF-8).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_auditTopicAck<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    id: jlong,
+    outcome: jint,
+    detail: JByteArray<'local>,
+) {
+    export_env(&mut env, |env| {
+        let detail = String::from_utf8_lossy(&env.convert_byte_array(&detail)?).into_owned();
+        let written = match outcome {
+            0 => grantforge_agent::Written::All,
+            2 => grantforge_agent::Written::Refused(detail),
+            _ => grantforge_agent::Written::NotNow(detail),
+        };
+        with_agent(handle, |agent| {
+            if let Some(channel) = agent.audit_topic_channel() {
+                channel.ack(id as u64, written);
+            }
+            Ok(())
+        })
     })
 }
 

@@ -23,6 +23,7 @@
 
 mod in_flight;
 mod spool;
+pub mod topic;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -48,6 +49,8 @@ pub struct DeliveryStats {
     pub spooled_bytes: AtomicU64,
     /// The audit's account per user (the auditor's): what is lost here is counted in it too.
     pub ledger: Arc<Ledger>,
+    /// This sink's own account per user: what was routed to it, delivered, lost.
+    pub sink: Arc<Ledger>,
 }
 
 impl DeliveryStats {
@@ -56,6 +59,7 @@ impl DeliveryStats {
         self.dropped
             .fetch_add(accesses_in(events), Ordering::Relaxed);
         self.ledger.lost(events);
+        self.sink.lost(events);
     }
 
     /// Counts the events of spooled batches that could not be read back as lost.
@@ -63,6 +67,7 @@ impl DeliveryStats {
         if events > 0 {
             self.dropped.fetch_add(events, Ordering::Relaxed);
             self.ledger.lost_unreadable(events);
+            self.sink.lost_unreadable(events);
         }
     }
 }
@@ -83,6 +88,8 @@ pub const POSTS_PER_REFUSED_BATCH: usize = 24;
 
 pub struct Shipper {
     instance: String,
+    /// Who takes the events, for the log: GrantForge, or the audit topic.
+    receiver: &'static str,
     batch_size: usize,
     spool: Spool,
     stats: Arc<DeliveryStats>,
@@ -113,7 +120,7 @@ struct Search {
 struct Later(Vec<Value>);
 
 /// Posts one body of events to the server: the client's `send_events`, or a script in tests.
-type Post<'a> = &'a dyn Fn(&Value) -> Result<Value, CallError>;
+pub(crate) type Post<'a> = &'a dyn Fn(&Value) -> Result<Value, CallError>;
 
 /// How a resend of the spool ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,6 +153,7 @@ impl Shipper {
         stats.spooled_bytes.store(spool.bytes(), Ordering::Relaxed);
         Shipper {
             instance: instance.to_string(),
+            receiver: "GrantForge",
             batch_size,
             spool,
             stats,
@@ -169,6 +177,20 @@ impl Shipper {
     ) -> bool {
         let post = |body: &Value| client.send_events(body);
         self.ship_with(&post, events, server_answers, budget)
+    }
+
+    /// [`Shipper::ship`] to another receiver than GrantForge: `post` takes each body
+    /// (`{"instance", "events"}`) as the server would, a 400 meaning events it refuses.
+    pub(crate) fn ship_to(
+        &mut self,
+        receiver: &'static str,
+        post: Post<'_>,
+        events: &[Value],
+        deliverable: bool,
+        budget: Duration,
+    ) -> bool {
+        self.receiver = receiver;
+        self.ship_with(post, events, deliverable, budget)
     }
 
     fn ship_with(
@@ -302,7 +324,8 @@ impl Shipper {
         let sent = self.send_part(post, batch, &mut search);
         if search.refused + search.given_up > 0 {
             tracing::warn!(
-                "GrantForge refused access events ({}): {} found refused and {} more of the same batch not sorted out within {} requests were dropped ({} accesses in all, counted in audit-dropped); the others are delivered",
+                "{} refused access events ({}): {} found refused and {} more of the same batch not sorted out within {} requests were dropped ({} accesses in all, counted in audit-dropped); the others are delivered",
+                self.receiver,
                 search.detail.as_deref().unwrap_or("400"),
                 search.refused,
                 search.given_up,
@@ -331,6 +354,7 @@ impl Shipper {
                 self.stats
                     .sent
                     .fetch_add(part.len() as u64, Ordering::Relaxed);
+                self.stats.sink.delivered(part);
                 Ok(())
             }
             Err(CallError::Status {

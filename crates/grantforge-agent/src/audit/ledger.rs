@@ -10,7 +10,11 @@
 //!   spooled batches found unreadable.
 //!
 //! So for each user, once the events are delivered: what the server received + dropped + what is
-//! still spooled = accesses. Counts are added off the request path (when groups become events, and
+//! still spooled = accesses.
+//!
+//! Each sink of the audit (`routes`) keeps a ledger of its own too, whose accesses are those routed
+//! to it and which also counts what it **delivered**: for each user and sink, delivered + dropped +
+//! what its spool holds = accesses. Counts are added off the request path (when groups become events, and
 //! when something is lost), never per access. At most [`MAX_USERS`] users are kept, so a flood of
 //! principal names costs a bounded table: the users past it are summed under [`OTHERS`].
 
@@ -33,6 +37,8 @@ pub const UNREADABLE: &str = "(unreadable spooled batch)";
 pub struct Account {
     pub accesses: u64,
     pub dropped: u64,
+    /// What a sink delivered (a sink's ledger only).
+    pub delivered: u64,
 }
 
 #[derive(Default)]
@@ -58,6 +64,13 @@ impl Ledger {
     pub(crate) fn lost(&self, events: &[Value]) {
         self.add(events.iter().map(accesses_of), |account, n| {
             account.dropped += n
+        });
+    }
+
+    /// Events a sink delivered, given as they travel (JSON).
+    pub(crate) fn delivered(&self, events: &[Value]) {
+        self.add(events.iter().map(accesses_of), |account, n| {
+            account.delivered += n
         });
     }
 
@@ -106,6 +119,7 @@ impl Ledger {
             } else {
                 others.accesses += account.accesses;
                 others.dropped += account.dropped;
+                others.delivered += account.delivered;
             }
         }
         if others != Account::default() {
@@ -123,6 +137,21 @@ impl Ledger {
             .collect::<Vec<_>>()
             .join("\n")
     }
+}
+
+/// The sinks' ledgers as the metric `audit-by-sink` shows them: per sink, [`Ledger::top`]'s users,
+/// one per line, tab-separated: sink, user, accesses routed to it, delivered, dropped.
+pub fn sinks_report(sinks: &[(&str, &Ledger)], rows: usize) -> String {
+    let mut lines = Vec::new();
+    for (sink, ledger) in sinks {
+        for (user, a) in ledger.top(rows) {
+            lines.push(format!(
+                "{sink}\t{user}\t{}\t{}\t{}",
+                a.accesses, a.delivered, a.dropped
+            ));
+        }
+    }
+    lines.join("\n")
 }
 
 /// An event's user and accesses, as it travels.
@@ -154,14 +183,16 @@ mod tests {
             accounts["alice"],
             Account {
                 accesses: 7,
-                dropped: 4
+                dropped: 4,
+                delivered: 0
             }
         );
         assert_eq!(
             accounts["bob"],
             Account {
                 accesses: 4,
-                dropped: 3
+                dropped: 3,
+                delivered: 0
             }
         );
     }
@@ -190,6 +221,32 @@ mod tests {
         ledger.lost(&[json!({"user": "bob", "count": 2})]);
         assert_eq!(ledger.report(2), "alice\t9\t0\nbob\t5\t2\n(others)\t1\t0");
         assert_eq!(Ledger::default().report(10), "");
+    }
+
+    #[test]
+    fn a_sinks_ledger_balances_per_user_and_the_report_names_the_sink() {
+        let topic = Ledger::default();
+        topic.evented([("alice", 5), ("bob", 2)]);
+        let alice = json!({"user": "alice", "count": 3});
+        let bob = json!({"user": "bob", "count": 2});
+        topic.delivered(std::slice::from_ref(&alice));
+        topic.lost(std::slice::from_ref(&bob));
+        let accounts = topic.accounts();
+        assert_eq!(
+            accounts["alice"],
+            Account {
+                accesses: 5,
+                dropped: 0,
+                delivered: 3
+            },
+            "two accesses still spooled"
+        );
+        assert_eq!(accounts["bob"].accesses, accounts["bob"].dropped);
+        let log = Ledger::default();
+        assert_eq!(
+            sinks_report(&[("topic", &topic), ("log", &log)], 10),
+            "topic\talice\t5\t3\t0\ntopic\tbob\t2\t0\t2"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use grantforge_engine::Instant;
 use grantforge_kafka::KafkaPolicies;
 
 use crate::audit::events::AccessEvent;
-use crate::audit::standard::{cloud_event, ocsf_api_activity, Producer};
+use crate::audit::sinks::write_log;
 use crate::config::{host_name, unreadable, AgentConfig, AuditLogFormat, ConfigError};
 use crate::settings;
 use crate::source::{may_follow, Holder, Source};
@@ -127,18 +127,7 @@ impl Source for OfflineSource {
     }
 
     fn hand_on(&mut self, events: &[AccessEvent], _retry_spool: bool, _closing: bool) {
-        let producer = Producer {
-            instance: &self.instance,
-            version: env!("CARGO_PKG_VERSION"),
-        };
-        for event in events {
-            let line = match self.audit_format {
-                AuditLogFormat::Kafka => event.log_line(),
-                AuditLogFormat::Ocsf => ocsf_api_activity(event, &producer).to_string(),
-                AuditLogFormat::CloudEvents => cloud_event(event, &producer).to_string(),
-            };
-            tracing::info!(target: "grantforge.audit", "{line}");
-        }
+        write_log(events, self.audit_format, &self.instance);
     }
 }
 

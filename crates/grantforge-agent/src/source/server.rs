@@ -40,7 +40,7 @@ use crate::source::memberships::{Memberships, ReplacedBodies};
 use crate::source::{Holder, Source};
 use crate::trust::{etag_of, SigningKey};
 
-mod failures;
+pub(crate) mod failures;
 mod glass;
 mod key;
 mod succession;

@@ -30,7 +30,7 @@ impl From<CallError> for Trouble {
 
 /// 1 s, 2 s, 4 s … up to the refresh interval, each ±20 % so a fleet does not retry in step;
 /// `attempts` counts this one.
-pub(super) fn back_off(attempts: u32, refresh_interval: Duration) -> Duration {
+pub(crate) fn back_off(attempts: u32, refresh_interval: Duration) -> Duration {
     let base =
         Duration::from_secs(1).saturating_mul(1u32 << attempts.clamp(1, 16).saturating_sub(1));
     jitter(base.min(refresh_interval))

@@ -84,6 +84,7 @@ public final class OpenedAgent {
         }
         LOG.info("GrantForge agent {} configured on Java {} (native library from {})", AgentVersion.VERSION,
             System.getProperty("java.version"), library);
+        AuditTopicWriter.startIfConfigured(agent);
         return new OpenedAgent(agent, fields.getLong(9));
     }
 

@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
  */
 public final class NativeAgent {
     /** Must equal {@code ABI_VERSION} of the library: the payloads' layouts and these signatures. */
-    static final int ABI_VERSION = 15;
+    static final int ABI_VERSION = 16;
 
     /**
      * How many actions {@link #authorize}'s bit mask holds: bit i of a non-negative long for action i (the
@@ -107,6 +107,21 @@ public final class NativeAgent {
     public static native byte[] stats(long handle);
 
     static native byte[] drainLogs();
+
+    /**
+     * The topic sink's settings as (key, value) strings ({@code crates/grantforge-jni/src/audit_topic_writer.rs});
+     * null when the topic is no sink of the audit, or once closed.
+     */
+    public static native byte[] auditTopicSettings(long handle);
+
+    /**
+     * Waits up to {@code waitMs} for the topic sink's next batch: its id (a little-endian long) and (key, value)
+     * strings; empty when none came, null once closed (the writer thread stops).
+     */
+    public static native byte[] auditTopicTake(long handle, long waitMs);
+
+    /** What became of batch {@code id}: 0 written, 1 not now (the agent spools it), 2 refused for good; why in UTF-8. */
+    public static native void auditTopicAck(long handle, long id, int outcome, byte[] detail);
 
     /** Gives the agent back; the handle then answers nothing (every call refused). Idempotent. */
     public static native void close(long handle);

@@ -17,6 +17,11 @@ import java.util.stream.Collectors;
 final class NodeProperties {
     private static final String PLAIN_LOGIN = "org.apache.kafka.common.security.plain.PlainLoginModule required";
 
+    /**
+     * Written in a {@link KafkaNode.Builder#property} value, the address of the node's SASL_PLAINTEXT client listener (its port
+     * is chosen when the node is built): the audit topic's producer of the node's own agent reaches it there.
+     */
+    public static final String BROKER_ADDRESS = "{broker.address}";
     private final KafkaNode.Builder config;
     private final int brokerPort;
     private final int controllerPort;
@@ -49,7 +54,7 @@ final class NodeProperties {
             if (e.getValue() == null) {
                 p.remove(e.getKey());
             } else {
-                p.put(e.getKey(), e.getValue());
+                p.put(e.getKey(), e.getValue().replace(BROKER_ADDRESS, "127.0.0.1:" + brokerPort));
             }
         }
         return p;

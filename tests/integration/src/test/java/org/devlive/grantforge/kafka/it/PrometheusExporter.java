@@ -160,7 +160,7 @@ abstract class PrometheusExporter {
         notDocumented.removeAll(documentedAttributes);
         assertEquals(new TreeSet<>(), notDocumented, "numeric attributes with no row in docs/production.md's metrics table");
         // the one text attribute exported is LastRefreshError, as a flag; the tables of text are read over JMX
-        assertEquals(new TreeSet<>(List.of("AuditByUser", "LastRefreshError", "ShadowDisagreements")), text, "text attributes");
+        assertEquals(new TreeSet<>(List.of("AuditByUser", "AuditBySink", "LastRefreshError", "ShadowDisagreements")), text, "text attributes");
         assertTrue(documentedAttributes.contains("LastRefreshError"), "grantforge_refresh_error documented from LastRefreshError");
     }
 
