@@ -9,10 +9,13 @@ import org.apache.kafka.server.authorizer.Authorizer;
 /**
  * The Kafka ACL behind each of Kafka's answers the audit reports (a disagreement's, or hybrid mode's where no policy
  * decides; {@link KafkaAclBasis}), kept until Kafka's ACLs change: working it out lists the ACLs of the resource,
- * which must not happen on every access. At most {@link #KEPT} answers are kept; past that, the table starts afresh.
+ * which must not happen on every access. At most {@link #KEPT} answers are kept, past that the table starts afresh,
+ * and an answer whose question and words are longer than {@link #LONGEST_KEPT} characters is worked out each time:
+ * a client naming huge resources cannot grow the table past about {@code KEPT * LONGEST_KEPT} characters.
  */
 final class KafkaAclBases {
     static final int KEPT = 4096;
+    static final int LONGEST_KEPT = 1024;
 
     private final Map<String, String> kept = new ConcurrentHashMap<String, String>();
 
@@ -23,12 +26,19 @@ final class KafkaAclBases {
         String basis = kept.get(key);
         if (basis == null) {
             basis = KafkaAclBasis.of(kafka, context, action, allowed);
-            if (kept.size() >= KEPT) {
-                kept.clear();
+            if (key.length() + basis.length() <= LONGEST_KEPT) {
+                if (kept.size() >= KEPT) {
+                    kept.clear();
+                }
+                kept.put(key, basis);
             }
-            kept.put(key, basis);
         }
         return basis;
+    }
+
+    /** Answers kept now. */
+    int size() {
+        return kept.size();
     }
 
     /** Kafka's ACLs changed: every kept answer may be stale. */

@@ -100,4 +100,21 @@ class KafkaAclBasisTest {
         assertEquals("no ACL on the resource (allow.everyone.if.no.acl.found decides)",
             KafkaAclBasis.of(kafka, user("alice"), read, false));
     }
+
+    @Test
+    void anAnswerAboutAHugeNameIsGivenButNotKept() {
+        StandardAuthorizer kafka = kafkaWith(List.of());
+        KafkaAclBases bases = new KafkaAclBases();
+        Action huge = new Action(AclOperation.READ, new ResourcePattern(ResourceType.GROUP,
+            "g".repeat(100_000), PatternType.LITERAL), 1, true, true);
+        assertEquals("no ACL on the resource (allow.everyone.if.no.acl.found decides)",
+            bases.of(kafka, user("alice"), huge, false));
+        assertEquals(0, bases.size(), "a question past the longest kept is worked out each time");
+        Action usual = new Action(AclOperation.READ, new ResourcePattern(ResourceType.GROUP, "g", PatternType.LITERAL),
+            1, true, true);
+        bases.of(kafka, user("alice"), usual, false);
+        assertEquals(1, bases.size());
+        bases.clear();
+        assertEquals(0, bases.size());
+    }
 }
