@@ -39,7 +39,9 @@ use jni::EnvUnowned;
 
 use crate::direct_buffer::DirectBuffer;
 use crate::export::{export, export_env, BridgeError};
-use crate::request_encoder::{decode_authorize, decode_by_resource_type, ActionSlots, MEMO};
+use crate::request_encoder::{
+    decode_authorize, decode_by_resource_type, with_request, ActionSlots, MEMO,
+};
 use crate::shell::{close_shell, open_shell, shell, with_agent};
 use grantforge_agent::comparison::Compared;
 
@@ -224,10 +226,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_c
             let (mut kafka_inline, mut kafka_heap) = ([false; INLINE], Vec::new());
             let (mut compared_inline, mut compared_heap) =
                 ([Compared::default(); INLINE], Vec::new());
-            let n = MEMO.with(|memo| {
-                let mut memo = memo.borrow_mut();
-                let mut slots = ActionSlots::default();
-                let (context, actions) = decode_authorize(buffer.request(), &mut memo, &mut slots)?;
+            let n = with_request(buffer.request(), |context, actions| {
                 let n = actions.len();
                 let (kafka, compared) = if n <= INLINE {
                     (&mut kafka_inline[..n], &mut compared_inline[..n])
@@ -273,10 +272,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_d
         with_agent(handle, |agent| {
             let decider = comparison_codec::decider(decider as u8)?;
             let buffer = DirectBuffer::new(address, capacity, request_length)?;
-            MEMO.with(|memo| {
-                let mut memo = memo.borrow_mut();
-                let mut slots = ActionSlots::default();
-                let (context, actions) = decode_authorize(buffer.request(), &mut memo, &mut slots)?;
+            with_request(buffer.request(), |context, actions| {
                 let index = usize::try_from(index).map_err(|_| BridgeError::BadBuffer)?;
                 let action = actions.get(index).ok_or(BridgeError::BadBuffer)?;
                 let mut kafka = vec![false; actions.len()];
@@ -305,10 +301,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_h
             let request_length = buffer.request().len();
             let mut verdicts = [0u8; ACTIONS_IN_A_MASK];
             let mut many = Vec::new();
-            let (n, left_count) = MEMO.with(|memo| {
-                let mut memo = memo.borrow_mut();
-                let mut slots = ActionSlots::default();
-                let (context, actions) = decode_authorize(buffer.request(), &mut memo, &mut slots)?;
+            let (n, left_count) = with_request(buffer.request(), |context, actions| {
                 let n = actions.len();
                 // Up to ACTIONS_IN_A_MASK actions without allocation, as `authorize` answers them.
                 let (mut allowed_inline, mut left_inline) =
@@ -361,10 +354,7 @@ pub extern "system" fn Java_org_devlive_grantforge_kafka_agent_jni_NativeAgent_s
             let buffer = DirectBuffer::new(address, capacity, request_length)?;
             let tail_length = usize::try_from(tail_length).map_err(|_| BridgeError::BadBuffer)?;
             let tail = buffer.tail(buffer.request().len(), tail_length)?;
-            MEMO.with(|memo| {
-                let mut memo = memo.borrow_mut();
-                let mut slots = ActionSlots::default();
-                let (context, actions) = decode_authorize(buffer.request(), &mut memo, &mut slots)?;
+            with_request(buffer.request(), |context, actions| {
                 let n = actions.len();
                 let (mut left, mut kafka, mut acls) = (vec![false; n], vec![false; n], Vec::new());
                 hybrid_codec::read_settled(tail, &mut left, &mut kafka, &mut acls)?;

@@ -25,6 +25,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use grantforge_kafka::{Action, KafkaContext, Operation, RequestContext, ResourceType};
 
+use crate::export::BridgeError;
 use crate::wire::{MalformedRequest, Reader};
 
 /// The layout version; bumped with `RequestEncoder.VERSION` whenever the layout changes.
@@ -134,6 +135,21 @@ impl Default for ActionSlots<'_> {
             heap: Vec::new(),
         }
     }
+}
+
+/// Decodes the `authorize` request that starts `request` with this thread's context memo and runs
+/// `f` with its context and actions: every export that reads the request in the buffer but the
+/// request path's `authorize`, which writes its answers over that request before it lets go.
+pub(crate) fn with_request<R>(
+    request: &[u8],
+    f: impl FnOnce(&RequestContext, &[Action<'_>]) -> Result<R, BridgeError>,
+) -> Result<R, BridgeError> {
+    MEMO.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        let mut slots = ActionSlots::default();
+        let (context, actions) = decode_authorize(request, &mut memo, &mut slots)?;
+        f(context, actions)
+    })
 }
 
 /// Decodes an `authorize(context, actions)` call: the context through the thread's memo, the

@@ -78,6 +78,15 @@ pub(crate) enum Undetermined {
 }
 
 impl Counts {
+    /// One question looked up in the decision cache: a hit, or a miss decided from the policies.
+    fn lookup(&mut self, hit: bool) {
+        *(if hit {
+            &mut self.cache_hits
+        } else {
+            &mut self.cache_misses
+        }) += 1;
+    }
+
     fn add(&mut self, other: &Counts) {
         self.allowed += other.allowed;
         self.denied += other.denied;
@@ -319,11 +328,7 @@ impl Lane {
         } else {
             &mut counts.denied
         }) += 1;
-        *(if hit {
-            &mut counts.cache_hits
-        } else {
-            &mut counts.cache_misses
-        }) += 1;
+        counts.lookup(hit);
     }
 
     /// Hands every folded access to the auditor.
@@ -364,11 +369,7 @@ fn leaves_to_kafka(
     if undetermined == Undetermined::Refused || !reason.undetermined() {
         return false;
     }
-    *(if hit {
-        &mut counts.cache_hits
-    } else {
-        &mut counts.cache_misses
-    }) += 1;
+    counts.lookup(hit);
     true
 }
 

@@ -55,17 +55,16 @@ public abstract class ComparingAuthorizer extends StandardAuthorizer {
 
     /** Who decides, and what the other side is for. */
     public enum Mode {
-        /** Kafka's ACLs decide, the agent is compared. */
-        SHADOW("shadow"),
-        /** The agent decides, Kafka's ACLs are compared. */
-        COMPARE("compare"),
-        /** A GrantForge allow or deny is final, Kafka's ACLs answer what no policy decides. */
-        HYBRID("hybrid");
+        SHADOW("shadow", "Kafka's ACLs decide, GrantForge is compared"),
+        COMPARE("compare", "GrantForge policies decide, Kafka's ACLs are compared"),
+        HYBRID("hybrid", "GrantForge policies decide where one does, Kafka's ACLs answer the rest");
 
         private final String words;
+        private final String whoDecides;
 
-        Mode(String words) {
+        Mode(String words, String whoDecides) {
             this.words = words;
+            this.whoDecides = whoDecides;
         }
 
         /** Whether a GrantForge answer is enforced: then a failing agent refuses, and listeners await its snapshot. */
@@ -109,9 +108,7 @@ public abstract class ComparingAuthorizer extends StandardAuthorizer {
         super.configure(configs);
         agent = OpenedAgent.open(configs);
         handle = agent.handle;
-        LOG.info("GrantForge {} mode: {}", mode.words, mode == Mode.SHADOW ? "Kafka's ACLs decide, GrantForge is compared"
-            : mode == Mode.COMPARE ? "GrantForge policies decide, Kafka's ACLs are compared"
-            : "GrantForge policies decide where one does, Kafka's ACLs answer the rest");
+        LOG.info("GrantForge {} mode: {}", mode.words, mode.whoDecides);
     }
 
     @Override

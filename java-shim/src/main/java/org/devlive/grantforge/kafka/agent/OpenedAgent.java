@@ -147,10 +147,6 @@ public final class OpenedAgent {
      * nothing.
      */
     void close() {
-        release(handle, metrics);
-    }
-
-    private static void release(long handle, AgentMetrics metrics) {
         try {
             if (metrics != null) {
                 metrics.unregister();
