@@ -636,11 +636,11 @@ mod tests {
 
     #[test]
     fn close_leaves_the_audit_to_the_agents_thread_when_it_has_nowhere_else_to_put_it() {
-        let fixture = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../tests/fixtures/snapshots/e2e.json"
-        );
-        let settings = [("grantforge.policy.file".to_string(), fixture.to_string())];
+        let fixture = crate::test_support::in_crate("../../tests/fixtures/snapshots/e2e.json");
+        let settings = [(
+            "grantforge.policy.file".to_string(),
+            fixture.display().to_string(),
+        )];
         let agent = Agent::start(AgentConfig::from_settings(&settings.into()).unwrap()).unwrap();
         let refused = grantforge_kafka::Reason::NoPolicy;
         agent.auditor.record(

@@ -775,9 +775,8 @@ mod tests {
     /// this one, or a key the agent reads never arrives (or one it does not read does).
     #[test]
     fn the_shim_hands_over_exactly_the_kafka_keys_the_agent_reads() {
-        let shim = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../java-shim/src/main/java/org/devlive/grantforge/kafka/agent/OpenedAgent.java"
+        let shim = std::fs::read_to_string(crate::test_support::in_crate(
+            "../../java-shim/src/main/java/org/devlive/grantforge/kafka/agent/OpenedAgent.java",
         ))
         .unwrap();
         let list = shim
@@ -805,9 +804,8 @@ mod tests {
     /// The Java shim adds the running Kafka's version under [`RUNNING_KAFKA_VERSION`].
     #[test]
     fn the_shim_hands_over_the_running_kafkas_version() {
-        let shim = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../java-shim/src/main/java/org/devlive/grantforge/kafka/agent/OpenedAgent.java"
+        let shim = std::fs::read_to_string(crate::test_support::in_crate(
+            "../../java-shim/src/main/java/org/devlive/grantforge/kafka/agent/OpenedAgent.java",
         ))
         .unwrap();
         let put = format!("settings.put(\"{RUNNING_KAFKA_VERSION}\", runningKafkaVersion())");
@@ -895,11 +893,9 @@ mod tests {
         let path = std::path::Path::new("/etc/kafka/grantforge/policies.json");
         let err = crate::source::file::read_policy_file(path, 1024, "grantforge.policy.file")
             .unwrap_err();
-        let guide = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../docs/operations.md"
-        ))
-        .unwrap();
+        let guide =
+            std::fs::read_to_string(crate::test_support::in_crate("../../docs/operations.md"))
+                .unwrap();
         // What the shim logs when `configure` fails (OpenedAgent.java).
         let logged = format!("GrantForge agent cannot start: {err}");
         assert!(

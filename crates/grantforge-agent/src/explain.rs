@@ -451,13 +451,14 @@ mod tests {
     use super::*;
     use serde_json::Value;
 
-    const FIXTURE: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/snapshots/e2e.json"
-    );
+    fn fixture() -> String {
+        crate::test_support::in_crate("../../tests/fixtures/snapshots/e2e.json")
+            .display()
+            .to_string()
+    }
 
     fn explain(words: &str, stdin: &str) -> (i32, String) {
-        let mut args: Vec<String> = vec!["--snapshot".into(), FIXTURE.into()];
+        let mut args: Vec<String> = vec!["--snapshot".into(), fixture()];
         args.extend(split_words(words));
         run(&args, stdin)
     }

@@ -307,11 +307,9 @@ mod tests {
 
     #[test]
     fn every_quota_metric_is_in_the_operators_documentation() {
-        let docs = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../docs/operations.md"
-        ))
-        .unwrap();
+        let docs =
+            std::fs::read_to_string(crate::test_support::in_crate("../../docs/operations.md"))
+                .unwrap();
         for metric in QUOTA_METRICS {
             assert!(
                 docs.contains(&format!("`{}`", metric.name)),

@@ -499,12 +499,10 @@ pub const SETTINGS: &[&Setting] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
 
     fn repo_file(path: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
-            .join(path)
+        crate::test_support::in_crate("").join("../..").join(path)
     }
 
     #[test]

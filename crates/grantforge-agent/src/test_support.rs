@@ -37,15 +37,23 @@ pub(crate) fn write(topic: &str) -> Action<'_> {
 
 /// An agent on the e2e fixture (`tests/fixtures/snapshots/e2e.json`), with `extra` settings.
 pub(crate) fn e2e_agent(extra: &[(&str, &str)]) -> Arc<Agent> {
-    let fixture = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/snapshots/e2e.json"
-    );
+    let fixture = in_crate("../../tests/fixtures/snapshots/e2e.json")
+        .display()
+        .to_string();
     let settings: std::collections::BTreeMap<String, String> =
-        [("grantforge.policy.file", fixture)]
+        [("grantforge.policy.file", fixture.as_str())]
             .iter()
             .chain(extra)
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
     Agent::start(AgentConfig::from_settings(&settings).unwrap()).unwrap()
+}
+
+/// A file of this crate's checkout, found when the test runs (cargo sets `CARGO_MANIFEST_DIR` for
+/// it, as for the build): CI reuses a test binary built from the same bytes in another checkout,
+/// and it must read this checkout's files (`scripts/content-mtimes`).
+pub(crate) fn in_crate(relative: &str) -> std::path::PathBuf {
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .expect("run by cargo, which sets CARGO_MANIFEST_DIR");
+    std::path::Path::new(&dir).join(relative)
 }

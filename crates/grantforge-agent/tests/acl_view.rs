@@ -13,11 +13,8 @@ use grantforge_engine::Instant;
 /// The fixture with policy 1 (alice's `orders`) starting at `starts` and policy 2 (the analysts'
 /// `orders*`) ending at `ends`.
 fn timed_policies(starts: Instant, ends: Instant) -> String {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/snapshots/e2e.json"
-    ))
-    .unwrap();
+    let text = std::fs::read_to_string(common::in_crate("../../tests/fixtures/snapshots/e2e.json"))
+        .unwrap();
     let empty = "\"validity\":[]";
     let periods = [
         format!("\"validity\":[{{\"from\":\"{starts}\"}}]"),

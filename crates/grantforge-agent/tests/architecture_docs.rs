@@ -1,17 +1,19 @@
 //! `docs/architecture.md`'s table of the runtime's modules held to the tree: every file of `src/`
 //! is named (a folder's files in the folder's row), and every name in the table is a file.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 fn source_dir() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    common::in_crate("").join("src")
 }
 
 /// Each row of the table under "## The agent runtime's modules": the first cell's names, and the
 /// `*.rs` names of its second cell.
 fn module_rows() -> Vec<(Vec<String>, Vec<String>)> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/architecture.md");
+    let path = common::in_crate("").join("../../docs/architecture.md");
     let doc = std::fs::read_to_string(&path).unwrap();
     let section = doc
         .split("## The agent runtime's modules")

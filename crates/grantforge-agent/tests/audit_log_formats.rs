@@ -15,10 +15,7 @@ use serde_json::Value;
 
 /// What the published schema `name` (`tests/fixtures/schemas/`) finds wrong with `record`.
 fn schema_errors(name: &str, record: &Value) -> Vec<String> {
-    let path = format!(
-        "{}/../../tests/fixtures/schemas/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = common::in_crate("../../tests/fixtures/schemas").join(name);
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
     validator
@@ -37,12 +34,10 @@ fn audit_records(records: &[LogRecord]) -> Vec<Value> {
 
 /// Bob's refused write, audited at once, as `format` writes it.
 fn bobs_refusal_as(format: &str) -> Value {
-    let fixture = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/snapshots/e2e.json"
-    );
+    let fixture = common::in_crate("../../tests/fixtures/snapshots/e2e.json");
+    let fixture = fixture.display().to_string();
     let settings: BTreeMap<String, String> = [
-        ("grantforge.policy.file", fixture),
+        ("grantforge.policy.file", fixture.as_str()),
         ("grantforge.instance", "broker-7"),
         ("grantforge.audit.log.format", format),
     ]

@@ -83,11 +83,9 @@ fn answers_across_a_boundary(bound: &str, allowed_after: bool) -> (usize, usize)
 /// An offline agent on the e2e fixture whose first policy (alice works with orders) has one
 /// validity period, bounded by `bound` (`from` or `until`) at `at`; decisions kept for a minute.
 fn alice_with_a_period(bound: &str, at: Instant) -> std::sync::Arc<grantforge_agent::Agent> {
-    let fixture = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/snapshots/e2e.json"
-    ))
-    .unwrap();
+    let fixture =
+        std::fs::read_to_string(common::in_crate("../../tests/fixtures/snapshots/e2e.json"))
+            .unwrap();
     let policies = fixture.replacen(
         "\"validity\":[]",
         &format!("\"validity\":[{{\"{bound}\":\"{at}\"}}]"),

@@ -131,11 +131,8 @@ fn close_waits_for_the_last_audit_delivery_only_until_its_deadline_and_loses_not
 fn a_bad_policy_file_shows_in_the_last_refresh_error_until_a_good_one_is_applied() {
     let home = temp_dir("bad-policy-file");
     let file = home.join("policies.json");
-    let good = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/snapshots/e2e.json"
-    ))
-    .unwrap();
+    let good = std::fs::read_to_string(common::in_crate("../../tests/fixtures/snapshots/e2e.json"))
+        .unwrap();
     std::fs::write(&file, &good).unwrap();
     let settings: BTreeMap<String, String> = [
         ("grantforge.policy.file", file.display().to_string()),

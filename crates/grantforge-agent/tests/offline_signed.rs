@@ -1,6 +1,8 @@
 //! Offline mode with a signing key: the policy file is used only if its signature verifies, and no
 //! older signed file is used after a newer one, across restarts too.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -24,10 +26,7 @@ fn setup(name: &str) -> (PathBuf, PathBuf, Ed25519KeyPair) {
     std::fs::create_dir_all(&dir).unwrap();
     let policies = dir.join("policies.json");
     std::fs::copy(
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../tests/fixtures/snapshots/e2e.json"
-        ),
+        common::in_crate("../../tests/fixtures/snapshots/e2e.json"),
         &policies,
     )
     .unwrap();

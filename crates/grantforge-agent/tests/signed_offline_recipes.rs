@@ -12,11 +12,7 @@ use grantforge_agent::{registry, AgentConfig};
 
 /// The shell block that follows `<!-- recipe: NAME` in `docs/operations.md`.
 fn recipe(name: &str) -> String {
-    let docs = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/operations.md"
-    ))
-    .unwrap();
+    let docs = std::fs::read_to_string(common::in_crate("../../docs/operations.md")).unwrap();
     let marker = format!("<!-- recipe: {name} ");
     let after = &docs[docs
         .find(&marker)
@@ -69,10 +65,7 @@ fn signed_offline_agent_applies(dir: &Path) -> Result<i64, String> {
 fn the_recipe_with_openssl_signs_a_file_the_agent_applies() {
     let dir = common::temp_dir("recipe-openssl");
     std::fs::copy(
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../tests/fixtures/snapshots/e2e.json"
-        ),
+        common::in_crate("../../tests/fixtures/snapshots/e2e.json"),
         dir.join("policies.json"),
     )
     .unwrap();

@@ -14,11 +14,7 @@ const SECTION: &str = "## Try server mode without GrantForge";
 
 /// The `key=value` lines of the first properties block of the section.
 fn example_settings() -> Vec<(String, String)> {
-    let docs = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/operations.md"
-    ))
-    .unwrap();
+    let docs = std::fs::read_to_string(common::in_crate("../../docs/operations.md")).unwrap();
     let section = &docs[docs
         .find(SECTION)
         .expect("docs/operations.md has the section")..];

@@ -17,10 +17,9 @@ use grantforge_kafka::Operation;
 use grantforge_testserver::{files, Config, Presented, RunningServer, Server, Tls, TLS_CA_FILE};
 
 /// The build the fixtures come from, by commit.
-const PREVIOUS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../tests/fixtures/upgrade/cecd9bc"
-);
+fn previous() -> PathBuf {
+    common::in_crate("../../tests/fixtures/upgrade/cecd9bc")
+}
 /// The refusals the previous build spooled, oldest first.
 const SPOOLED: [&str; 3] = ["upgrade-0", "upgrade-1", "upgrade-2"];
 
@@ -40,7 +39,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// A copy of the cache directory the previous build left (the agent writes into it).
 fn previous_cache(name: &str) -> PathBuf {
     let cache = temp_dir(&format!("{name}-cache"));
-    copy_dir(&Path::new(PREVIOUS).join("cache"), &cache);
+    copy_dir(&previous().join("cache"), &cache);
     cache
 }
 
@@ -48,7 +47,7 @@ fn previous_cache(name: &str) -> PathBuf {
 /// `same_key` (otherwise a key of its own), with a test CA of its own.
 fn https_server(name: &str, same_key: bool) -> RunningServer {
     let state = temp_dir(&format!("{name}-server"));
-    let previous = Path::new(PREVIOUS).join("server");
+    let previous = previous().join("server");
     let mut kept = vec![files::TOKEN];
     if same_key {
         kept.extend([files::PRIVATE_KEY, files::PUBLIC_KEY]);

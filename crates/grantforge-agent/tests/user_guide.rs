@@ -4,12 +4,14 @@
 //! promise without its proof. (The agent crate holds the tests of the docs, as it holds the
 //! settings table that `docs/configuration.md` is checked against.)
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 
 const INTEGRATION_TESTS: &str = "tests/integration/src/test/java/org/devlive/grantforge/kafka/it/";
 
 fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    common::in_crate("").join("../..")
 }
 
 /// The backticked words of a table row's last cell.

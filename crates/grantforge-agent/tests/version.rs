@@ -3,10 +3,12 @@
 //! (`Cargo.toml`, which the `User-Agent` and the heartbeat's `agentVersion` carry), every module's
 //! parent version, the JAR named in the docs, and the changelog's next release.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    common::in_crate("").join("../..")
 }
 
 fn read(path: &Path) -> String {

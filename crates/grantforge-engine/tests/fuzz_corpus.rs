@@ -4,11 +4,9 @@
 
 mod read_vs_parse;
 
-use std::path::Path;
-
 #[test]
 fn every_input_of_the_fuzz_corpus_reads_as_it_parses() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/snapshot_parse");
+    let corpus = in_crate("").join("fuzz/corpus/snapshot_parse");
     let mut inputs = 0;
     for entry in std::fs::read_dir(&corpus).expect("the kept corpus") {
         let path = entry.expect("a corpus entry").path();
@@ -19,4 +17,13 @@ fn every_input_of_the_fuzz_corpus_reads_as_it_parses() {
     }
     // An emptied or moved corpus must not pass as a replayed one.
     assert!(inputs > 100, "only {inputs} inputs in {}", corpus.display());
+}
+
+/// A file of this crate's checkout, found when the test runs (cargo sets `CARGO_MANIFEST_DIR` for
+/// it, as for the build): CI reuses a test binary built from the same bytes in another checkout,
+/// and it must read this checkout's files (`scripts/content-mtimes`).
+fn in_crate(relative: &str) -> std::path::PathBuf {
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .expect("run by cargo, which sets CARGO_MANIFEST_DIR");
+    std::path::Path::new(&dir).join(relative)
 }

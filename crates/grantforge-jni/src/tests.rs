@@ -28,11 +28,7 @@ const TOPIC: u8 = 2;
 const LITERAL: u8 = 3;
 
 fn e2e() -> String {
-    std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/snapshots/e2e.json"
-    ))
-    .unwrap()
+    std::fs::read_to_string(in_crate("../../tests/fixtures/snapshots/e2e.json")).unwrap()
 }
 
 /// A policy file of its own per test: one agent per file in the registry.
@@ -328,4 +324,13 @@ fn compare_fails_closed_on_a_malformed_answer_or_decider_and_writes_no_flags() {
         "GrantForge allows what Kafka refused: a disagreement, its ACL wanted"
     );
     assert_eq!(flags, [1 | 2 | 4]);
+}
+
+/// A file of this crate's checkout, found when the test runs (cargo sets `CARGO_MANIFEST_DIR` for
+/// it, as for the build): CI reuses a test binary built from the same bytes in another checkout,
+/// and it must read this checkout's files (`scripts/content-mtimes`).
+pub(crate) fn in_crate(relative: &str) -> std::path::PathBuf {
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .expect("run by cargo, which sets CARGO_MANIFEST_DIR");
+    std::path::Path::new(&dir).join(relative)
 }

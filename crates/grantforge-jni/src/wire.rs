@@ -104,11 +104,7 @@ pub(crate) mod golden {
     use std::path::PathBuf;
 
     fn path(name: &str) -> PathBuf {
-        PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../tests/fixtures/jni"
-        ))
-        .join(name)
+        crate::tests::in_crate("../../tests/fixtures/jni").join(name)
     }
 
     pub(crate) fn check(name: &str, bytes: &[u8]) {

@@ -3,10 +3,8 @@
 //! layout of each payload is written once, at the top of its codec file, and the table only points
 //! there).
 
-use std::path::Path;
-
 fn read(relative: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+    let path = in_crate("").join(relative);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -144,4 +142,13 @@ fn the_jni_method_table_names_every_native_method_once_and_nothing_else() {
         "docs/architecture.md's JNI method table names each native method once (NativeQuotas' as \
          `NativeQuotas.name`): add a row for a new one, remove the row of one that is gone"
     );
+}
+
+/// A file of this crate's checkout, found when the test runs (cargo sets `CARGO_MANIFEST_DIR` for
+/// it, as for the build): CI reuses a test binary built from the same bytes in another checkout,
+/// and it must read this checkout's files (`scripts/content-mtimes`).
+fn in_crate(relative: &str) -> std::path::PathBuf {
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .expect("run by cargo, which sets CARGO_MANIFEST_DIR");
+    std::path::Path::new(&dir).join(relative)
 }

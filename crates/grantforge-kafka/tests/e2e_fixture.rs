@@ -1,6 +1,8 @@
 //! The Kafka mapping on the snapshot the end-to-end tests and the demo use
 //! (`tests/fixtures/snapshots/e2e.json`): the same answers the broker tests expect, without a broker.
 
+mod common;
+
 use grantforge_engine::Instant;
 use grantforge_kafka::{
     Action, KafkaContext, KafkaPolicies, Operation, PatternType, Permission, Principal, Reason,
@@ -8,11 +10,7 @@ use grantforge_kafka::{
 };
 
 fn policies() -> KafkaPolicies {
-    let bytes = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/snapshots/e2e.json"
-    ))
-    .unwrap();
+    let bytes = std::fs::read(common::in_crate("../../tests/fixtures/snapshots/e2e.json")).unwrap();
     KafkaPolicies::load(&bytes, Instant::now()).unwrap()
 }
 
@@ -137,11 +135,8 @@ fn alice_works_with_orders_and_bob_does_not() {
 #[test]
 fn a_service_not_in_use_decides_nothing_by_its_policies_and_leaves_kafka_unchecked() {
     let enabled = policies();
-    let file = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/snapshots/e2e.json"
-    ))
-    .unwrap();
+    let file = std::fs::read_to_string(common::in_crate("../../tests/fixtures/snapshots/e2e.json"))
+        .unwrap();
     let disabled_file = file.replacen(r#""serviceEnabled":true"#, r#""serviceEnabled":false"#, 1);
     assert_ne!(disabled_file, file);
     let disabled = KafkaPolicies::load(disabled_file.as_bytes(), Instant::now()).unwrap();
@@ -366,11 +361,7 @@ fn policies_show_as_acl_rows() {
 
 #[test]
 fn another_service_type_or_a_foreign_definition_is_refused_at_load() {
-    let bytes = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/snapshots/e2e.json"
-    ))
-    .unwrap();
+    let bytes = std::fs::read(common::in_crate("../../tests/fixtures/snapshots/e2e.json")).unwrap();
     let text = String::from_utf8(bytes).unwrap();
     let hive = text.replace("\"serviceType\":\"kafka\"", "\"serviceType\":\"hive\"");
     let err = KafkaPolicies::load(hive.as_bytes(), Instant::now()).expect_err("refused");
@@ -382,11 +373,9 @@ fn another_service_type_or_a_foreign_definition_is_refused_at_load() {
 
 #[test]
 fn a_disabled_service_leaves_kafka_unchecked_and_unaudited() {
-    let bytes = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/snapshots/e2e.json"
-    ))
-    .unwrap();
+    let bytes =
+        std::fs::read_to_string(common::in_crate("../../tests/fixtures/snapshots/e2e.json"))
+            .unwrap();
     let disabled = bytes.replacen("\"serviceEnabled\":true", "\"serviceEnabled\":false", 1);
     assert_ne!(bytes, disabled, "the fixture says serviceEnabled");
     let p = KafkaPolicies::load(disabled.as_bytes(), Instant::now()).unwrap();

@@ -4,17 +4,17 @@
 //! and every other code is refused. A round trip
 //! through `from_code` and `code` holds for any mapping, swapped codes included; this does not.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use grantforge_kafka::{api_key_name, Operation, PatternType, Permission, ResourceType, API_KEYS};
 
 /// (enum, constant) → code, from the fixture.
 fn kafkas_codes() -> BTreeMap<(String, String), u8> {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/jni/kafka-codes.txt"
-    ))
-    .unwrap();
+    let text =
+        std::fs::read_to_string(common::in_crate("../../tests/fixtures/jni/kafka-codes.txt"))
+            .unwrap();
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .map(|line| {
@@ -138,11 +138,9 @@ fn the_agent_knows_every_operation_of_the_newest_release() {
 /// Kafka's request types are read back as `(name, id)` pairs: the ids do not fit the fixture's
 /// `u8` codes, and the table must name every type of the newest release, by id, as it does.
 fn kafkas_api_keys() -> Vec<(String, i16)> {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/jni/kafka-codes.txt"
-    ))
-    .unwrap();
+    let text =
+        std::fs::read_to_string(common::in_crate("../../tests/fixtures/jni/kafka-codes.txt"))
+            .unwrap();
     text.lines()
         .filter_map(|line| line.strip_prefix("ApiKeys "))
         .map(|row| {

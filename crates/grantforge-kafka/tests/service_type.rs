@@ -4,6 +4,8 @@
 //! each level accepts (which the service plugin is held to as well). A row added to one
 //! and not the other fails here.
 
+mod common;
+
 use std::collections::BTreeSet;
 
 use grantforge_kafka::{kafka_evaluators, Operation, ResourceType};
@@ -22,11 +24,7 @@ fn names(list: &Value) -> BTreeSet<String> {
 }
 
 fn doc() -> String {
-    std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/kafka-service-type.md"
-    ))
-    .unwrap()
+    std::fs::read_to_string(common::in_crate("../../docs/kafka-service-type.md")).unwrap()
 }
 
 #[test]

@@ -7,11 +7,8 @@ use grantforge_quotas::QuotaType;
 
 #[test]
 fn quota_types_are_in_the_order_of_kafkas_client_quota_type() {
-    let fixture = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/jni/kafka-codes.txt"
-    ))
-    .unwrap();
+    let fixture =
+        std::fs::read_to_string(in_crate("../../tests/fixtures/jni/kafka-codes.txt")).unwrap();
     let kafkas: Vec<(String, usize)> = fixture
         .lines()
         .filter_map(|line| line.strip_prefix("ClientQuotaType "))
@@ -37,8 +34,7 @@ fn quota_types_are_in_the_order_of_kafkas_client_quota_type() {
 /// type added to `QuotaType` is added there too.
 #[test]
 fn every_quota_type_is_in_the_quota_docs() {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/quotas.md"))
-        .unwrap();
+    let doc = std::fs::read_to_string(in_crate("../../docs/quotas.md")).unwrap();
     let start = doc
         .find("For each quota type on its own — ")
         .expect("docs/quotas.md says how each type is resolved");
@@ -50,4 +46,13 @@ fn every_quota_type_is_in_the_quota_docs() {
             quota_type.config_key()
         );
     }
+}
+
+/// A file of this crate's checkout, found when the test runs (cargo sets `CARGO_MANIFEST_DIR` for
+/// it, as for the build): CI reuses a test binary built from the same bytes in another checkout,
+/// and it must read this checkout's files (`scripts/content-mtimes`).
+fn in_crate(relative: &str) -> std::path::PathBuf {
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .expect("run by cargo, which sets CARGO_MANIFEST_DIR");
+    std::path::Path::new(&dir).join(relative)
 }

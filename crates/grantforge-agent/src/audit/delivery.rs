@@ -600,11 +600,8 @@ pub(crate) mod tests {
 
     /// `docs/protocol.md`, its words joined on one line.
     pub(crate) fn protocol_page() -> String {
-        let page = fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../docs/protocol.md"
-        ))
-        .unwrap();
+        let page =
+            fs::read_to_string(crate::test_support::in_crate("../../docs/protocol.md")).unwrap();
         page.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 

@@ -537,11 +537,9 @@ pub(crate) mod tests {
     /// `docs/operations.md` shows an operator what the audit log looks like; this keeps it true.
     #[test]
     fn the_operations_guide_shows_the_lines_the_audit_log_writes() {
-        let guide = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../docs/operations.md"
-        ))
-        .unwrap();
+        let guide =
+            std::fs::read_to_string(crate::test_support::in_crate("../../docs/operations.md"))
+                .unwrap();
         let folded = folded_produce();
         let refused = AccessEvent {
             principal_name: "bob".into(),

@@ -200,11 +200,8 @@ mod tests {
         let page = crate::audit::delivery::tests::protocol_page();
         let cut = format!("its first {CUT_KEEPS} units followed by `{CUT_MARKER}`");
         assert!(page.contains(&cut), "docs/protocol.md lacks {cut:?}");
-        let raw = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../docs/protocol.md"
-        ))
-        .unwrap();
+        let raw = std::fs::read_to_string(crate::test_support::in_crate("../../docs/protocol.md"))
+            .unwrap();
         for name in ["   ", "a\u{0}b"] {
             let form = format!("`{}`", carried(name));
             assert!(raw.contains(&form), "docs/protocol.md lacks {form:?}");

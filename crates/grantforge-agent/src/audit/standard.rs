@@ -134,15 +134,12 @@ mod tests {
 
     /// A schema of `tests/fixtures/schemas/` (`README.md` there says where each comes from).
     fn schema(name: &str) -> jsonschema::Validator {
-        let path = format!(
-            "{}/../../tests/fixtures/schemas/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
+        let path = crate::test_support::in_crate("../../tests/fixtures/schemas").join(name);
         let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         jsonschema::options()
             .should_validate_formats(true)
             .build(&schema)
-            .unwrap_or_else(|e| panic!("{path}: {e}"))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
     fn assert_valid(validator: &jsonschema::Validator, record: &Value) {

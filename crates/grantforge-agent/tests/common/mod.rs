@@ -48,11 +48,8 @@ thread_local! {
 
 /// The fixture's policies, plus one that lets alice read `marker` when given.
 pub fn policies(marker: Option<&str>) -> String {
-    let file = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/server/policies.json"
-    ))
-    .unwrap();
+    let file =
+        std::fs::read_to_string(in_crate("../../tests/fixtures/server/policies.json")).unwrap();
     let Some(topic) = marker else { return file };
     let policy = format!(
         r#"{{"id":"900","name":"marker","type":"ACCESS","priority":"NORMAL","document":{{"resources":{{"topic":{{"values":["{topic}"],"excludes":false,"recursive":false}}}},"allow":[{{"users":["alice"],"groups":[],"roles":[],"accessTypes":["read"],"conditions":[]}}],"allowExceptions":[],"deny":[],"denyExceptions":[],"validity":[]}}}},"#
@@ -305,4 +302,13 @@ pub fn log_lines(records: &[LogRecord], level: LogLevel, containing: &str) -> Ve
         .filter(|r| r.level == level && r.message.contains(containing))
         .map(|r| r.message.clone())
         .collect()
+}
+
+/// A file of this crate's checkout, found when the test runs (cargo sets `CARGO_MANIFEST_DIR` for
+/// it, as for the build): CI reuses a test binary built from the same bytes in another checkout,
+/// and it must read this checkout's files (`scripts/content-mtimes`).
+pub fn in_crate(relative: &str) -> std::path::PathBuf {
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .expect("run by cargo, which sets CARGO_MANIFEST_DIR");
+    std::path::Path::new(&dir).join(relative)
 }

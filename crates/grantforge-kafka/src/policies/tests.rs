@@ -2,11 +2,7 @@ use super::*;
 use crate::AclRow;
 
 fn e2e() -> String {
-    std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/snapshots/e2e.json"
-    ))
-    .unwrap()
+    std::fs::read_to_string(in_crate("../../tests/fixtures/snapshots/e2e.json")).unwrap()
 }
 
 fn quoted(items: impl Iterator<Item = String>) -> String {
@@ -486,4 +482,13 @@ fn every_layout_of_a_snapshot_loads_the_same_policies_and_acl_view() {
         assert!(view.rows().eq(expected_view.rows()), "{layout}");
         assert_eq!(view.asked, expected_view.asked, "no policy counted twice");
     }
+}
+
+/// A file of this crate's checkout, found when the test runs (cargo sets `CARGO_MANIFEST_DIR` for
+/// it, as for the build): CI reuses a test binary built from the same bytes in another checkout,
+/// and it must read this checkout's files (`scripts/content-mtimes`).
+fn in_crate(relative: &str) -> std::path::PathBuf {
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .expect("run by cargo, which sets CARGO_MANIFEST_DIR");
+    std::path::Path::new(&dir).join(relative)
 }
