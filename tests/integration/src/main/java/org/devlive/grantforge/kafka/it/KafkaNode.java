@@ -153,8 +153,7 @@ public final class KafkaNode implements AutoCloseable {
         return new Builder();
     }
 
-    // ------------------------------------------------------------------------------------------
-    // configuration
+    // ---- configuration ------------------------------------------------------------------------
 
     private void writeFiles() throws IOException {
         Files.createDirectories(dataDir);
@@ -174,14 +173,14 @@ public final class KafkaNode implements AutoCloseable {
         return dir.resolve(dist.usesLog4j2() ? "log4j2-" + role + ".xml" : "log4j-" + role + ".properties");
     }
 
-    /** The classpath directory of {@link NodeLauncher}, first on every JVM the node's directory runs. */
+    /** The classpath directory of {@link NodeLauncher}, last on every JVM the node's directory runs. */
     Path launcherDir() {
         return dir.resolve("launcher");
     }
 
+    /** The release's jars first, as the archive of {@link SharedClasses} holds them; the launcher last. */
     private String nodeClasspath() {
-        StringBuilder cp = new StringBuilder(launcherDir().toString());
-        cp.append(java.io.File.pathSeparatorChar).append(dist.classpath());
+        StringBuilder cp = new StringBuilder(dist.classpath());
         if (config.authorizer != null && config.agentJar != null) {
             Path jar = config.agentJar;
             if (Files.isRegularFile(jar)) {
@@ -193,12 +192,15 @@ public final class KafkaNode implements AutoCloseable {
         for (Path extra : config.extraClasspath) {
             cp.append(java.io.File.pathSeparatorChar).append(extra.toAbsolutePath());
         }
-        return cp.toString();
+        return cp.append(java.io.File.pathSeparatorChar).append(launcherDir()).toString();
     }
 
     List<String> javaCommand(String role, String classpath, List<String> jvmArgs) {
         List<String> cmd = new ArrayList<>();
         cmd.add(config.javaHome.resolve("bin").resolve("java").toString());
+        if (classpath.startsWith(dist.classpath())) {
+            cmd.addAll(SharedClasses.jvmOptions(dist, config.javaHome, role.equals("server")));
+        }
         cmd.addAll(jvmArgs);
         cmd.add("-Djava.awt.headless=true");
         cmd.add("-Dgrantforge.it.node=" + dir.getFileName());
@@ -220,8 +222,7 @@ public final class KafkaNode implements AutoCloseable {
         return cmd;
     }
 
-    // ------------------------------------------------------------------------------------------
-    // lifecycle
+    // ---- lifecycle ----------------------------------------------------------------------------
 
     /** Formats the storage and starts the node's JVM without waiting for it to be ready. */
     public synchronized KafkaNode launch() {
@@ -307,6 +308,7 @@ public final class KafkaNode implements AutoCloseable {
                     try {
                         probe.describeCluster().nodes().get(5, TimeUnit.SECONDS);
                         startedAfterMillis = System.currentTimeMillis() - process.startMillis();
+                        SharedClasses.nodeStarted(dist);
                         return this;
                     } catch (Exception e) {
                         lastProbeError = e;
@@ -392,8 +394,7 @@ public final class KafkaNode implements AutoCloseable {
         }
     }
 
-    // ------------------------------------------------------------------------------------------
-    // what the node says
+    // ---- what the node says -------------------------------------------------------------------
 
     /** The node's log (Kafka's and the agent's loggers), as written so far. */
     public String logText() {
@@ -433,8 +434,7 @@ public final class KafkaNode implements AutoCloseable {
         return String.join("\n", Arrays.asList(all).subList(Math.max(0, all.length - lines), all.length));
     }
 
-    // ------------------------------------------------------------------------------------------
-    // the release's command-line tools (NodeTools)
+    // ---- the release's command-line tools (NodeTools) -----------------------------------------
 
     /** Runs one of the release's command-line tools against this node as {@code user} ({@link NodeTools#runTool}). */
     public ToolRun runTool(String user, String mainClass, List<String> args) {
@@ -462,8 +462,7 @@ public final class KafkaNode implements AutoCloseable {
         return p == null ? -1 : p.pid();
     }
 
-    // ------------------------------------------------------------------------------------------
-    // clients
+    // ---- clients ------------------------------------------------------------------------------
 
     public String bootstrapServers() {
         return "127.0.0.1:" + brokerPort;

@@ -76,7 +76,7 @@ final class NodeTools {
     private ToolRun runJava(String classpath, String mainClass, List<String> jvmOptions, List<String> args, Duration timeout) {
         Path dir = node.dir();
         try {
-            String cp = node.launcherDir() + File.pathSeparator + classpath;
+            String cp = classpath + File.pathSeparator + node.launcherDir();
             List<String> cmd = node.javaCommand("tool", cp, jvmOptions);
             cmd.add(mainClass);
             cmd.addAll(args);
