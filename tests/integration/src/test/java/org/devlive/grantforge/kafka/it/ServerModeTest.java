@@ -419,9 +419,11 @@ class ServerModeTest {
     @Test
     void nothingUnverifiedOrUnusableIsAppliedAndEachFaultIsLoggedOnce() throws Exception {
         try (TestServer server = server("faults");
-             // back-offs held to a second: the rounds are counted here, their spacing is unit-tested
+             // back-offs held to a second and no download jitter (each of the eleven faults waited up to 5 s for
+             // it): the rounds are counted here, their spacing and the jitter are unit-tested
              KafkaNode node = node("server-faults", server, tmp.resolve("faults-cache"))
-                 .property("grantforge.refresh.interval.ms", "1000").start()) {
+                 .property("grantforge.refresh.interval.ms", "1000")
+                 .property("grantforge.download.jitter.ms", "0").start()) {
             String[][] faults = {
                 {"{\"mode\":\"wrong-signature\"}", "signature does not verify"},
                 {"{\"mode\":\"other-key\"}", "is signed by key"},
