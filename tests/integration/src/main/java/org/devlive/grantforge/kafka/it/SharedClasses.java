@@ -25,11 +25,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * jars only, with which a node's class path begins (the agent JAR, the test classes and the launcher come after); the
  * JVM checks those jars against the archive and runs without it if any differs, so a stale archive costs time, never a
  * wrong class. Archives are kept between runs under {@code ~/.cache/grantforge-kafka/shared-classes}, named by the
- * JDK and the class path. Only for the JDK the tests run on (not, say, an emulated arm64 one). {@code
+ * JDK and the class path. Only in the test JVMs, for the JDK they run on (not, say, an emulated arm64 one). {@code
  * -Dgrantforge.it.sharedClasses=false} turns it off.
  */
 final class SharedClasses {
-    private static final boolean ENABLED = Boolean.parseBoolean(System.getProperty("grantforge.it.sharedClasses", "true"));
+    /** In the test JVMs only (surefire's forks): the demo leaves a user's home alone. */
+    private static final boolean ENABLED = Boolean.parseBoolean(System.getProperty("grantforge.it.sharedClasses", "true"))
+            && System.getProperty(Ports.FORK_PROPERTY) != null;
     private static final Path DIR = Paths.get(System.getProperty("user.home"), ".cache", "grantforge-kafka", "shared-classes");
     /** A claim older than this was left by a run that stopped before its dump ended. */
     private static final Duration STALE_CLAIM = Duration.ofMinutes(10);
