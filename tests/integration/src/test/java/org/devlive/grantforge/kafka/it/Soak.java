@@ -71,6 +71,15 @@ final class Soak {
     static final List<Step> SCHEDULE = List.of(Step.NONE, Step.LATENCY, Step.RESET, Step.NONE, Step.CUT, Step.STATUS_503,
         Step.NONE, Step.STALL, Step.NONE, Step.SERVER_STOPPED_BROKER_RESTARTED, Step.NONE, Step.SNAPSHOT_TOO_LARGE, Step.NONE,
         Step.BAD_SIGNATURE);
+    /**
+     * The smoke's schedule (a run shorter than {@link #FULL_SCHEDULE_FROM}): every step once, the faults back to back, a
+     * calm step before the restart's and after it (the quota's spans begin after a calm one).
+     */
+    static final List<Step> SMOKE_SCHEDULE = List.of(Step.NONE, Step.LATENCY, Step.RESET, Step.CUT, Step.STATUS_503,
+        Step.STALL, Step.NONE, Step.SERVER_STOPPED_BROKER_RESTARTED, Step.NONE, Step.SNAPSHOT_TOO_LARGE, Step.BAD_SIGNATURE);
+    /** The shortest run with the full schedule, each step at least {@link #MIN_STEP} long. */
+    static final Duration FULL_SCHEDULE_FROM = Duration.ofMinutes(3);
+    static final Duration MIN_STEP = Duration.ofSeconds(5);
 
     /** The agent's quota callback, on every node of the cluster. */
     static final String QUOTA_CALLBACK = "org.devlive.grantforge.kafka.agent.GrantForgeClientQuotaCallback";
@@ -119,6 +128,7 @@ final class Soak {
     final String kafkaVersion;
     final Duration length;
     final Duration stepLength;
+    final List<Step> schedule;
     final Path out;
     final SoakOracle oracle = new SoakOracle();
     final List<SoakOracle.Outcome> outcomes = new CopyOnWriteArrayList<>();
@@ -162,8 +172,8 @@ final class Soak {
     Soak(String kafkaVersion, Duration length, Path out) {
         this.kafkaVersion = kafkaVersion;
         this.length = length;
-        // every step of the schedule at least once, however short the run
-        this.stepLength = Duration.ofMillis(Math.max(8_000, length.toMillis() / (SCHEDULE.size() + 1)));
+        this.schedule = length.compareTo(FULL_SCHEDULE_FROM) < 0 ? SMOKE_SCHEDULE : SCHEDULE;
+        this.stepLength = Duration.ofMillis(Math.max(MIN_STEP.toMillis(), length.toMillis() / (schedule.size() + 1)));
         this.out = out;
     }
 
@@ -315,16 +325,20 @@ final class Soak {
         }
     }
 
-    /** The schedule, the churn and the sampling, until the run's length is over. */
+    /**
+     * The schedule, the churn and the sampling, until the run's length is over and every step ran once (a broker's
+     * restart may last longer than its step: the steps after it still run).
+     */
     private void drive() throws Exception {
         long end = System.currentTimeMillis() + length.toMillis();
         long nextChurn = 0;
         long nextSample = 0;
         int step = 0;
-        while (System.currentTimeMillis() < end) {
-            Step now = SCHEDULE.get(step++ % SCHEDULE.size());
+        while (System.currentTimeMillis() < end || step < schedule.size()) {
+            Step now = schedule.get(step++ % schedule.size());
             stepsRun.merge(now.name(), 1L, Long::sum);
-            long stepEnd = Math.min(end, System.currentTimeMillis() + stepLength.toMillis());
+            long stepEnd = step <= schedule.size() ? System.currentTimeMillis() + stepLength.toMillis()
+                : Math.min(end, System.currentTimeMillis() + stepLength.toMillis());
             begin(now);
             while (System.currentTimeMillis() < stepEnd) {
                 long t = System.currentTimeMillis();
