@@ -144,12 +144,16 @@ final class Soak {
     /** quinn's acknowledged bytes by client id, then by second of the run (epoch seconds): on the cluster, on the anchor. */
     final Map<String, TreeMap<Long, long[]>> limitedBySecond = new TreeMap<>();
     final List<AuditAccount> audit = new CopyOnWriteArrayList<>();
+    /** Each broker's audit in the audit topic and each node's sinks' accounts, at the end ({@link SoakAuditTopic}). */
+    final List<SoakAuditTopic.Account> auditTopic = new CopyOnWriteArrayList<>();
     /**
      * The accesses the server received from the brokers, allowed and refused, by principal, operation and resource as the
      * oracle names them ({@code bob WRITE soak-churned}; a resource other than a topic with its type:
      * {@code transactional_id:dave-soak}).
      */
     final Map<String, long[]> auditedByAccess = new TreeMap<>();
+    /** The hybrid broker's decisions at the end ({@link SoakHybrid}). */
+    SoakHybrid.Decided hybrid;
     /** Events the agents sent twice (an answer cut short after the server took them) that the server kept once. */
     long resentKeptOnce;
     long startedMs;
@@ -223,7 +227,8 @@ final class Soak {
         }
     }
 
-    private void startCluster(Path work) {
+    private void startCluster(Path work) throws IOException {
+        Path auditProducer = SoakAuditTopic.writeProducerConfig(work);
         // The anchor of quinn's rate: a node of the same release with Kafka's own quota callback, no authorizer.
         CompletableFuture<KafkaNode> anchorStarted = CompletableFuture.supplyAsync(
             () -> KafkaNode.builder().kafkaVersion(kafkaVersion).name("soak-anchor").noAuthorizer().maxHeap("256m").start());
@@ -241,6 +246,13 @@ final class Soak {
                 .property("grantforge.audit.batch.size", String.valueOf(AUDIT_BATCH_SIZE))
                 .property("grantforge.snapshot.max.bytes", String.valueOf(SNAPSHOT_MAX_BYTES))
                 .property("client.quota.callback.class", QUOTA_CALLBACK);
+            if (name.equals(KafkaCluster.brokerName(SoakHybrid.BROKER))) {
+                SoakHybrid.configure(node, kafkaVersion);
+            }
+            if (!name.equals(KafkaCluster.controllerName())) {
+                // the controller has no client listener of its own to write the topic through: the server's sink alone
+                SoakAuditTopic.configure(node, auditProducer);
+            }
         }).start();
         anchor = anchorStarted.join();
         for (KafkaNode node : cluster.nodes()) {
@@ -256,9 +268,12 @@ final class Soak {
 
     private void createTopics() throws Exception {
         try (Admin admin = cluster.admin(KafkaNode.SUPER_USER); Admin anchorAdmin = anchor.admin(KafkaNode.SUPER_USER)) {
-            admin.createTopics(List.of(new NewTopic(SoakClients.STEADY, 1, (short) 3), new NewTopic(SoakClients.CHURNED, 1, (short) 3),
-                new NewTopic(SoakClients.TIMED, 1, (short) 3), new NewTopic(SoakClients.ROLE, 1, (short) 3), quotaTopic((short) 3)))
-                .all().get(2, TimeUnit.MINUTES);
+            List<NewTopic> topics = new ArrayList<>();
+            for (String topic : List.of(SoakClients.STEADY, SoakClients.CHURNED, SoakClients.TIMED, SoakClients.ROLE)) {
+                topics.add(new NewTopic(topic, SoakHybrid.replicas(topic)));
+            }
+            topics.add(quotaTopic((short) 3));
+            admin.createTopics(topics).all().get(2, TimeUnit.MINUTES);
             anchorAdmin.createTopics(List.of(quotaTopic((short) 1))).all().get(2, TimeUnit.MINUTES);
             // quinn's quotas, as kafka-configs sets them: on the cluster, the user's and the sub-quota reserved out of it;
             // on the anchor, the same two limits in Kafka's own terms (SoakClients.LIMITED)
@@ -527,9 +542,13 @@ final class Soak {
             policy(policies, "bob writes the timed topic in its periods", "topic", SoakClients.TIMED,
                 List.of(List.of("bob", "write")), timedPeriods);
         }
+        policy(policies, "the audit's producer writes the audit topic", "topic", SoakAuditTopic.TOPIC, List.of(
+            List.of(SoakAuditTopic.PRINCIPAL, "create"), List.of(SoakAuditTopic.PRINCIPAL, "describe"),
+            List.of(SoakAuditTopic.PRINCIPAL, "write")), null);
         policy(policies, "frank sees the role's topic", "topic", SoakClients.ROLE, List.of(List.of("frank", "describe")), null);
         policy(policies, "the role's holders write its topic", "topic", SoakClients.ROLE, List.of(List.of(ROLE_GRANTEE + WRITERS,
             "write")), null);
+        SoakHybrid.denyEveryoneElse(policies);
         ArrayNode holders = file.putObject("roles").putArray(WRITERS);
         if (frankHoldsRole) {
             holders.add("frank");
@@ -543,7 +562,9 @@ final class Soak {
     private static void policy(ArrayNode policies, String name, String level, String value, List<List<String>> grants,
                                List<long[]> periods) {
         ObjectNode policy = policies.addObject();
-        policy.put("id", String.valueOf(100 + policies.size())).put("name", name).put("type", "ACCESS").put("priority", "NORMAL");
+        policy.put("id", String.valueOf(100 + policies.size())).put("name", name).put("type", "ACCESS")
+            // above the denials of everyone else (SoakHybrid), so that every question of the soak is a policy's
+            .put("priority", "OVERRIDE");
         ObjectNode document = policy.putObject("document");
         ObjectNode resource = document.putObject("resources").putObject(level);
         resource.putArray("values").add(value);
@@ -589,11 +610,17 @@ final class Soak {
     private void reconcileAudit() throws Exception {
         long deadline = System.currentTimeMillis() + 90_000;
         List<AuditAccount> accounts;
-        do {
-            Thread.sleep(2_000);
-            accounts = auditAccounts();
-        } while (!accounts.stream().allMatch(AuditAccount::reconciled) && System.currentTimeMillis() < deadline);
+        List<SoakAuditTopic.Account> inTopic;
+        try (SoakAuditTopic topic = new SoakAuditTopic(cluster)) {
+            do {
+                Thread.sleep(2_000);
+                accounts = auditAccounts();
+                inTopic = topicAccounts(topic);
+            } while (!(accounts.stream().allMatch(AuditAccount::reconciled) && SoakAuditTopic.reconciled(accounts, inTopic))
+                && System.currentTimeMillis() < deadline);
+        }
         audit.addAll(accounts);
+        auditTopic.addAll(inTopic);
         for (com.fasterxml.jackson.databind.JsonNode event : JSON.readTree(server.events())) {
             String type = event.path("resourceType").asText();
             String resource = (type.equals("topic") ? "" : type + ":") + event.path("resource").asText();
@@ -603,6 +630,12 @@ final class Soak {
                 event.path("count").asLong(1);
         }
         resentKeptOnce = server.duplicates();
+        KafkaNode hybridNode = cluster.broker(SoakHybrid.BROKER);
+        Map<String, Object> decided = jmx.get(name(hybridNode)).read("org.devlive.grantforge.kafka:type=Agent,*",
+            "HybridAclDecisions", "DecisionsAllowed", "DecisionsDenied").values().iterator().next();
+        hybrid = new SoakHybrid.Decided(((Number) decided.get("HybridAclDecisions")).longValue(),
+            ((Number) decided.get("DecisionsAllowed")).longValue(), ((Number) decided.get("DecisionsDenied")).longValue(),
+            hybridNode.logLines().stream().filter(l -> l.contains(SoakHybrid.LEFT_TO_ACLS)).limit(3).toList());
         event("audit taken: " + accounts);
     }
 
@@ -646,6 +679,21 @@ final class Soak {
             addUsers(byUser, (String) now.get("AuditByUser"));
             accounts.add(new AuditAccount(name, accesses, received.getOrDefault(name, 0L), dropped,
                 ((Number) now.get("AuditSpooledBytes")).longValue(), byUser));
+        }
+        return accounts;
+    }
+
+    /** What the audit topic holds of each node, and each node's sinks' accounts over its lives. */
+    private List<SoakAuditTopic.Account> topicAccounts(SoakAuditTopic topic) throws Exception {
+        Map<String, Map<String, Long>> inTopic = topic.read();
+        List<SoakAuditTopic.Account> accounts = new ArrayList<>();
+        for (KafkaNode node : cluster.nodes()) {
+            String name = name(node);
+            Map<String, Map<String, SoakAuditTopic.SinkRow>> bySink = new TreeMap<>();
+            SoakAuditTopic.addClosedSinkRows(bySink, node.logLines());
+            SoakAuditTopic.addSinkRows(bySink, (String) jmx.get(name).read("org.devlive.grantforge.kafka:type=Agent,*",
+                "AuditBySink").values().iterator().next().get("AuditBySink"));
+            accounts.add(new SoakAuditTopic.Account(name, inTopic.getOrDefault(name, Map.of()), bySink));
         }
         return accounts;
     }
