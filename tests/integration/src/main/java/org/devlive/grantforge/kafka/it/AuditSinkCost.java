@@ -1,6 +1,5 @@
 package org.devlive.grantforge.kafka.it;
 
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -36,8 +35,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  */
 public final class AuditSinkCost {
     private static final String FLOODER = "mallory";
-    private static final String AUDIT_PRODUCER = "soak-audit";
-    private static final String AUDIT_TOPIC = "_grantforge_audit";
     /** The soak's shape: 100 B records, acks=all, three producers at once. */
     static final BrokerThroughput.Workload SOAK = new BrokerThroughput.Workload("soak", 100, "all", 3);
     static final String FLOOD = "flood";
@@ -96,31 +93,19 @@ public final class AuditSinkCost {
         List<String> list = List.of(
             BrokerThroughput.policy(1, "alice's perf topic", "topic", BrokerThroughput.TOPIC, "alice", "\"write\",\"read\",\"describe\""),
             BrokerThroughput.policy(2, "mallory sees the perf topic", "topic", BrokerThroughput.TOPIC, FLOODER, "\"describe\""),
-            BrokerThroughput.policy(3, "the audit's producer writes the audit topic", "topic", AUDIT_TOPIC, AUDIT_PRODUCER,
+            BrokerThroughput.policy(3, "the audit's producer writes the audit topic", "topic", AuditTopicSink.TOPIC, AuditTopicSink.PRINCIPAL,
                 "\"create\",\"describe\",\"write\""));
         return "{\"service\":\"kafka-bench\",\"serviceEnabled\":true,\"policies\":[" + String.join(",", list) + "]}";
     }
 
     private static List<BrokerThroughput.Subject> startNodes(TestServer server, String kafkaVersion, Path work) throws Exception {
-        Path producerConfig = work.resolve("audit-producer.properties");
-        Properties login = new Properties();
-        login.putAll(Map.of("security.protocol", "SASL_PLAINTEXT", "sasl.mechanism", "PLAIN", "sasl.jaas.config",
-            "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + AUDIT_PRODUCER + "\" password=\""
-                + KafkaNode.USERS.get(AUDIT_PRODUCER) + "\";"));
-        try (OutputStream file = Files.newOutputStream(producerConfig)) {
-            login.store(file, "the audit topic's producer");
-        }
+        Path producerConfig = AuditTopicSink.writeProducerConfig(work);
         List<BrokerThroughput.Subject> subjects = new ArrayList<>();
         subjects.add(start("none", kafkaVersion, b -> b.noAuthorizer()));
         subjects.add(start("grantforge", kafkaVersion, b -> server.agentOf(b, work.resolve("cache-grantforge"), "grantforge")
             .property("grantforge.audit.sinks", "grantforge")));
-        subjects.add(start("topic", kafkaVersion, b -> server.agentOf(b, work.resolve("cache-topic"), "topic")
-            .property("grantforge.audit.sinks", "grantforge,topic")
-            .property("grantforge.audit.topic.bootstrap.servers", NodeProperties.BROKER_ADDRESS)
-            .property("grantforge.audit.topic.producer.config", producerConfig.toString())
-            .property("grantforge.audit.topic.principal", "User:" + AUDIT_PRODUCER)
-            .property("grantforge.audit.topic.partitions", "1")
-            .property("grantforge.audit.topic.replication.factor", "1")));
+        subjects.add(start("topic", kafkaVersion, b -> AuditTopicSink.configure(server.agentOf(b, work.resolve("cache-topic"),
+            "topic"), producerConfig, 1)));
         for (BrokerThroughput.Subject subject : subjects) {
             try (Admin admin = subject.node().admin(KafkaNode.SUPER_USER)) {
                 admin.createTopics(Collections.singletonList(new NewTopic(BrokerThroughput.TOPIC, 1, (short) 1))).all()

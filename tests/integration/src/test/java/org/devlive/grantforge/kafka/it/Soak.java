@@ -228,7 +228,7 @@ final class Soak {
     }
 
     private void startCluster(Path work) throws IOException {
-        Path auditProducer = SoakAuditTopic.writeProducerConfig(work);
+        Path auditProducer = AuditTopicSink.writeProducerConfig(work);
         // The anchor of quinn's rate: a node of the same release with Kafka's own quota callback, no authorizer.
         CompletableFuture<KafkaNode> anchorStarted = CompletableFuture.supplyAsync(
             () -> KafkaNode.builder().kafkaVersion(kafkaVersion).name("soak-anchor").noAuthorizer().maxHeap("256m").start());

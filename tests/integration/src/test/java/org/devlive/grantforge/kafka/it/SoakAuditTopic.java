@@ -3,8 +3,6 @@ package org.devlive.grantforge.kafka.it;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -26,10 +24,9 @@ import org.apache.kafka.common.TopicPartition;
  * lines an agent logs at close for a life that ended).
  */
 final class SoakAuditTopic implements AutoCloseable {
-    static final String TOPIC = "_grantforge_audit";
+    static final String TOPIC = AuditTopicSink.TOPIC;
     /** The principal of the agents' producer, whom a policy alone lets write the topic. */
-    static final String PRINCIPAL = "soak-audit";
-    static final String SINKS = "grantforge,topic";
+    static final String PRINCIPAL = AuditTopicSink.PRINCIPAL;
     private static final Pattern CLOSED_SINK = Pattern.compile("closed: the audit by sink: (.*)$");
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -122,27 +119,9 @@ final class SoakAuditTopic implements AutoCloseable {
         reader = cluster.consumer(KafkaNode.SUPER_USER, null, new Properties());
     }
 
-    /** A broker's agent with the topic sink beside the server's. */
+    /** A broker's agent with the topic sink beside the server's, the topic on the three brokers. */
     static void configure(KafkaNode.Builder node, Path producerConfig) {
-        node.property("grantforge.audit.sinks", SINKS)
-            .property("grantforge.audit.topic.bootstrap.servers", NodeProperties.BROKER_ADDRESS)
-            .property("grantforge.audit.topic.producer.config", producerConfig.toString())
-            .property("grantforge.audit.topic.principal", "User:" + PRINCIPAL)
-            .property("grantforge.audit.topic.partitions", "1")
-            .property("grantforge.audit.topic.replication.factor", "3");
-    }
-
-    /** The producer's login, in a file of its own as an operator keeps it. */
-    static Path writeProducerConfig(Path work) throws IOException {
-        Path file = work.resolve("audit-producer.properties");
-        Properties login = new Properties();
-        login.putAll(Map.of("security.protocol", "SASL_PLAINTEXT", "sasl.mechanism", "PLAIN", "sasl.jaas.config",
-            "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + PRINCIPAL + "\" password=\""
-                + KafkaNode.USERS.get(PRINCIPAL) + "\";"));
-        try (OutputStream out = Files.newOutputStream(file)) {
-            login.store(out, "the audit topic's producer");
-        }
-        return file;
+        AuditTopicSink.configure(node, producerConfig, 3);
     }
 
     /** Adds the rows of an {@code AuditBySink} table (sink, user, accesses, delivered, dropped; a line each). */
