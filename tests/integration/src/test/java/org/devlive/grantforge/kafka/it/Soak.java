@@ -73,9 +73,11 @@ final class Soak {
         Step.BAD_SIGNATURE);
     /**
      * The smoke's schedule (a run shorter than {@link #FULL_SCHEDULE_FROM}): every step once, the faults back to back, a
-     * calm step before the restart's and after it (the quota's spans begin after a calm one).
+     * calm start twice a step long (the first policy edit reaches every broker before the faults: each kind of answer
+     * is met however few downloads the faults let through), a calm step before the restart's and after it (the quota's
+     * spans begin after a calm one).
      */
-    static final List<Step> SMOKE_SCHEDULE = List.of(Step.NONE, Step.LATENCY, Step.RESET, Step.CUT, Step.STATUS_503,
+    static final List<Step> SMOKE_SCHEDULE = List.of(Step.NONE, Step.NONE, Step.LATENCY, Step.RESET, Step.CUT, Step.STATUS_503,
         Step.STALL, Step.NONE, Step.SERVER_STOPPED_BROKER_RESTARTED, Step.NONE, Step.SNAPSHOT_TOO_LARGE, Step.BAD_SIGNATURE);
     /** The shortest run with the full schedule, each step at least {@link #MIN_STEP} long. */
     static final Duration FULL_SCHEDULE_FROM = Duration.ofMinutes(3);
@@ -346,7 +348,8 @@ final class Soak {
      */
     private void drive() throws Exception {
         long end = System.currentTimeMillis() + length.toMillis();
-        long nextChurn = 0;
+        // the first version's grants (bob's write among them) hold for a churn's interval before the first edit
+        long nextChurn = System.currentTimeMillis() + CHURN_EVERY.toMillis();
         long nextSample = 0;
         int step = 0;
         while (System.currentTimeMillis() < end || step < schedule.size()) {
