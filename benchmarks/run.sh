@@ -17,6 +17,9 @@
 #   broker-shadow  the shadow's cost: none, StandardAuthorizer, the agent and GrantForgeShadowAuthorizer at
 #            size 0 and 50k, profiled as in broker-profile, so the shadow's comparison is measured inside its own
 #            node beside StandardAuthorizer's call (~25 min)
+#   broker-audit-topic-sink  what the audit topic sink costs a broker: nodes in server mode with the agent's sinks
+#            grantforge and grantforge,topic beside one with no authorizer, the soak's traffic shape and a refusal
+#            flood, rounds interleaved and rotated (~15 min; GF_AUDIT_SINK_ARGS passes options to AuditSinkCost)
 #   load-stages  where one snapshot load's time and memory go (read, verify, the agent's one-pass load, then
 #            the same work stage by stage: parse, compile and index, ACL view, free), on
 #            SnapshotScaleBenchmark's signed file at 10k, 50k, 200k and 1M resources,
@@ -72,6 +75,18 @@ case "$stage" in
     java -cp "tests/integration/target/classes:$(cat tests/integration/target/it.classpath)" \
       -Dgrantforge.it.work="$out/broker/nodes" org.devlive.grantforge.kafka.it.BrokerThroughput \
       --out "$out/broker" ${GF_BROKER_ARGS:-} 2>&1 | tee "$out/broker.log"
+    ;;
+esac
+case "$stage" in
+  broker-audit-topic-sink)
+    # The test server of server mode: the grantforge sink's audit goes there.
+    mvn -B -q -pl tests/integration compile
+    cargo build -q --locked -p grantforge-testserver
+    machine broker-audit-topic-sink
+    java -cp "tests/integration/target/classes:$(cat tests/integration/target/it.classpath)" \
+      -Dgrantforge.testserver="${CARGO_TARGET_DIR:-target}/debug/grantforge-testserver" -Dgrantforge.it.work="$out/broker-audit-topic-sink/nodes/kafka" \
+      org.devlive.grantforge.kafka.it.AuditSinkCost --out "$out/broker-audit-topic-sink" ${GF_AUDIT_SINK_ARGS:-} 2>&1 \
+      | tee "$out/broker-audit-topic-sink.log"
     ;;
 esac
 case "$stage" in

@@ -544,6 +544,11 @@ impl Agent {
                 account.dropped
             );
         }
+        // Each sink's account too: a sink delivers in the next life what this one spooled, so a
+        // reader of the topic reconciles with the sum over the lives.
+        for row in self.sinks.report(REPORTED_USERS).lines() {
+            tracing::info!("closed: the audit by sink: {row}");
+        }
     }
 
     /// Works out the staleness state now (see `staleness`).

@@ -53,7 +53,7 @@ import org.apache.kafka.common.resource.ResourceType;
  */
 public final class BrokerThroughput {
     private static final String USER = "alice";
-    private static final String TOPIC = "perf";
+    static final String TOPIC = "perf";
     private static final String GROUP_PREFIX = "perf-";
     private static final int ACLS_PER_RESOURCE = 1;
     private static final double DENY_PERCENTAGE = 20;
@@ -79,7 +79,7 @@ public final class BrokerThroughput {
             new Workload("w4", 100, "1", 3));
 
     /** One node under test. */
-    private record Subject(String name, KafkaNode node, Jmx jmx) {
+    record Subject(String name, KafkaNode node, Jmx jmx) {
     }
 
     /** What one run measured. */
@@ -167,7 +167,7 @@ public final class BrokerThroughput {
         System.out.println(report);
     }
 
-    private static Map<String, String> options(String[] args) {
+    static Map<String, String> options(String[] args) {
         Map<String, String> options = new LinkedHashMap<>();
         for (int i = 0; i + 1 < args.length; i += 2) {
             if (!args[i].startsWith("--")) {
@@ -227,14 +227,15 @@ public final class BrokerThroughput {
      */
     private static String[] alicesPolicies() {
         return new String[] {
-            policy(2_000_000_001, "alice's perf topic", "topic", TOPIC, "\"write\",\"read\",\"describe\""),
-            policy(2_000_000_002, "alice's perf groups", "group", GROUP_PREFIX + "*", "\"read\",\"describe\""),
+            policy(2_000_000_001, "alice's perf topic", "topic", TOPIC, USER, "\"write\",\"read\",\"describe\""),
+            policy(2_000_000_002, "alice's perf groups", "group", GROUP_PREFIX + "*", USER, "\"read\",\"describe\""),
         };
     }
 
-    private static String policy(long id, String name, String level, String value, String accessTypes) {
+    /** A policy allowing {@code user} {@code accessTypes} (JSON strings, comma-separated) on one resource. */
+    static String policy(long id, String name, String level, String value, String user, String accessTypes) {
         return "{\"id\":\"" + id + "\",\"name\":\"" + name + "\",\"type\":\"ACCESS\",\"priority\":\"NORMAL\",\"document\":{\"resources\":{\""
-                + level + "\":{\"values\":[\"" + value + "\"],\"excludes\":false,\"recursive\":false}},\"allow\":[{\"users\":[\"" + USER
+                + level + "\":{\"values\":[\"" + value + "\"],\"excludes\":false,\"recursive\":false}},\"allow\":[{\"users\":[\"" + user
                 + "\"],\"groups\":[],\"roles\":[],\"accessTypes\":[" + accessTypes + "],\"conditions\":[],\"maskType\":null,"
                 + "\"maskValue\":null,\"rowFilter\":null}],\"allowExceptions\":[],\"deny\":[],\"denyExceptions\":[],\"validity\":[]}}";
     }
@@ -259,7 +260,7 @@ public final class BrokerThroughput {
     // ------------------------------------------------------------------------------------------
     // the tools
 
-    private static Run produce(Subject subject, int size, Workload workload, int round, int records) throws Exception {
+    static Run produce(Subject subject, int size, Workload workload, int round, int records) throws Exception {
         KafkaNode node = subject.node();
         Path config = node.clientConfigFile(USER);
         List<String> args = List.of("--topic", TOPIC, "--num-records", String.valueOf(records), "--record-size",
@@ -330,7 +331,7 @@ public final class BrokerThroughput {
     }
 
     /** The node's Produce requests so far: the sum of its RequestsPerSec counts over the request versions. */
-    private static double produceRequests(Jmx jmx) throws Exception {
+    static double produceRequests(Jmx jmx) throws Exception {
         double sum = 0;
         for (Map<String, Object> attributes : jmx.read("kafka.network:type=RequestMetrics,name=RequestsPerSec,request=Produce,*",
                 "Count").values()) {

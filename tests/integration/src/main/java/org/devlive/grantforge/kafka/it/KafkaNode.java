@@ -85,12 +85,13 @@ public final class KafkaNode implements AutoCloseable {
         users.put("bob", "bob-secret");
         users.put("carol", "carol-secret");
         // the soak's further principals: a transactional producer, an admin, a role's holder, one with no rights, a
-        // quota-limited one
+        // quota-limited one, the audit topic's producer (SoakAuditTopic)
         users.put("dave", "dave-secret");
         users.put("erin", "erin-secret");
         users.put("frank", "frank-secret");
         users.put("mallory", "mallory-secret");
         users.put("quinn", "quinn-secret");
+        users.put("soak-audit", "soak-audit-secret");
         USERS = Collections.unmodifiableMap(users);
     }
 

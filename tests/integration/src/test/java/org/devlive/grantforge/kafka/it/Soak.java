@@ -71,6 +71,17 @@ final class Soak {
     static final List<Step> SCHEDULE = List.of(Step.NONE, Step.LATENCY, Step.RESET, Step.NONE, Step.CUT, Step.STATUS_503,
         Step.NONE, Step.STALL, Step.NONE, Step.SERVER_STOPPED_BROKER_RESTARTED, Step.NONE, Step.SNAPSHOT_TOO_LARGE, Step.NONE,
         Step.BAD_SIGNATURE);
+    /**
+     * The smoke's schedule (a run shorter than {@link #FULL_SCHEDULE_FROM}): every step once, the faults back to back, a
+     * calm start twice a step long (the first policy edit reaches every broker before the faults: each kind of answer
+     * is met however few downloads the faults let through), a calm step before the restart's and after it (the quota's
+     * spans begin after a calm one).
+     */
+    static final List<Step> SMOKE_SCHEDULE = List.of(Step.NONE, Step.NONE, Step.LATENCY, Step.RESET, Step.CUT, Step.STATUS_503,
+        Step.STALL, Step.NONE, Step.SERVER_STOPPED_BROKER_RESTARTED, Step.NONE, Step.SNAPSHOT_TOO_LARGE, Step.BAD_SIGNATURE);
+    /** The shortest run with the full schedule, each step at least {@link #MIN_STEP} long. */
+    static final Duration FULL_SCHEDULE_FROM = Duration.ofMinutes(3);
+    static final Duration MIN_STEP = Duration.ofSeconds(5);
 
     /** The agent's quota callback, on every node of the cluster. */
     static final String QUOTA_CALLBACK = "org.devlive.grantforge.kafka.agent.GrantForgeClientQuotaCallback";
@@ -119,6 +130,7 @@ final class Soak {
     final String kafkaVersion;
     final Duration length;
     final Duration stepLength;
+    final List<Step> schedule;
     final Path out;
     final SoakOracle oracle = new SoakOracle();
     final List<SoakOracle.Outcome> outcomes = new CopyOnWriteArrayList<>();
@@ -134,12 +146,16 @@ final class Soak {
     /** quinn's acknowledged bytes by client id, then by second of the run (epoch seconds): on the cluster, on the anchor. */
     final Map<String, TreeMap<Long, long[]>> limitedBySecond = new TreeMap<>();
     final List<AuditAccount> audit = new CopyOnWriteArrayList<>();
+    /** Each broker's audit in the audit topic and each node's sinks' accounts, at the end ({@link SoakAuditTopic}). */
+    final List<SoakAuditTopic.Account> auditTopic = new CopyOnWriteArrayList<>();
     /**
      * The accesses the server received from the brokers, allowed and refused, by principal, operation and resource as the
      * oracle names them ({@code bob WRITE soak-churned}; a resource other than a topic with its type:
      * {@code transactional_id:dave-soak}).
      */
     final Map<String, long[]> auditedByAccess = new TreeMap<>();
+    /** The hybrid broker's decisions at the end ({@link SoakHybrid}). */
+    SoakHybrid.Decided hybrid;
     /** Events the agents sent twice (an answer cut short after the server took them) that the server kept once. */
     long resentKeptOnce;
     long startedMs;
@@ -162,8 +178,8 @@ final class Soak {
     Soak(String kafkaVersion, Duration length, Path out) {
         this.kafkaVersion = kafkaVersion;
         this.length = length;
-        // every step of the schedule at least once, however short the run
-        this.stepLength = Duration.ofMillis(Math.max(8_000, length.toMillis() / (SCHEDULE.size() + 1)));
+        this.schedule = length.compareTo(FULL_SCHEDULE_FROM) < 0 ? SMOKE_SCHEDULE : SCHEDULE;
+        this.stepLength = Duration.ofMillis(Math.max(MIN_STEP.toMillis(), length.toMillis() / (schedule.size() + 1)));
         this.out = out;
     }
 
@@ -213,7 +229,8 @@ final class Soak {
         }
     }
 
-    private void startCluster(Path work) {
+    private void startCluster(Path work) throws IOException {
+        Path auditProducer = AuditTopicSink.writeProducerConfig(work);
         // The anchor of quinn's rate: a node of the same release with Kafka's own quota callback, no authorizer.
         CompletableFuture<KafkaNode> anchorStarted = CompletableFuture.supplyAsync(
             () -> KafkaNode.builder().kafkaVersion(kafkaVersion).name("soak-anchor").noAuthorizer().maxHeap("256m").start());
@@ -231,6 +248,13 @@ final class Soak {
                 .property("grantforge.audit.batch.size", String.valueOf(AUDIT_BATCH_SIZE))
                 .property("grantforge.snapshot.max.bytes", String.valueOf(SNAPSHOT_MAX_BYTES))
                 .property("client.quota.callback.class", QUOTA_CALLBACK);
+            if (name.equals(KafkaCluster.brokerName(SoakHybrid.BROKER))) {
+                SoakHybrid.configure(node, kafkaVersion);
+            }
+            if (!name.equals(KafkaCluster.controllerName())) {
+                // the controller has no client listener of its own to write the topic through: the server's sink alone
+                SoakAuditTopic.configure(node, auditProducer);
+            }
         }).start();
         anchor = anchorStarted.join();
         for (KafkaNode node : cluster.nodes()) {
@@ -246,9 +270,12 @@ final class Soak {
 
     private void createTopics() throws Exception {
         try (Admin admin = cluster.admin(KafkaNode.SUPER_USER); Admin anchorAdmin = anchor.admin(KafkaNode.SUPER_USER)) {
-            admin.createTopics(List.of(new NewTopic(SoakClients.STEADY, 1, (short) 3), new NewTopic(SoakClients.CHURNED, 1, (short) 3),
-                new NewTopic(SoakClients.TIMED, 1, (short) 3), new NewTopic(SoakClients.ROLE, 1, (short) 3), quotaTopic((short) 3)))
-                .all().get(2, TimeUnit.MINUTES);
+            List<NewTopic> topics = new ArrayList<>();
+            for (String topic : List.of(SoakClients.STEADY, SoakClients.CHURNED, SoakClients.TIMED, SoakClients.ROLE)) {
+                topics.add(new NewTopic(topic, SoakHybrid.replicas(topic)));
+            }
+            topics.add(quotaTopic((short) 3));
+            admin.createTopics(topics).all().get(2, TimeUnit.MINUTES);
             anchorAdmin.createTopics(List.of(quotaTopic((short) 1))).all().get(2, TimeUnit.MINUTES);
             // quinn's quotas, as kafka-configs sets them: on the cluster, the user's and the sub-quota reserved out of it;
             // on the anchor, the same two limits in Kafka's own terms (SoakClients.LIMITED)
@@ -315,16 +342,21 @@ final class Soak {
         }
     }
 
-    /** The schedule, the churn and the sampling, until the run's length is over. */
+    /**
+     * The schedule, the churn and the sampling, until the run's length is over and every step ran once (a broker's
+     * restart may last longer than its step: the steps after it still run).
+     */
     private void drive() throws Exception {
         long end = System.currentTimeMillis() + length.toMillis();
-        long nextChurn = 0;
+        // the first version's grants (bob's write among them) hold for a churn's interval before the first edit
+        long nextChurn = System.currentTimeMillis() + CHURN_EVERY.toMillis();
         long nextSample = 0;
         int step = 0;
-        while (System.currentTimeMillis() < end) {
-            Step now = SCHEDULE.get(step++ % SCHEDULE.size());
+        while (System.currentTimeMillis() < end || step < schedule.size()) {
+            Step now = schedule.get(step++ % schedule.size());
             stepsRun.merge(now.name(), 1L, Long::sum);
-            long stepEnd = Math.min(end, System.currentTimeMillis() + stepLength.toMillis());
+            long stepEnd = step <= schedule.size() ? System.currentTimeMillis() + stepLength.toMillis()
+                : Math.min(end, System.currentTimeMillis() + stepLength.toMillis());
             begin(now);
             while (System.currentTimeMillis() < stepEnd) {
                 long t = System.currentTimeMillis();
@@ -513,9 +545,13 @@ final class Soak {
             policy(policies, "bob writes the timed topic in its periods", "topic", SoakClients.TIMED,
                 List.of(List.of("bob", "write")), timedPeriods);
         }
+        policy(policies, "the audit's producer writes the audit topic", "topic", SoakAuditTopic.TOPIC, List.of(
+            List.of(SoakAuditTopic.PRINCIPAL, "create"), List.of(SoakAuditTopic.PRINCIPAL, "describe"),
+            List.of(SoakAuditTopic.PRINCIPAL, "write")), null);
         policy(policies, "frank sees the role's topic", "topic", SoakClients.ROLE, List.of(List.of("frank", "describe")), null);
         policy(policies, "the role's holders write its topic", "topic", SoakClients.ROLE, List.of(List.of(ROLE_GRANTEE + WRITERS,
             "write")), null);
+        SoakHybrid.denyEveryoneElse(policies);
         ArrayNode holders = file.putObject("roles").putArray(WRITERS);
         if (frankHoldsRole) {
             holders.add("frank");
@@ -529,7 +565,9 @@ final class Soak {
     private static void policy(ArrayNode policies, String name, String level, String value, List<List<String>> grants,
                                List<long[]> periods) {
         ObjectNode policy = policies.addObject();
-        policy.put("id", String.valueOf(100 + policies.size())).put("name", name).put("type", "ACCESS").put("priority", "NORMAL");
+        policy.put("id", String.valueOf(100 + policies.size())).put("name", name).put("type", "ACCESS")
+            // above the denials of everyone else (SoakHybrid), so that every question of the soak is a policy's
+            .put("priority", "OVERRIDE");
         ObjectNode document = policy.putObject("document");
         ObjectNode resource = document.putObject("resources").putObject(level);
         resource.putArray("values").add(value);
@@ -575,11 +613,17 @@ final class Soak {
     private void reconcileAudit() throws Exception {
         long deadline = System.currentTimeMillis() + 90_000;
         List<AuditAccount> accounts;
-        do {
-            Thread.sleep(2_000);
-            accounts = auditAccounts();
-        } while (!accounts.stream().allMatch(AuditAccount::reconciled) && System.currentTimeMillis() < deadline);
+        List<SoakAuditTopic.Account> inTopic;
+        try (SoakAuditTopic topic = new SoakAuditTopic(cluster)) {
+            do {
+                Thread.sleep(2_000);
+                accounts = auditAccounts();
+                inTopic = topicAccounts(topic);
+            } while (!(accounts.stream().allMatch(AuditAccount::reconciled) && SoakAuditTopic.reconciled(accounts, inTopic))
+                && System.currentTimeMillis() < deadline);
+        }
         audit.addAll(accounts);
+        auditTopic.addAll(inTopic);
         for (com.fasterxml.jackson.databind.JsonNode event : JSON.readTree(server.events())) {
             String type = event.path("resourceType").asText();
             String resource = (type.equals("topic") ? "" : type + ":") + event.path("resource").asText();
@@ -589,6 +633,12 @@ final class Soak {
                 event.path("count").asLong(1);
         }
         resentKeptOnce = server.duplicates();
+        KafkaNode hybridNode = cluster.broker(SoakHybrid.BROKER);
+        Map<String, Object> decided = jmx.get(name(hybridNode)).read("org.devlive.grantforge.kafka:type=Agent,*",
+            "HybridAclDecisions", "DecisionsAllowed", "DecisionsDenied").values().iterator().next();
+        hybrid = new SoakHybrid.Decided(((Number) decided.get("HybridAclDecisions")).longValue(),
+            ((Number) decided.get("DecisionsAllowed")).longValue(), ((Number) decided.get("DecisionsDenied")).longValue(),
+            hybridNode.logLines().stream().filter(l -> l.contains(SoakHybrid.LEFT_TO_ACLS)).limit(3).toList());
         event("audit taken: " + accounts);
     }
 
@@ -632,6 +682,21 @@ final class Soak {
             addUsers(byUser, (String) now.get("AuditByUser"));
             accounts.add(new AuditAccount(name, accesses, received.getOrDefault(name, 0L), dropped,
                 ((Number) now.get("AuditSpooledBytes")).longValue(), byUser));
+        }
+        return accounts;
+    }
+
+    /** What the audit topic holds of each node, and each node's sinks' accounts over its lives. */
+    private List<SoakAuditTopic.Account> topicAccounts(SoakAuditTopic topic) throws Exception {
+        Map<String, Map<String, Long>> inTopic = topic.read();
+        List<SoakAuditTopic.Account> accounts = new ArrayList<>();
+        for (KafkaNode node : cluster.nodes()) {
+            String name = name(node);
+            Map<String, Map<String, SoakAuditTopic.SinkRow>> bySink = new TreeMap<>();
+            SoakAuditTopic.addClosedSinkRows(bySink, node.logLines());
+            SoakAuditTopic.addSinkRows(bySink, (String) jmx.get(name).read("org.devlive.grantforge.kafka:type=Agent,*",
+                "AuditBySink").values().iterator().next().get("AuditBySink"));
+            accounts.add(new SoakAuditTopic.Account(name, inTopic.getOrDefault(name, Map.of()), bySink));
         }
         return accounts;
     }

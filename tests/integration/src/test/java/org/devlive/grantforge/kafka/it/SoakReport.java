@@ -101,6 +101,8 @@ final class SoakReport {
                 + " dropped of " + account.accesses() + " accesses (" + account.users().size() + " users), spool "
                 + account.spooledBytes() + " B", account.reconciled(), String.join("; ", users)));
         }
+        auditTopic();
+        hybrid();
         auditOfEveryAttempt(byPrincipal);
         unjudged(byPrincipal);
         quotas();
@@ -202,6 +204,50 @@ final class SoakReport {
         });
         checks.add(new Check("every producer's attempt on a topic reached the server as an access of its answer",
             soak.auditedByAccess.size() + " kinds of access", unaudited.isEmpty(), String.join("; ", unaudited)));
+    }
+
+    /**
+     * The audit topic ({@link SoakAuditTopic}) reconciled as the server's counts are: per broker and user, the accesses
+     * of its records (folded counts, each event once) plus the topic sink's drops equal what the agent audited; each
+     * sink's own account balances, none dropped; the sink's producer never audited.
+     */
+    private void auditTopic() {
+        java.util.Set<String> usersInTopic = new TreeSet<>();
+        for (SoakAuditTopic.Account topic : soak.auditTopic) {
+            Soak.AuditAccount audited = soak.audit.stream().filter(a -> a.node().equals(topic.node())).findFirst().orElseThrow();
+            boolean broker = topic.node().startsWith("broker-");
+            usersInTopic.addAll(topic.inTopic().keySet());
+            if (broker) {
+                List<String> off = SoakAuditTopic.topicOff(audited, topic);
+                long inTopic = topic.inTopic().values().stream().mapToLong(Long::longValue).sum();
+                checks.add(new Check(topic.node() + ": the audit topic's records plus the topic sink's drops equal the accesses the "
+                    + "agent audited, for every user", inTopic + " accesses in the topic of " + audited.accesses() + " audited ("
+                    + topic.inTopic().size() + " users)", off.isEmpty() && inTopic > 0, String.join("; ", off)));
+            }
+            List<String> sinks = SoakAuditTopic.sinksOff(topic, broker);
+            boolean bothSinks = topic.bySink().containsKey("grantforge") && topic.bySink().containsKey("topic");
+            checks.add(new Check(topic.node() + ": each sink's account (AuditBySink, over the node's lives) balances for every "
+                + "user, none dropped" + (broker ? ", the topic sink's delivered equal to the topic's records" : ""),
+                topic.bySink().keySet() + " sinks", sinks.isEmpty() && (!broker || bothSinks), String.join("; ", sinks)));
+        }
+        boolean fromEveryBroker = soak.auditTopic.stream().filter(t -> t.node().startsWith("broker-"))
+            .filter(t -> !t.inTopic().isEmpty()).count() == 3;
+        checks.add(new Check("the audit topic holds no record of its own producer (" + SoakAuditTopic.PRINCIPAL + "), and records "
+            + "of every broker", usersInTopic + " users in the topic", fromEveryBroker
+            && !usersInTopic.contains(SoakAuditTopic.PRINCIPAL), ""));
+    }
+
+    /**
+     * The hybrid broker ({@link SoakHybrid}): every question of the soak's traffic it decided was a policy's, none left
+     * to Kafka's ACLs, as an operator must see before the switch to {@code GrantForgeKafkaAuthorizer}; and it decided
+     * some of each answer (a broker that saw no traffic would show no ACL decision either).
+     */
+    private void hybrid() {
+        SoakHybrid.Decided decided = soak.hybrid;
+        checks.add(new Check("broker-" + SoakHybrid.BROKER + " in hybrid mode: no question of the soak's traffic decided by Kafka's "
+            + "ACLs (HybridAclDecisions), policies deciding the rest", decided.byAcls() + " by the ACLs, " + decided.allowed()
+            + " allowed and " + decided.denied() + " refused by policies", decided.byAcls() == 0 && decided.allowed() > 0
+            && decided.denied() > 0, String.join("; ", decided.firstByAcls())));
     }
 
     /**
