@@ -79,7 +79,7 @@ abstract class HybridMode {
             .policyFile(policies)
             .property("grantforge.policy.file.poll.interval.ms", "200")
             .property("grantforge.audit.fold.window.ms", "1000")
-            .logLevel("org.devlive.grantforge.kafka.agent.GrantForgeHybridAuthorizer", "DEBUG");
+            .logLevel("org.devlive.grantforge.kafka.agent.ComparingAuthorizer", "DEBUG");
         jmx.jvmArgs().forEach(builder::jvmArg);
         node = builder.start();
         try (Admin admin = node.admin(KafkaNode.SUPER_USER)) {
