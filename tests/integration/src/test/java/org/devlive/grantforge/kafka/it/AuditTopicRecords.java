@@ -137,11 +137,14 @@ final class AuditTopicRecords implements AutoCloseable {
         return delivered;
     }
 
-    /** A node's {@code AuditByUser}: user → accesses, none dropped. */
+    /** A node's {@code AuditByUser}: user → accesses, none dropped (empty while it audited nothing). */
     static Map<String, Long> audited(Jmx jmx) throws Exception {
         String table = (String) jmx.read(AGENT_MBEAN, "AuditByUser").values().iterator().next().get("AuditByUser");
         Map<String, Long> accesses = new TreeMap<>();
         for (String line : table.split("\n")) {
+            if (line.isEmpty()) {
+                continue; // a node that audited nothing (yet)
+            }
             String[] cells = line.split("\t");
             assertEquals("0", cells[2], "dropped: " + line);
             accesses.put(cells[0], Long.parseLong(cells[1]));
