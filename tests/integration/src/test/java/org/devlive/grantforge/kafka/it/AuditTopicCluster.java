@@ -173,15 +173,19 @@ abstract class AuditTopicCluster {
         }
         produce("alice", 5, true);
         produce("bob", 2, false);
-        AtomicReference<String> last = new AtomicReference<>();
-        Await.until("the audit topic, the server and every node's sinks agree per user", DEADLINE, () -> {
-            Map<String, Map<String, Long>> views = views();
-            last.set(views.toString());
-            return views.get("topic").getOrDefault("alice", 0L) >= 5 && views.get("topic").getOrDefault("bob", 0L) >= 2
-                    && views.values().stream().distinct().count() == 1;
-        });
-        Map<String, Map<String, Long>> views = views();
-        assertEquals(views.get("server received"), views.get("topic"), "the audit topic per user and the server's: " + last);
+        AtomicReference<Map<String, Map<String, Long>>> last = new AtomicReference<>();
+        try {
+            Await.until("the audit topic, the server and every node's sinks agree per user", DEADLINE, () -> {
+                last.set(views());
+                return last.get().get("topic").getOrDefault("alice", 0L) >= 5
+                        && last.get().get("topic").getOrDefault("bob", 0L) >= 2
+                        && last.get().values().stream().distinct().count() == 1;
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; last seen: " + last.get(), e);
+        }
+        Map<String, Map<String, Long>> views = last.get();
+        assertEquals(views.get("server received"), views.get("topic"), "the audit topic per user and the server's");
         assertEquals(views.get("audited (AuditByUser)"), views.get("topic"), "and what the agents audited");
         assertFalse(views.get("topic").containsKey("dave"), "the producer's own requests");
         System.out.printf("Kafka %s, a controller and 2 brokers in server mode, per user: %s%n", kafkaVersion, views);
