@@ -603,6 +603,10 @@ impl Observed for Agent {
         &self.delivery
     }
 
+    fn topic_delivery(&self) -> &DeliveryStats {
+        &self.sinks.topic
+    }
+
     fn metrics(&self) -> &Metrics {
         &self.metrics
     }

@@ -34,6 +34,8 @@ pub(crate) trait Observed {
     fn staleness(&self) -> &Staleness;
     fn queued_audit_groups(&self) -> usize;
     fn delivery(&self) -> &DeliveryStats;
+    /// The topic sink's delivery (its counts stay 0 without the topic sink).
+    fn topic_delivery(&self) -> &DeliveryStats;
     fn dropped_audit_events(&self) -> u64;
     fn audit_by_user(&self) -> String;
     fn audit_by_sink(&self) -> String;
@@ -165,6 +167,10 @@ metrics! {
     audit_queued: u64 = "audit-queued", "Folded audit groups waiting to become events", |at| at.agent.queued_audit_groups() as u64;
     audit_spooled_bytes: u64 = "audit-spooled-bytes", "Bytes of audit events in the disk spool",
         |at| at.agent.delivery().spooled_bytes.load(Ordering::Relaxed);
+    audit_topic_spooled_bytes: u64 = "audit-topic-spooled-bytes", "Bytes of audit records waiting in the topic sink's spool (audit-spool-topic/) for the audit topic to take them",
+        |at| at.agent.topic_delivery().spooled_bytes.load(Ordering::Relaxed);
+    audit_topic_spooled_files: u64 = "audit-topic-spooled-files", "Files (one batch each) waiting in the topic sink's spool (audit-spool-topic/)",
+        |at| at.agent.topic_delivery().spooled_files.load(Ordering::Relaxed);
     audit_sent: u64 = "audit-sent", "Audit events the GrantForge server accepted", |at| at.agent.delivery().sent.load(Ordering::Relaxed);
     audit_dropped: u64 = "audit-dropped", "Audited accesses dropped (queue or spool full, or refused by the server)",
         |at| at.agent.dropped_audit_events();

@@ -77,6 +77,8 @@ mod tests {
             audit_accesses: 17,
             audit_queued: 9,
             audit_spooled_bytes: 10,
+            audit_topic_spooled_bytes: 26,
+            audit_topic_spooled_files: 27,
             audit_sent: 11,
             audit_dropped: 12,
             audit_by_user: "alice\t7\t0".into(),

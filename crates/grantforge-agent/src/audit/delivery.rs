@@ -46,7 +46,9 @@ pub struct DeliveryStats {
     pub sent: AtomicU64,
     /// Accesses whose events were lost on the way.
     pub dropped: AtomicU64,
+    /// What the spool holds now: its bytes, and its files (one per batch).
     pub spooled_bytes: AtomicU64,
+    pub spooled_files: AtomicU64,
     /// The audit's account per user (the auditor's): what is lost here is counted in it too.
     pub ledger: Arc<Ledger>,
     /// This sink's own account per user: what was routed to it, delivered, lost.
@@ -60,6 +62,13 @@ impl DeliveryStats {
             .fetch_add(accesses_in(events), Ordering::Relaxed);
         self.ledger.lost(events);
         self.sink.lost(events);
+    }
+
+    /// What `spool` holds now, for the metrics.
+    fn spooled(&self, spool: &Spool) {
+        self.spooled_bytes.store(spool.bytes(), Ordering::Relaxed);
+        self.spooled_files
+            .store(spool.index.len() as u64, Ordering::Relaxed);
     }
 
     /// Counts the events of spooled batches that could not be read back as lost.
@@ -150,7 +159,7 @@ impl Shipper {
     }
 
     fn on(instance: &str, batch_size: usize, spool: Spool, stats: Arc<DeliveryStats>) -> Shipper {
-        stats.spooled_bytes.store(spool.bytes(), Ordering::Relaxed);
+        stats.spooled(&spool);
         Shipper {
             instance: instance.to_string(),
             receiver: "GrantForge",
@@ -229,9 +238,7 @@ impl Shipper {
                 }
             }
         }
-        self.stats
-            .spooled_bytes
-            .store(self.spool.bytes(), Ordering::Relaxed);
+        self.stats.spooled(&self.spool);
         refused
     }
 
@@ -248,9 +255,7 @@ impl Shipper {
         for batch in events.chunks(self.batch_size) {
             self.spool_batch(batch);
         }
-        self.stats
-            .spooled_bytes
-            .store(self.spool.bytes(), Ordering::Relaxed);
+        self.stats.spooled(&self.spool);
     }
 
     /// Whether the spool holds batches that the last resend had no time for, the server answering.
@@ -305,9 +310,7 @@ impl Shipper {
                 };
             }
             self.spool.remove_oldest(files);
-            self.stats
-                .spooled_bytes
-                .store(self.spool.bytes(), Ordering::Relaxed);
+            self.stats.spooled(&self.spool);
         }
     }
 

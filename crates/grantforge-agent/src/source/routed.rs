@@ -387,6 +387,15 @@ mod tests {
             dropped: 0,
         };
         assert_eq!(topic["alice"], spooled, "no producer: spooled, not lost");
+        let waiting = |stats: &DeliveryStats| {
+            let bytes = stats.spooled_bytes.load(Ordering::Relaxed);
+            (bytes, stats.spooled_files.load(Ordering::Relaxed))
+        };
+        let (bytes, files) = waiting(&accounts.topic);
+        assert!(
+            bytes > 0 && files == 1,
+            "the spool's metrics: {bytes} B in {files} files"
+        );
         assert_eq!(accounts.log.accounts()["alice"].delivered, alice);
         let stop = Arc::new(AtomicBool::new(false));
         let writer = producer(
@@ -400,6 +409,7 @@ mod tests {
         let topic = accounts.topic.sink.accounts();
         assert_eq!(topic["alice"].delivered, alice, "resent from the spool");
         assert_eq!(topic["bob"].delivered, 1);
+        assert_eq!(waiting(&accounts.topic), (0, 0), "the spool drained");
         assert_eq!(
             accounts.report(10),
             format!("topic\talice\t{alice}\t{alice}\t0\ntopic\tbob\t1\t1\t0\nlog\talice\t{alice}\t{alice}\t0\nlog\tbob\t1\t1\t0")

@@ -25,15 +25,15 @@ import org.junit.jupiter.api.Test;
 class AgentMetricsGoldenTest {
     private static final List<String> NAMES = List.of("decisions-allowed", "decisions-denied", "cache-hits", "cache-misses",
         "cache-size", "snapshot-version", "snapshot-age-seconds", "memberships-age-seconds", "snapshot-state", "server-reachable", "refused-without-snapshot", "heartbeat-failures", "audit-accesses", "audit-queued",
-        "audit-spooled-bytes", "audit-sent", "audit-dropped", "audit-by-user", "audit-by-sink", "shadow-agreements", "shadow-grantforge-refuses",
+        "audit-spooled-bytes", "audit-topic-spooled-bytes", "audit-topic-spooled-files", "audit-sent", "audit-dropped", "audit-by-user", "audit-by-sink", "shadow-agreements", "shadow-grantforge-refuses",
         "shadow-grantforge-allows", "shadow-not-compared", "shadow-overflow", "shadow-untracked", "shadow-disagreements",
         "hybrid-acl-decisions", "hybrid-acl-share-percent", "last-refresh-error");
     private static final List<String> ATTRIBUTES = List.of("DecisionsAllowed", "DecisionsDenied", "CacheHits", "CacheMisses",
         "CacheSize", "SnapshotVersion", "SnapshotAgeSeconds", "MembershipsAgeSeconds", "SnapshotState", "ServerReachable", "RefusedWithoutSnapshot", "HeartbeatFailures", "AuditAccesses", "AuditQueued", "AuditSpooledBytes",
-        "AuditSent", "AuditDropped", "AuditByUser", "AuditBySink", "ShadowAgreements", "ShadowGrantforgeRefuses",
+        "AuditTopicSpooledBytes", "AuditTopicSpooledFiles", "AuditSent", "AuditDropped", "AuditByUser", "AuditBySink", "ShadowAgreements", "ShadowGrantforgeRefuses",
         "ShadowGrantforgeAllows", "ShadowNotCompared", "ShadowOverflow", "ShadowUntracked", "ShadowDisagreements",
         "HybridAclDecisions", "HybridAclSharePercent", "LastRefreshError");
-    private static final List<Object> VALUES = List.of(1L, 2L, 3L, 4L, 5L, -1L, 7L, 18L, 21L, 19L, 20L, 8L, 17L, 9L, 10L, 11L, 12L, "alice\t7\t0", "topic\talice\t7\t7\t0",
+    private static final List<Object> VALUES = List.of(1L, 2L, 3L, 4L, 5L, -1L, 7L, 18L, 21L, 19L, 20L, 8L, 17L, 9L, 10L, 26L, 27L, 11L, 12L, "alice\t7\t0", "topic\talice\t7\t7\t0",
         13L, 14L, 15L, 16L, 22L, 23L, "5\tshadow\t…", 24L, 25L, "the server cannot be reached (é)");
 
     @Test

@@ -9,30 +9,20 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.networknt.schema.JsonSchema;
-import com.networknt.schema.JsonSchemaFactory;
-import com.networknt.schema.SpecVersion;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -48,16 +38,16 @@ import org.junit.jupiter.api.io.TempDir;
  * what the agent says it delivered there ({@code AuditBySink}), which equals what it audited ({@code AuditByUser}), none
  * dropped; each record validates against its published schema. Neither the producer's own requests (dave with the
  * sink's client id) nor the node's requests among themselves appear. Then dave's policy is taken away: the events of
- * that while are spooled, not dropped, and once the policy is back they are delivered. One subclass per release and
- * record format.
+ * that while are spooled, not dropped (the spool's bytes and files show in {@code AuditTopicSpooledBytes} and
+ * {@code AuditTopicSpooledFiles}), and once the policy is back they are delivered and the spool is empty again. One
+ * subclass per release and record format.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class AuditTopic {
 
     private static final long WAIT_S = 60;
-    private static final String AUDIT_TOPIC = "_grantforge_audit";
-    private static final String AGENT_MBEAN = "org.devlive.grantforge.kafka:type=Agent,*";
+    private static final String AUDIT_TOPIC = AuditTopicRecords.TOPIC;
     private final String kafkaVersion;
     /** {@code ocsf} or {@code cloudevents}. */
     private final String format;
@@ -68,8 +58,7 @@ abstract class AuditTopic {
     private ObjectNode snapshot;
     /** The policy version last written to the policy file. */
     private long version;
-    private final Map<String, JsonNode> records = new HashMap<>();
-    private KafkaConsumer<String, String> reader;
+    private AuditTopicRecords topic;
 
     AuditTopic(String kafkaVersion, String format) {
         this.kafkaVersion = kafkaVersion;
@@ -107,12 +96,13 @@ abstract class AuditTopic {
                 .property("grantforge.audit.super.users.mutations", "true");
         jmx.jvmArgs().forEach(builder::jvmArg);
         node = builder.start();
+        topic = new AuditTopicRecords(format, () -> node.consumer("admin", null, new Properties()));
     }
 
     @AfterAll
     void stopNode() {
-        if (reader != null) {
-            reader.close();
+        if (topic != null) {
+            topic.close();
         }
         if (node != null) {
             node.close();
@@ -140,11 +130,11 @@ abstract class AuditTopic {
 
     @Test
     void theAuditTopicHoldsWhatTheAgentAuditedPerUserAndLosesNothingWhileItCannotBeWritten() throws Exception {
-        String topic = "made-and-deleted-by-admin";
+        String deleted = "made-and-deleted-by-admin";
         try (Admin admin = node.admin("admin")) {
             admin.createTopics(List.of(new NewTopic("orders", 1, (short) 1), new NewTopic("payments", 1, (short) 1),
-                    new NewTopic(topic, 1, (short) 1))).all().get(WAIT_S, TimeUnit.SECONDS);
-            admin.deleteTopics(List.of(topic)).all().get(WAIT_S, TimeUnit.SECONDS);
+                    new NewTopic(deleted, 1, (short) 1))).all().get(WAIT_S, TimeUnit.SECONDS);
+            admin.deleteTopics(List.of(deleted)).all().get(WAIT_S, TimeUnit.SECONDS);
         }
         produce("alice", "orders", 5, true);
         produce("bob", "orders", 1, false);
@@ -153,10 +143,11 @@ abstract class AuditTopic {
         Map<String, long[]> first = awaitTopicBalanced(Map.of("admin", 2L, "alice", 6L, "bob", 1L));
         Map<String, Long> inTopic = awaitTopicEqualsTheAccount();
         assertEquals(audited(), inTopic, "the audit topic per user, and what the agent audited (AuditByUser)");
-        assertTrue(records.values().stream().anyMatch(r -> operation(r).equals("DELETE_TOPICS") && user(r).equals("admin")),
+        assertEquals(List.of(0L, 0L), spooled(), "nothing waits in the topic sink's spool");
+        assertTrue(topic.records().stream().anyMatch(r -> topic.operation(r).equals("DELETE_TOPICS") && topic.user(r).equals("admin")),
                 "the super user's topic deletion");
         assertFalse(inTopic.containsKey("dave"), "the producer's own requests");
-        assertEquals(List.of(), records.values().stream().filter(r -> accessType(r).equals("cluster_action")).toList(),
+        assertEquals(List.of(), topic.records().stream().filter(r -> topic.accessType(r).equals("cluster_action")).toList(),
                 "the nodes' requests among themselves (their replication, registration and heartbeats)");
 
         // dave may no longer write the audit topic: the events of the while are spooled, then delivered
@@ -164,17 +155,21 @@ abstract class AuditTopic {
         awaitPolicyVersion();
         produce("alice", "orders", 3, true);
         produce("bob", "orders", 2, false);
-        Await.until("the audit topic refused and the events spooled", Duration.ofSeconds(WAIT_S), () -> {
+        Await.until("the audit topic refused and the events spooled, as its spool's metrics show", Duration.ofSeconds(WAIT_S), () -> {
             long[] bob = bySink().get("bob");
-            return node.logText().contains("cannot write the GrantForge audit topic") && bob != null && bob[0] > bob[1];
+            return node.logText().contains("cannot write the GrantForge audit topic") && bob != null && bob[0] > bob[1]
+                    && spooled().stream().allMatch(n -> n > 0);
         });
+        System.out.printf("Kafka %s: the topic sink's spool held %s (bytes, files) while the topic could not be written%n",
+                kafkaVersion, spooled());
         writePolicies(true);
         awaitPolicyVersion();
         Map<String, long[]> after = awaitTopicBalanced(Map.of("admin", first.get("admin")[0],
                 "alice", first.get("alice")[0] + 3, "bob", first.get("bob")[0] + 2));
         Map<String, Long> inTopicAfter = awaitTopicEqualsTheAccount();
         assertEquals(audited(), inTopicAfter, "everything spooled while the topic could not be written is there");
-        assertValidRecords();
+        Await.until("the topic sink's spool metrics back to 0", Duration.ofSeconds(10), () -> spooled().equals(List.of(0L, 0L)));
+        topic.assertValid();
     }
 
     private void produce(String user, String topic, int records, boolean allowed) throws Exception {
@@ -196,15 +191,7 @@ abstract class AuditTopic {
 
     /** The topic sink's rows of {@code AuditBySink}: user → (accesses, delivered, dropped). */
     private Map<String, long[]> bySink() throws Exception {
-        String table = (String) jmx.read(AGENT_MBEAN, "AuditBySink").values().iterator().next().get("AuditBySink");
-        Map<String, long[]> rows = new TreeMap<>();
-        for (String line : table.split("\n")) {
-            String[] cells = line.split("\t");
-            if (cells.length == 5 && cells[0].equals("topic")) {
-                rows.put(cells[1], new long[] {Long.parseLong(cells[2]), Long.parseLong(cells[3]), Long.parseLong(cells[4])});
-            }
-        }
-        return rows;
+        return AuditTopicRecords.bySink(jmx, "topic");
     }
 
     /** Waits until every user of the topic sink is delivered, none dropped, and those named have at least so many accesses. */
@@ -214,7 +201,7 @@ abstract class AuditTopic {
             last.set(bySink());
             return atLeast.entrySet().stream().allMatch(e -> last.get().containsKey(e.getKey())
                     && last.get().get(e.getKey())[0] >= e.getValue())
-                    && last.get().values().stream().allMatch(a -> a[0] == a[1] && a[2] == 0);
+                    && AuditTopicRecords.balanced(last.get());
         });
         return last.get();
     }
@@ -224,96 +211,21 @@ abstract class AuditTopic {
      * and nothing spooled (a node's own mutation may be audited meanwhile); returns it.
      */
     private Map<String, Long> awaitTopicEqualsTheAccount() throws Exception {
-        AtomicReference<String> last = new AtomicReference<>();
         Await.until("the audit topic to hold what the agent delivered there", Duration.ofSeconds(WAIT_S), () -> {
             Map<String, long[]> account = bySink();
-            Map<String, Long> inTopic = readAuditTopic();
-            last.set(inTopic + " in the topic, " + delivered(account) + " delivered");
-            return account.values().stream().allMatch(a -> a[0] == a[1] && a[2] == 0)
-                    && delivered(account).equals(inTopic);
+            return AuditTopicRecords.balanced(account) && AuditTopicRecords.delivered(account).equals(topic.read());
         });
-        return readAuditTopic();
+        return topic.read();
     }
 
-    private static Map<String, Long> delivered(Map<String, long[]> rows) {
-        Map<String, Long> delivered = new TreeMap<>();
-        rows.forEach((user, a) -> delivered.put(user, a[1]));
-        return delivered;
+    /** {@code AuditTopicSpooledBytes} and {@code AuditTopicSpooledFiles}: what waits in the topic sink's spool. */
+    private List<Long> spooled() throws Exception {
+        return List.of(AuditTopicRecords.number(jmx, "AuditTopicSpooledBytes"),
+                AuditTopicRecords.number(jmx, "AuditTopicSpooledFiles"));
     }
 
     /** {@code AuditByUser}: user → accesses, none dropped. */
     private Map<String, Long> audited() throws Exception {
-        String table = (String) jmx.read(AGENT_MBEAN, "AuditByUser").values().iterator().next().get("AuditByUser");
-        Map<String, Long> accesses = new TreeMap<>();
-        for (String line : table.split("\n")) {
-            String[] cells = line.split("\t");
-            assertEquals("0", cells[2], "dropped: " + line);
-            accesses.put(cells[0], Long.parseLong(cells[1]));
-        }
-        return accesses;
-    }
-
-    /** Reads the audit topic to its end (so far): accesses per user (the records' keys), each event once. */
-    private Map<String, Long> readAuditTopic() throws Exception {
-        if (reader == null) {
-            // no group: the reader makes no consumer offsets topic, nothing of its own to audit
-            reader = node.consumer("admin", null, new Properties());
-            reader.assign(List.of(new TopicPartition(AUDIT_TOPIC, 0)));
-        }
-        long quietSince = System.nanoTime();
-        long deadline = quietSince + TimeUnit.SECONDS.toNanos(15);
-        // until two seconds bring nothing new (a topic that never stops growing is read for at most the deadline)
-        while (System.nanoTime() - quietSince < TimeUnit.SECONDS.toNanos(2) && System.nanoTime() < deadline) {
-            for (ConsumerRecord<String, String> record : reader.poll(Duration.ofMillis(500))) {
-                JsonNode value = json.readTree(record.value());
-                assertEquals(user(value), record.key(), "the record's key is its user");
-                records.put(id(value), value);
-                quietSince = System.nanoTime();
-            }
-        }
-        Map<String, Long> accesses = new TreeMap<>();
-        for (JsonNode value : records.values()) {
-            accesses.merge(user(value), count(value), Long::sum);
-        }
-        return accesses;
-    }
-
-    private void assertValidRecords() throws Exception {
-        boolean ocsf = ocsf();
-        JsonSchema schema = JsonSchemaFactory.getInstance(ocsf ? SpecVersion.VersionFlag.V202012 : SpecVersion.VersionFlag.V7)
-                .getSchema(json.readTree(ItPaths.fixtures().resolve(ocsf ? "schemas/ocsf-1.8.0-api_activity.json"
-                        : "schemas/cloudevents-1.0.json").toFile()));
-        List<String> invalid = new ArrayList<>();
-        for (JsonNode record : records.values()) {
-            if (!schema.validate(record).isEmpty()) {
-                invalid.add(schema.validate(record) + " in " + record);
-            }
-        }
-        assertEquals(List.of(), invalid);
-        assertTrue(records.size() >= 5, "records read: " + records.size());
-    }
-
-    private boolean ocsf() {
-        return format.equals("ocsf");
-    }
-
-    private String id(JsonNode record) {
-        return ocsf() ? record.at("/metadata/uid").asText() : record.get("id").asText();
-    }
-
-    private String user(JsonNode record) {
-        return ocsf() ? record.at("/actor/user/name").asText() : record.at("/data/user").asText();
-    }
-
-    private long count(JsonNode record) {
-        return ocsf() ? record.get("count").asLong() : record.at("/data/count").asLong();
-    }
-
-    private String accessType(JsonNode record) {
-        return ocsf() ? record.at("/unmapped/access_type").asText() : record.at("/data/accessType").asText();
-    }
-
-    private String operation(JsonNode record) {
-        return ocsf() ? record.at("/api/operation").asText() : record.at("/data/action").asText();
+        return AuditTopicRecords.audited(jmx);
     }
 }
