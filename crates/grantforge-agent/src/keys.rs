@@ -303,6 +303,65 @@ mod tests {
         }
     }
 
+    /// The decision cache and the audit fold both key on a packed [`Access`]: a part it left out
+    /// would let two different accesses share a decision or a fold group.
+    #[test]
+    fn every_part_of_an_access_tells_two_keys_apart() {
+        let alice = Access {
+            principal_type: "User",
+            principal_name: "alice",
+            client: Some("10.0.0.1".parse().unwrap()),
+            resource_type: Some(ResourceType::Topic),
+            resource: "orders",
+            operation: Some(Operation::Write),
+            request_type: 0,
+        };
+        let others = [
+            Access {
+                principal_type: "Group",
+                ..alice
+            },
+            Access {
+                principal_name: "bob",
+                ..alice
+            },
+            Access {
+                client: Some("10.0.0.2".parse().unwrap()),
+                ..alice
+            },
+            Access {
+                resource_type: Some(ResourceType::Group),
+                ..alice
+            },
+            Access {
+                resource: "payments",
+                ..alice
+            },
+            Access {
+                operation: Some(Operation::Read),
+                ..alice
+            },
+            Access {
+                request_type: 1,
+                ..alice
+            },
+        ];
+        let packed = |access: &Access<&str>| {
+            let mut key = Vec::new();
+            access.pack(&mut KeyWriter(&mut key));
+            key
+        };
+        for other in others {
+            assert_ne!(packed(&alice), packed(&other), "{other:?}");
+        }
+        assert_eq!(packed(&alice), packed(&alice.owned().borrowed()));
+        assert_eq!(
+            &packed(&alice)[..alice.principal_bytes()],
+            b"\x04\0\0\0User\x05\0\0\0alice",
+            "the principal's part starts the key"
+        );
+    }
+
     #[test]
     fn the_seeds_are_drawn_and_odd() {
         // Odd, so that no seed multiplies a hash to zero; drawn, so that they are not 0 or 1.
