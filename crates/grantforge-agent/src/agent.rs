@@ -703,7 +703,7 @@ mod tests {
             assert_eq!(allowed, [true; 4], "a super user is allowed everything");
             let events = agent.take_audit_events(true);
             let lines: Vec<String> = events.iter().map(AccessEvent::log_line).collect();
-            let mut operations: Vec<_> = events.iter().map(|e| e.operation).collect();
+            let mut operations: Vec<_> = events.iter().map(|e| e.access.operation).collect();
             operations.sort();
             if audited {
                 assert_eq!(

@@ -26,6 +26,7 @@ use crate::audit::limits::{self, clamp, OVERFLOW_RESOURCE};
 
 pub use crate::audit::events::Decider;
 use crate::audit::names::{carried, kept_resource, Cut};
+use crate::keys::Access;
 
 pub use table::{Comparisons, QUIET_WINDOWS_KEPT, TRACKED};
 
@@ -253,14 +254,16 @@ fn event(event_id: String, key: &DisagreementKey, tally: &Tally) -> AccessEvent 
     let kafka_allowed = key.kind.kafka_allowed();
     AccessEvent {
         event_id,
-        principal_type: key.principal_type.clone(),
-        principal_name: key.principal_name.clone(),
-        client: tally.client,
-        resource_type: key.resource_type,
-        resource: key.resource.clone(),
+        access: Access {
+            principal_type: key.principal_type.clone(),
+            principal_name: key.principal_name.clone(),
+            client: tally.client,
+            resource_type: key.resource_type,
+            resource: key.resource.clone(),
+            operation: key.operation,
+            request_type: tally.request_type,
+        },
         resource_cut: key.resource_cut,
-        operation: key.operation,
-        request_type: tally.request_type,
         request_version: tally.request_version,
         listener: tally.listener.clone(),
         client_id: tally.client_id.clone(),

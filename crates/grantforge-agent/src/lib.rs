@@ -19,6 +19,8 @@
 //!   agent only as a `source::Holder`, and `staleness` (how long its snapshot may go unconfirmed);
 //! - the GrantForge protocol's `client`, which server mode's rounds and the audit's delivery call;
 //! - what operators see: [`metrics`], [`logging`], [`explain`]; and the [`quotas`] of the JVM.
+//! - below them all: `keys` (the one `Access` key that the decision cache and the audit fold key on
+//!   and an audit event carries, packed without allocation), `trust`, `utf16`.
 //!
 //! Dependencies between the modules point one way: each uses only modules after it in this order
 //! (`tests/architecture_docs.rs` holds the code to it):

@@ -1,7 +1,6 @@
 //! Access events: what the audit tells GrantForge (or the log), and in which words.
 
 use std::borrow::Cow;
-use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use grantforge_engine::Instant;
@@ -10,21 +9,17 @@ use serde_json::{json, Value};
 
 use crate::audit::limits::{self, clamp, OVERFLOW_RESOURCE};
 use crate::audit::names::{self, Cut};
+use crate::keys::Access;
 
 /// One access event, possibly standing for `count` identical accesses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessEvent {
     /// Unique and stable: assigned once, so a resent (or spooled and resent) event is deduplicated.
     pub event_id: String,
-    pub principal_type: String,
-    pub principal_name: String,
-    pub client: Option<IpAddr>,
-    pub resource_type: Option<ResourceType>,
-    pub resource: String,
+    /// Who accessed what, from where, in which request (names as the audit keeps them).
+    pub access: Access,
     /// Set when the resource's name was longer than the server takes (see `names`).
     pub resource_cut: Option<Cut>,
-    pub operation: Option<Operation>,
-    pub request_type: i16,
     pub request_version: i16,
     pub listener: String,
     pub client_id: String,
@@ -78,14 +73,8 @@ impl AccessEvent {
     pub(crate) fn new(event_id: String, key: &FoldKey, parts: EventParts) -> AccessEvent {
         AccessEvent {
             event_id,
-            principal_type: key.principal_type.clone(),
-            principal_name: key.principal_name.clone(),
-            client: key.client,
-            resource_type: key.resource_type,
-            resource: key.resource.clone(),
+            access: key.access.clone(),
             resource_cut: key.resource_cut,
-            operation: key.operation,
-            request_type: key.request_type,
             request_version: parts.request_version,
             listener: parts.listener,
             client_id: parts.client_id,
@@ -119,7 +108,7 @@ impl AccessEvent {
 
     /// The event's `user`, as [`event_user`] names it.
     pub(crate) fn user(&self) -> String {
-        event_user(&self.principal_type, &self.principal_name)
+        event_user(&self.access.principal_type, &self.access.principal_name)
     }
 
     /// The request in words: what a cut resource lost (first, as GrantForge's HDFS agent says
@@ -134,7 +123,7 @@ impl AccessEvent {
         }
         text += &format!(
             "{} v{}, client id {}, listener {}",
-            api_name(self.request_type),
+            api_name(self.access.request_type),
             self.request_version,
             if self.client_id.is_empty() {
                 Cow::Borrowed("-")
@@ -168,7 +157,7 @@ impl AccessEvent {
         if self.overflow {
             (Cow::Borrowed(OVERFLOW_RESOURCE), None)
         } else {
-            names::resource_field(&self.resource, self.resource_cut)
+            names::resource_field(&self.access.resource, self.resource_cut)
         }
     }
 
@@ -183,11 +172,11 @@ impl AccessEvent {
             "eventId": clamp(&self.event_id, limits::EVENT_ID),
             "occurredAt": self.first.to_string(),
             "user": self.user(),
-            "clientIp": self.client.map(|ip| clamp(&ip.to_string(), limits::CLIENT_IP).to_string()),
+            "clientIp": self.access.client.map(|ip| clamp(&ip.to_string(), limits::CLIENT_IP).to_string()),
             "resource": resource,
-            "resourceType": clamp(self.resource_type.map_or("unknown", ResourceType::level), limits::NAME),
-            "accessType": clamp(self.operation.map_or("unknown", Operation::access_type), limits::NAME),
-            "action": clamp(&api_name(self.request_type), limits::ACTION),
+            "resourceType": clamp(self.access.resource_type.map_or("unknown", ResourceType::level), limits::NAME),
+            "accessType": clamp(self.access.operation.map_or("unknown", Operation::access_type), limits::NAME),
+            "action": clamp(&api_name(self.access.request_type), limits::ACTION),
             "outcome": if self.allowed { "ALLOWED" } else { "DENIED" },
             "policyId": self.policy_id.map(|id| id.to_string()),
             "policyVersion": self.policy_version,
@@ -210,7 +199,10 @@ impl AccessEvent {
 
     /// One line for the log `grantforge.audit`, in the style of Kafka's authorizer log.
     pub fn log_line(&self) -> String {
-        let host = self.client.map_or("unknown".to_string(), |a| a.to_string());
+        let host = self
+            .access
+            .client
+            .map_or("unknown".to_string(), |a| a.to_string());
         // A disagreement says both answers' bases first; the line then reads as the decider's access.
         let (disagreement, basis) = match (&self.comparison, self.policy_id) {
             (Some(c), _) => (format!("{}; ", c.describe(self.policy_id)), String::new()),
@@ -258,12 +250,12 @@ impl AccessEvent {
         };
         format!(
             "{disagreement}Principal = {}:{} is {} operation = {} from host = {host} on resource = {}:{resource} for request = {}{basis} of policy version {}; {times} (request version {}, listener {}, client id {}{cut})",
-            names::within_text(&self.principal_type),
-            names::within_text(&self.principal_name),
+            names::within_text(&self.access.principal_type),
+            names::within_text(&self.access.principal_name),
             if self.allowed { "Allowed" } else { "Denied" },
-            self.operation.map_or("UNKNOWN", Operation::kafka_name),
-            self.resource_type.map_or("unknown", ResourceType::level),
-            api_name(self.request_type),
+            self.access.operation.map_or("UNKNOWN", Operation::kafka_name),
+            self.access.resource_type.map_or("unknown", ResourceType::level),
+            api_name(self.access.request_type),
             self.policy_version,
             self.request_version,
             names::within_text(&self.listener),
@@ -313,16 +305,10 @@ pub(crate) fn break_glass_event(
 /// What makes two accesses "identical" for the audit.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct FoldKey {
-    pub principal_type: String,
-    pub principal_name: String,
-    pub client: Option<IpAddr>,
-    pub resource_type: Option<ResourceType>,
-    pub resource: String,
+    pub access: Access,
     /// What the resource lost when its name was longer than the server takes (see `names`): two
     /// long names sharing their first units are two groups.
     pub resource_cut: Option<Cut>,
-    pub operation: Option<Operation>,
-    pub request_type: i16,
     pub policy_id: Option<i64>,
     /// The version of the snapshot that decided: accesses of two versions are two events.
     pub policy_version: i64,
@@ -441,14 +427,16 @@ pub(crate) mod tests {
     fn event() -> AccessEvent {
         AccessEvent {
             event_id: "e".repeat(80),
-            principal_type: "User".into(),
-            principal_name: "ü".repeat(200),
-            client: Some("2001:db8::1".parse().unwrap()),
-            resource_type: Some(ResourceType::Topic),
-            resource: "t".repeat(2000),
+            access: Access {
+                principal_type: "User".into(),
+                principal_name: "ü".repeat(200),
+                client: Some("2001:db8::1".parse().unwrap()),
+                resource_type: Some(ResourceType::Topic),
+                resource: "t".repeat(2000),
+                operation: Some(Operation::Write),
+                request_type: 0,
+            },
             resource_cut: None,
-            operation: Some(Operation::Write),
-            request_type: 0,
             request_version: 9,
             listener: "SASL_PLAINTEXT".into(),
             client_id: "x".repeat(2000),
@@ -511,14 +499,16 @@ pub(crate) mod tests {
     pub(crate) fn folded_produce() -> AccessEvent {
         AccessEvent {
             event_id: "e1".into(),
-            principal_type: "User".into(),
-            principal_name: "alice".into(),
-            client: Some("127.0.0.1".parse().unwrap()),
-            resource_type: Some(ResourceType::Topic),
-            resource: "orders".into(),
+            access: Access {
+                principal_type: "User".into(),
+                principal_name: "alice".into(),
+                client: Some("127.0.0.1".parse().unwrap()),
+                resource_type: Some(ResourceType::Topic),
+                resource: "orders".into(),
+                operation: Some(Operation::Write),
+                request_type: 0,
+            },
             resource_cut: None,
-            operation: Some(Operation::Write),
-            request_type: 0,
             request_version: 13,
             listener: "SASL_PLAINTEXT".into(),
             client_id: "producer-1".into(),
@@ -542,7 +532,10 @@ pub(crate) mod tests {
                 .unwrap();
         let folded = folded_produce();
         let refused = AccessEvent {
-            principal_name: "bob".into(),
+            access: Access {
+                principal_name: "bob".into(),
+                ..folded.clone().access
+            },
             allowed: false,
             policy_id: None,
             count: 1,
@@ -551,7 +544,10 @@ pub(crate) mod tests {
             ..folded.clone()
         };
         let disagreement = AccessEvent {
-            resource: "payments".into(),
+            access: Access {
+                resource: "payments".into(),
+                ..folded.clone().access
+            },
             policy_id: Some(5),
             count: 240,
             comparison: Some(Comparison {

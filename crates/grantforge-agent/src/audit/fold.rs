@@ -17,19 +17,18 @@
 //! request thread.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use grantforge_engine::Instant;
-use grantforge_kafka::{Action, Operation, Reason, RequestContext, ResourceType};
+use grantforge_kafka::{Action, Reason, RequestContext};
 use parking_lot::Mutex;
 
 use crate::audit::events::{write_event_user, AccessEvent, EventParts, FoldKey};
 use crate::audit::ledger::Ledger;
 use crate::audit::limits::{self, clamp};
 use crate::audit::names::{kept_resource, Cut};
-use crate::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
+use crate::keys::{hash_of, with_key_buffer, Access, KeyBuildHasher, KeyWriter};
 
 /// The policy version of an access no policy could decide: Kafka's ACLs did (hybrid mode).
 const NO_POLICY_VERSION: i64 = -1;
@@ -47,14 +46,8 @@ const SHARE_DIVISOR: usize = 10;
 impl FoldKey {
     fn parts(&self) -> KeyParts<'_> {
         KeyParts {
-            principal_type: &self.principal_type,
-            principal_name: &self.principal_name,
-            client: self.client,
-            resource_type: self.resource_type,
-            resource: &self.resource,
+            access: self.access.borrowed(),
             resource_cut: self.resource_cut,
-            operation: self.operation,
-            request_type: self.request_type,
             policy_id: self.policy_id,
             policy_version: self.policy_version,
             overflow: self.overflow,
@@ -66,14 +59,8 @@ impl FoldKey {
 /// A fold key, borrowed: from a request's names (clamped) or from a group's key.
 #[derive(Clone, Copy)]
 struct KeyParts<'a> {
-    principal_type: &'a str,
-    principal_name: &'a str,
-    client: Option<IpAddr>,
-    resource_type: Option<ResourceType>,
-    resource: &'a str,
+    access: Access<&'a str>,
     resource_cut: Option<Cut>,
-    operation: Option<Operation>,
-    request_type: i16,
     policy_id: Option<i64>,
     policy_version: i64,
     overflow: bool,
@@ -92,16 +79,16 @@ impl<'a> KeyParts<'a> {
         reason: &Reason,
         policy_version: i64,
     ) -> KeyParts<'a> {
-        let (resource, resource_cut) = kept_resource(action.name);
+        let asked = Access::of(context, action);
+        let (resource, resource_cut) = kept_resource(asked.resource);
         KeyParts {
-            principal_type: clamp(&context.principal.principal_type, limits::NAME),
-            principal_name: clamp(&context.principal.name, limits::USER),
-            client: context.conditions.client_address,
-            resource_type: action.resource_type,
-            resource,
+            access: Access {
+                principal_type: clamp(asked.principal_type, limits::NAME),
+                principal_name: clamp(asked.principal_name, limits::USER),
+                resource,
+                ..asked
+            },
             resource_cut,
-            operation: action.operation,
-            request_type: context.request_type,
             policy_id: reason.policy_id(),
             policy_version,
             overflow: false,
@@ -120,8 +107,11 @@ impl<'a> KeyParts<'a> {
     /// The key of the principal's overflow group for this access.
     fn overflow(self) -> KeyParts<'a> {
         KeyParts {
-            client: None,
-            resource: "",
+            access: Access {
+                client: None,
+                resource: "",
+                ..self.access
+            },
             resource_cut: None,
             policy_id: None,
             overflow: true,
@@ -132,14 +122,8 @@ impl<'a> KeyParts<'a> {
 
     fn owned(&self) -> FoldKey {
         FoldKey {
-            principal_type: self.principal_type.to_string(),
-            principal_name: self.principal_name.to_string(),
-            client: self.client,
-            resource_type: self.resource_type,
-            resource: self.resource.to_string(),
+            access: self.access.owned(),
             resource_cut: self.resource_cut,
-            operation: self.operation,
-            request_type: self.request_type,
             policy_id: self.policy_id,
             policy_version: self.policy_version,
             overflow: self.overflow,
@@ -148,15 +132,12 @@ impl<'a> KeyParts<'a> {
     }
 }
 
-/// Packs a fold key into `packed`; returns the length of the principal's part, which starts it.
+/// Packs a fold key into `packed`: the access, then what the audit alone folds by. Returns the
+/// length of the principal's part, which starts it.
 fn pack(packed: &mut Vec<u8>, parts: &KeyParts<'_>) -> usize {
     let mut w = KeyWriter(packed);
-    w.str(parts.principal_type).str(parts.principal_name);
-    let principal = w.0.len();
-    w.byte(u8::from(parts.overflow)).address(parts.client);
-    w.byte(parts.resource_type.map_or(0, |t| t.code()))
-        .str(parts.resource)
-        .byte(parts.operation.map_or(0, |o| o.code()));
+    parts.access.pack(&mut w);
+    w.byte(u8::from(parts.overflow));
     match parts.resource_cut {
         Some(cut) => {
             w.byte(1).i64(cut.units as i64);
@@ -166,14 +147,13 @@ fn pack(packed: &mut Vec<u8>, parts: &KeyParts<'_>) -> usize {
             w.byte(0);
         }
     }
-    w.i64(i64::from(parts.request_type))
-        .byte(u8::from(parts.policy_id.is_some()))
+    w.byte(u8::from(parts.policy_id.is_some()))
         .i64(parts.policy_id.unwrap_or(0))
         .i64(parts.policy_version);
     if let Some(acl) = parts.acl {
         w.byte(1).str(acl);
     }
-    principal
+    parts.access.principal_bytes()
 }
 
 /// One folded group of identical accesses.
@@ -235,8 +215,8 @@ impl Group {
 
     /// This group's accesses as the start of its principal's overflow group.
     fn into_overflow(mut self) -> Group {
-        self.key.client = None;
-        self.key.resource.clear();
+        self.key.access.client = None;
+        self.key.access.resource.clear();
         self.key.resource_cut = None;
         self.key.policy_id = None;
         self.key.overflow = true;
@@ -489,7 +469,7 @@ impl Half {
 
 /// The length of the principal's part of a packed key (see [`pack`]).
 fn principal_part(key: &FoldKey) -> usize {
-    2 * 4 + key.principal_type.len() + key.principal_name.len()
+    key.access.borrowed().principal_bytes()
 }
 
 /// Takes one of `limit` places counted by `taken`.
@@ -613,7 +593,11 @@ impl Auditor {
             self.dropped_total.fetch_add(accesses, Ordering::Relaxed);
             let parts = arrival.key_parts();
             with_key_buffer(|user| {
-                write_event_user(user, parts.principal_type, parts.principal_name);
+                write_event_user(
+                    user,
+                    parts.access.principal_type,
+                    parts.access.principal_name,
+                );
                 let mut shard = shard_of(&self.dropped_per_user, user).lock();
                 match shard.get_mut(user.as_slice()) {
                     Some(n) => *n += accesses,

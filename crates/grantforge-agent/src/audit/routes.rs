@@ -7,7 +7,7 @@ use crate::config::routes::Routable;
 
 impl Routable for AccessEvent {
     fn request_type(&self) -> i16 {
-        self.request_type
+        self.access.request_type
     }
 
     fn allowed(&self) -> bool {
@@ -15,11 +15,11 @@ impl Routable for AccessEvent {
     }
 
     fn resource_type(&self) -> Option<ResourceType> {
-        self.resource_type
+        self.access.resource_type
     }
 
     fn resource(&self) -> &str {
-        &self.resource
+        &self.access.resource
     }
 }
 
@@ -28,6 +28,7 @@ mod tests {
     use crate::audit::events::tests::folded_produce;
     use crate::audit::events::AccessEvent;
     use crate::config::routes::{Kind, Routes, Sink, Sinks};
+    use crate::keys::Access;
     use grantforge_kafka::Operation;
     use grantforge_kafka::ResourceType;
 
@@ -42,11 +43,14 @@ mod tests {
         name: &str,
     ) -> AccessEvent {
         AccessEvent {
-            request_type,
             allowed,
-            resource_type: Some(resource_type),
-            resource: name.into(),
-            operation: Some(Operation::Write),
+            access: Access {
+                request_type,
+                resource_type: Some(resource_type),
+                resource: name.into(),
+                operation: Some(Operation::Write),
+                ..folded_produce().access
+            },
             ..folded_produce()
         }
     }

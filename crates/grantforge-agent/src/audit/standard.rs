@@ -39,7 +39,7 @@ fn ocsf_activity(operation: Option<Operation>) -> (u32, &'static str) {
 /// policy as its authorization, the request as the API, the client's address as the source, the
 /// resource, the outcome as status, and the fold as `count`, `start_time` and `end_time`.
 pub fn ocsf_api_activity(event: &AccessEvent, producer: &Producer<'_>) -> Value {
-    let (activity_id, activity) = ocsf_activity(event.operation);
+    let (activity_id, activity) = ocsf_activity(event.access.operation);
     let fields = event.to_json();
     let decision = if event.allowed { "Allowed" } else { "Denied" };
     let mut authorization = json!({"decision": decision});
@@ -74,18 +74,18 @@ pub fn ocsf_api_activity(event: &AccessEvent, producer: &Producer<'_>) -> Value 
             "log_provider": producer.instance,
         },
         "actor": {
-            "user": {"name": fields["user"], "type": event.principal_type},
+            "user": {"name": fields["user"], "type": event.access.principal_type},
             "authorizations": [authorization],
         },
         "api": {
-            "operation": api_name(event.request_type),
+            "operation": api_name(event.access.request_type),
             "version": event.request_version.to_string(),
             "service": {"name": "kafka"},
             "request": {"uid": fields["eventId"]},
         },
         "src_endpoint": source_endpoint(event),
         "resources": [{
-            "type": event.resource_type.map_or("unknown", ResourceType::level),
+            "type": event.access.resource_type.map_or("unknown", ResourceType::level),
             "name": fields["resource"],
         }],
         "unmapped": {
@@ -98,7 +98,7 @@ pub fn ocsf_api_activity(event: &AccessEvent, producer: &Producer<'_>) -> Value 
 
 /// The client's address; an event without one (a principal's overflow) names the listener.
 fn source_endpoint(event: &AccessEvent) -> Value {
-    match event.client {
+    match event.access.client {
         Some(ip) => json!({"ip": ip.to_string()}),
         None => json!({"name": event.listener}),
     }
@@ -126,6 +126,7 @@ mod tests {
     use crate::audit::events::tests::folded_produce;
     use crate::audit::events::Comparison;
     use crate::audit::events::Decider;
+    use crate::keys::Access;
 
     const PRODUCER: Producer<'static> = Producer {
         instance: "broker-1",
@@ -155,32 +156,44 @@ mod tests {
     fn events() -> Vec<AccessEvent> {
         let folded = AccessEvent {
             event_id: "broker-1-e1".into(),
-            client: Some("2001:db8::1".parse().unwrap()),
+            access: Access {
+                client: Some("2001:db8::1".parse().unwrap()),
+                ..folded_produce().access
+            },
             policy_id: Some(7),
             policy_version: 3,
             ..folded_produce()
         };
         vec![
             AccessEvent {
-                principal_name: "bob".into(),
+                access: Access {
+                    principal_name: "bob".into(),
+                    client: Some("10.0.0.9".parse().unwrap()),
+                    ..folded.clone().access
+                },
                 allowed: false,
                 policy_id: None,
                 count: 1,
-                client: Some("10.0.0.9".parse().unwrap()),
                 ..folded.clone()
             },
             AccessEvent {
-                principal_name: "admin".into(),
-                operation: Some(Operation::Delete),
-                resource_type: Some(ResourceType::Cluster),
-                resource: "kafka-cluster".into(),
-                request_type: 20,
+                access: Access {
+                    principal_name: "admin".into(),
+                    operation: Some(Operation::Delete),
+                    resource_type: Some(ResourceType::Cluster),
+                    resource: "kafka-cluster".into(),
+                    request_type: 20,
+                    ..folded.clone().access
+                },
                 policy_id: None,
                 policy_version: -1,
                 ..folded.clone()
             },
             AccessEvent {
-                client: None,
+                access: Access {
+                    client: None,
+                    ..folded.clone().access
+                },
                 overflow: true,
                 policy_id: None,
                 ..folded.clone()
@@ -194,9 +207,12 @@ mod tests {
                 ..folded.clone()
             },
             AccessEvent {
-                operation: None,
-                resource_type: None,
-                request_type: 999,
+                access: Access {
+                    operation: None,
+                    resource_type: None,
+                    request_type: 999,
+                    ..folded.clone().access
+                },
                 ..folded.clone()
             },
             folded,

@@ -24,7 +24,7 @@ use std::time::Duration;
 use grantforge_kafka::{Action, ConditionReads, KafkaContext, Reason, RequestContext};
 use parking_lot::RwLock;
 
-use crate::keys::{hash_of, with_key_buffer, KeyBuildHasher, KeyWriter};
+use crate::keys::{hash_of, with_key_buffer, Access, KeyBuildHasher, KeyWriter};
 use crate::request::clock::{coarse_lag_millis, wall_millis};
 
 /// Shards of the cache: two request threads rarely want the same lock.
@@ -255,21 +255,21 @@ impl DecisionCache {
         if names > MAX_KEY_BYTES - KEY_FRAME_BYTES {
             return false;
         }
+        // The access as far as a decision reads it: the address only when a condition does, the
+        // request type (which no decision reads) only for the lane's fold.
+        let access = Access {
+            client: client_address.filter(|_| with_audit || reads_address),
+            request_type: if with_audit { context.request_type } else { 0 },
+            ..Access::of(context, action)
+        };
         let mut w = KeyWriter(key);
-        w.str(&context.principal.principal_type)
-            .str(&context.principal.name);
-        w.byte(action.resource_type.map_or(0, |t| t.code()))
-            .byte(action.operation.map_or(0, |o| o.code()));
-        w.byte(u8::from(action.literal)).str(action.name);
-        w.address(client_address.filter(|_| with_audit || reads_address));
+        access.pack(&mut w);
+        w.byte(u8::from(action.literal));
         if reads_listener {
             w.str(listener);
         }
         if reads_client_id {
             w.str(client_id);
-        }
-        if with_audit {
-            w.i64(i64::from(context.request_type));
         }
         true
     }

@@ -296,6 +296,7 @@ pub(crate) fn route_audit(
 
 #[cfg(test)]
 mod tests {
+    use crate::keys::Access;
     use std::collections::BTreeMap;
     use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -356,7 +357,10 @@ mod tests {
     fn events() -> Vec<AccessEvent> {
         let bob = AccessEvent {
             event_id: "e2".into(),
-            principal_name: "bob".into(),
+            access: Access {
+                principal_name: "bob".into(),
+                ..folded_produce().access
+            },
             allowed: false,
             count: 1,
             ..folded_produce()

@@ -5,6 +5,7 @@ use super::*;
 use crate::audit::events::EventIds;
 use crate::audit::names::CUT_KEEPS;
 use crate::test_support::{context, write};
+use grantforge_kafka::Operation;
 use serde_json::Value;
 
 const ALLOWED: Reason = Reason::Policy {
@@ -89,7 +90,11 @@ fn counts(events: &[AccessEvent]) -> HashMap<(String, String, bool), u64> {
     let mut counts = HashMap::new();
     for e in events {
         *counts
-            .entry((e.principal_name.clone(), e.resource.clone(), e.allowed))
+            .entry((
+                e.access.principal_name.clone(),
+                e.access.resource.clone(),
+                e.allowed,
+            ))
             .or_insert(0) += e.count;
     }
     counts
@@ -117,12 +122,12 @@ fn a_principal_flooding_unique_refusals_cannot_blind_the_audit_of_the_others() {
     assert_eq!(counts[&("bob".into(), "orders".into(), false)], 20);
     let overflowed: u64 = events
         .iter()
-        .filter(|e| e.overflow && e.principal_name == "mallory")
+        .filter(|e| e.overflow && e.access.principal_name == "mallory")
         .map(|e| e.count)
         .sum();
     let own: u64 = events
         .iter()
-        .filter(|e| !e.overflow && e.principal_name == "mallory")
+        .filter(|e| !e.overflow && e.access.principal_name == "mallory")
         .map(|e| e.count)
         .sum();
     assert_eq!(own + overflowed, 20_000, "every refusal counted, exactly");
@@ -159,7 +164,7 @@ fn past_its_share_a_principal_folds_into_one_overflow_group_per_request_resource
     let overflow: Vec<_> = events.iter().filter(|e| e.overflow).collect();
     let mut by_kind = std::collections::BTreeMap::new();
     for e in &overflow {
-        *by_kind.entry((e.operation, e.allowed)).or_insert(0) += e.count;
+        *by_kind.entry((e.access.operation, e.allowed)).or_insert(0) += e.count;
     }
     assert_eq!(
         by_kind,
@@ -171,9 +176,9 @@ fn past_its_share_a_principal_folds_into_one_overflow_group_per_request_resource
         .into_iter()
         .collect()
     );
-    assert!(overflow
-        .iter()
-        .all(|e| e.client.is_none() && e.policy_id.is_none() && e.resource.is_empty()));
+    assert!(overflow.iter().all(|e| e.access.client.is_none()
+        && e.policy_id.is_none()
+        && e.access.resource.is_empty()));
     assert_eq!(events.iter().map(|e| e.count).sum::<u64>(), 2_001);
 }
 
@@ -198,7 +203,7 @@ fn allowed_groups_have_room_of_their_own_whatever_the_refusals() {
     let events = take(&auditor, now, true);
     assert!(events
         .iter()
-        .any(|e| e.allowed && e.principal_name == "alice" && !e.overflow));
+        .any(|e| e.allowed && e.access.principal_name == "alice" && !e.overflow));
 }
 
 #[test]
@@ -313,8 +318,8 @@ fn names_kept_for_audit_are_clamped_to_the_servers_event_limits() {
     let group = Group::first_access(&long, &write(&name), &DENIED, 1, now);
     assert_eq!(
         (
-            group.key.principal_name.len(),
-            group.key.resource.len(),
+            group.key.access.principal_name.len(),
+            group.key.access.resource.len(),
             group.client_id.len()
         ),
         (limits::USER, CUT_KEEPS, limits::REQUEST_PART)

@@ -34,8 +34,8 @@ public class GrantForgeKafkaAuthorizer implements Authorizer {
      * The answers to a one-action call, shared: Kafka only reads the list (its own AclAuthorizer returned
      * unmodifiable lists), and most calls ask about one action.
      */
-    private static final List<AuthorizationResult> ONLY_ALLOWED = Collections.singletonList(AuthorizationResult.ALLOWED);
-    private static final List<AuthorizationResult> ONLY_DENIED = Collections.singletonList(AuthorizationResult.DENIED);
+    static final List<AuthorizationResult> ONLY_ALLOWED = Collections.singletonList(AuthorizationResult.ALLOWED);
+    static final List<AuthorizationResult> ONLY_DENIED = Collections.singletonList(AuthorizationResult.DENIED);
 
     private volatile long handle;
 

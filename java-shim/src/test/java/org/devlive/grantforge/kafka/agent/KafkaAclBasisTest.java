@@ -117,4 +117,24 @@ class KafkaAclBasisTest {
         bases.clear();
         assertEquals(0, bases.size());
     }
+
+    @Test
+    void aQuestionAskedAgainWithNewObjectsIsAnsweredFromWhatWasKept() {
+        StandardAuthorizer kafka = kafkaWith(List.of());
+        KafkaAclBases bases = new KafkaAclBases();
+        // Kafka builds a new principal and a new action per request: equal by value, the same question.
+        for (int i = 0; i < 3; i++) {
+            bases.of(kafka, TestContexts.of("User", new String("alice"), "10.0.0.1"), new Action(AclOperation.READ,
+                new ResourcePattern(ResourceType.TOPIC, new String("orders"), PatternType.LITERAL), 1, true, true),
+                false);
+        }
+        assertEquals(1, bases.size(), "one question, kept once");
+        bases.of(kafka, TestContexts.of("User", "alice", "10.0.0.2"), new Action(AclOperation.READ,
+            new ResourcePattern(ResourceType.TOPIC, "orders", PatternType.LITERAL), 1, true, true), false);
+        bases.of(kafka, TestContexts.of("User", "alice", "10.0.0.1"), new Action(AclOperation.READ,
+            new ResourcePattern(ResourceType.TOPIC, "orders", PatternType.LITERAL), 1, true, true), true);
+        bases.of(kafka, TestContexts.of("User", "alice", "10.0.0.1"), new Action(AclOperation.WRITE,
+            new ResourcePattern(ResourceType.TOPIC, "orders", PatternType.LITERAL), 1, true, true), false);
+        assertEquals(4, bases.size(), "another address, answer or operation is another question");
+    }
 }

@@ -7,6 +7,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import javax.management.JMException;
+import javax.management.MBeanAttributeInfo;
+import javax.management.MBeanInfo;
 import javax.management.MBeanServerConnection;
 import javax.management.ObjectName;
 import javax.management.remote.JMXConnector;
@@ -21,16 +23,17 @@ import javax.management.remote.JMXServiceURL;
  * 2 on a usage error, 3 when the node cannot be read:
  * "shadow until the counters stay at zero" can be scripted.
  */
-final class Disagreements {
+public final class Disagreements {
     static final String OPTION = "--disagreements";
     static final String USAGE = "usage: explain " + OPTION + " --jmx HOST:PORT\n"
         + "  what shadow or compare mode counted on the node whose JMX listens at HOST:PORT (the agent's MBean\n"
         + "  org.devlive.grantforge.kafka:type=Agent): agreements, disagreements by kind, and the most frequent\n"
         + "  disagreements with the policy and the ACL behind them. Exit code 1 while the table holds any.";
-    private static final String[] COUNTERS = {"ShadowAgreements", "ShadowGrantforgeRefuses", "ShadowGrantforgeAllows",
-        "ShadowNotCompared", "ShadowOverflow", "ShadowUntracked"};
-    private static final String[] WORDS = {"agreements", "GrantForge refuses what Kafka allows",
-        "GrantForge allows what Kafka refuses", "not compared", "in overflow rows", "not kept"};
+    /** The native metrics' attributes of shadow and compare modes start so (crates/grantforge-agent/src/metrics.rs). */
+    private static final String SHADOW = "Shadow";
+    /** ...and their descriptions so: the rest says what each counts. */
+    private static final String SHADOW_WORDS = "Shadow and compare modes: ";
+    private static final String TABLE = "ShadowDisagreements";
 
     private Disagreements() {
     }
@@ -78,14 +81,35 @@ final class Disagreements {
                     continue;
                 }
                 Map<String, Object> values = new LinkedHashMap<String, Object>();
-                for (String counter : COUNTERS) {
-                    values.put(counter, connection.getAttribute(name, counter));
+                for (MBeanAttributeInfo counter : counters(connection.getMBeanInfo(name))) {
+                    values.put(counterLine(counter), connection.getAttribute(name, counter.getName()));
                 }
-                values.put("ShadowDisagreements", connection.getAttribute(name, "ShadowDisagreements"));
+                values.put(TABLE, connection.getAttribute(name, TABLE));
                 agents.put(instance, values);
             }
         }
         return agents;
+    }
+
+    /**
+     * The counters of shadow and compare modes as the native library lists them (numbers named {@code Shadow*}): no
+     * name is written here, so a counter the agent adds is shown, and one renamed is never asked for in vain.
+     */
+    public static List<MBeanAttributeInfo> counters(MBeanInfo info) {
+        List<MBeanAttributeInfo> counters = new ArrayList<MBeanAttributeInfo>();
+        for (MBeanAttributeInfo attribute : info.getAttributes()) {
+            if (attribute.getName().startsWith(SHADOW) && "long".equals(attribute.getType())) {
+                counters.add(attribute);
+            }
+        }
+        return counters;
+    }
+
+    /** How a counter's value is introduced: its attribute, and what it counts in the native description's words. */
+    static String counterLine(MBeanAttributeInfo counter) {
+        String words = counter.getDescription() == null ? "" : counter.getDescription();
+        words = words.startsWith(SHADOW_WORDS) ? words.substring(SHADOW_WORDS.length()) : words;
+        return counter.getName() + " (" + words + ")";
     }
 
     private static int print(Map<String, Map<String, Object>> agents, String jmx, PrintStream out, PrintStream err) {
@@ -96,12 +120,13 @@ final class Disagreements {
         boolean any = false;
         for (Map.Entry<String, Map<String, Object>> agent : agents.entrySet()) {
             Map<String, Object> values = agent.getValue();
-            StringBuilder counts = new StringBuilder();
-            for (int i = 0; i < COUNTERS.length; i++) {
-                counts.append(i == 0 ? "" : ", ").append(values.get(COUNTERS[i])).append(' ').append(WORDS[i]);
+            out.println("agent " + agent.getKey() + ":");
+            for (Map.Entry<String, Object> counter : values.entrySet()) {
+                if (!counter.getKey().equals(TABLE)) {
+                    out.println("  " + counter.getValue() + " " + counter.getKey());
+                }
             }
-            out.println("agent " + agent.getKey() + ": " + counts);
-            String table = String.valueOf(values.get("ShadowDisagreements"));
+            String table = String.valueOf(values.get(TABLE));
             // the table, not the counters since start: its disagreements age out once the two sides agree
             any |= !table.isEmpty();
             if (!table.isEmpty()) {

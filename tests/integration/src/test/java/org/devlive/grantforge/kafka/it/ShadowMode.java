@@ -249,7 +249,7 @@ abstract class ShadowMode {
             assertEquals(1, explain.exitCode(), explain.toString());
             explained.append(explain.stdout());
         }
-        assertTrue(explained.toString().contains(overflow + " in overflow rows"), explained.toString());
+        assertTrue(explained.toString().contains("\n  " + overflow + " ShadowOverflow ("), explained.toString());
         assertTrue(explained.toString().matches("(?s).*\\n" + ALICE_WRITES + " +shadow +" + REFUSES
             + " +User:alice +WRITE +TOPIC:orders .*"), "alice's one disagreement stays named: " + explained);
     }
