@@ -34,8 +34,11 @@ if [[ ! -x "$tools/bin/cargo-zigbuild" || ! -f "$tools/ziglang/__main__.py" ]]; 
   python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --upgrade \
     --target "$tools" "ziglang==$zig_version" "cargo-zigbuild==$zigbuild_version"
 fi
-# cargo-zigbuild runs zig as `python3 -m ziglang` when no zig is on PATH
+# cargo-zigbuild runs zig as `python3 -m ziglang` when no zig is on PATH. Its linker wrappers go
+# with the builds they link: the linker's path is part of what cargo compares, so two checkouts
+# (CI's first-run check and its test command) share release builds only if it is the same.
 export PATH="$tools/bin:$PATH" PYTHONPATH="$tools${PYTHONPATH:+:$PYTHONPATH}"
+export CARGO_ZIGBUILD_CACHE_DIR="${CARGO_ZIGBUILD_CACHE_DIR:-${CARGO_TARGET_DIR:-$PWD/target}/cargo-zigbuild}"
 hash -r
 installed=$(rustup target list --installed)
 targets=()
