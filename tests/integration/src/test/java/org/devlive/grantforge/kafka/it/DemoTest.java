@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * keeps running until stopped, and the command line it prints connects to it with the client settings it wrote,
  * alice's write accepted and bob's refused, as the demo last showed.
  */
-@Timeout(value = 4, unit = TimeUnit.MINUTES)
+// a thread of its own: a read of the demo's output that never returns is stopped too
+@Timeout(value = 4, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class DemoTest {
     /** What each step of the demo prints on the line after its {@code $ } line. */
     private static final List<String> EXPECTED = List.of("OK", "REFUSED", "REFUSED", "OK", "REFUSED");
@@ -65,10 +66,14 @@ class DemoTest {
         return new String[] {String.valueOf(process.exitValue()), output};
     }
 
+    /** The demo's output as lines: one reader per process, since a reader reads ahead of the line it returns. */
+    private static BufferedReader output(Process process) {
+        return new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    }
+
     /** Reads the demo's output until {@code last} (or its end); returns the lines. */
-    private static List<String> readUntil(Process process, String last) throws IOException {
+    private static List<String> readUntil(BufferedReader out, String last) throws IOException {
         List<String> lines = new ArrayList<>();
-        BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         String line;
         while ((line = out.readLine()) != null) {
             lines.add(line);
@@ -93,7 +98,7 @@ class DemoTest {
     @Test
     void twoRunsInARowShowTheSameAndTheSecondKeepsRunningInTheBackground() throws Exception {
         Process first = demo();
-        List<String> firstLines = readUntil(first, "Node stopped.");
+        List<String> firstLines = readUntil(output(first), "Node stopped.");
         assertTrue(first.waitFor(60, TimeUnit.SECONDS), "the first run ends");
         String firstText = String.join("\n", firstLines);
         assertEquals(0, first.exitValue(), firstText);
@@ -105,12 +110,13 @@ class DemoTest {
         assertTrue(Double.parseDouble(change.group(1)) < 3.0, "the edit reaches the broker within a heartbeat: " + change.group());
 
         Process second = demo("--keep-running");
+        BufferedReader secondOutput = output(second);
         try {
-            List<String> secondLines = readUntil(second, "The node keeps running");
+            List<String> secondLines = readUntil(secondOutput, "The node keeps running");
             String secondText = String.join("\n", secondLines);
             assertEquals(EXPECTED, outcomes(secondLines), "the second run shows what the first did:\n" + secondText);
             assertFalse(second.waitFor(3, TimeUnit.SECONDS), "with no terminal, --keep-running keeps running:\n" + secondText);
-            String connecting = String.join("\n", readUntil(second, "kafka-console-producer.sh"));
+            String connecting = String.join("\n", readUntil(secondOutput, "kafka-console-producer.sh"));
             Matcher alice = ALICE_WRITES.matcher(connecting);
             assertTrue(alice.find(), "the demo prints how to connect:\n" + connecting);
             String[] aliceRun = shell(alice.group(1));
