@@ -24,7 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * -Xshare:dump}) and moved into place whole, and the nodes launched after that use it. The archive holds the release's
  * jars only, with which a node's class path begins (the agent JAR, the test classes and the launcher come after); the
  * JVM checks those jars against the archive and runs without it if any differs, so a stale archive costs time, never a
- * wrong class. Archives are kept between runs under {@code ~/.cache/grantforge-kafka/shared-classes}, named by the
+ * wrong class. Archives are kept between runs under {@code ~/.cache/grantforge-kafka/shared-classes}, one per release, named by the
  * JDK and the class path. Only in the test JVMs, for the JDK they run on (not, say, an emulated arm64 one). {@code
  * -Dgrantforge.it.sharedClasses=false} turns it off.
  */
@@ -66,6 +66,7 @@ final class SharedClasses {
         if (!LISTING.remove(name)) {
             return;
         }
+        forgetOtherArchives(dist, name);
         Path listing = DIR.resolve(name + ".classes");
         Path list = DIR.resolve(name + ".classes.started");
         Path partial = DIR.resolve(name + ".jsa.partial");
@@ -81,6 +82,22 @@ final class SharedClasses {
                     .redirectErrorStream(true).redirectOutput(DIR.resolve(name + ".log").toFile()).start();
         } catch (IOException e) {
             // no archive this time (the claim goes stale): the nodes start as they would without one
+        }
+    }
+
+    /**
+     * The release's archives of another JDK or class path: one archive a release at most, so that the cache does not
+     * grow by an archive (tens of MB) with each new JDK or dependency. A JVM that maps one keeps it until it ends.
+     */
+    private static void forgetOtherArchives(KafkaDist dist, String name) {
+        try (java.nio.file.DirectoryStream<Path> archives = Files.newDirectoryStream(DIR, "kafka-" + dist.version() + "-*.{jsa,log}")) {
+            for (Path archive : archives) {
+                if (!archive.getFileName().toString().startsWith(name + ".")) {
+                    Files.deleteIfExists(archive);
+                }
+            }
+        } catch (IOException e) {
+            // left for the next dump of the release
         }
     }
 
