@@ -2,6 +2,7 @@ package org.devlive.grantforge.kafka.it;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -24,9 +25,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * -Xshare:dump}) and moved into place whole, and the nodes launched after that use it. The archive holds the release's
  * jars only, with which a node's class path begins (the agent JAR, the test classes and the launcher come after); the
  * JVM checks those jars against the archive and runs without it if any differs, so a stale archive costs time, never a
- * wrong class. Archives are kept between runs under {@code ~/.cache/grantforge-kafka/shared-classes}, one per release, named by the
- * JDK and the class path. Only in the test JVMs, for the JDK they run on (not, say, an emulated arm64 one). {@code
- * -Dgrantforge.it.sharedClasses=false} turns it off.
+ * wrong class. Archives are kept between runs under {@code ~/.cache/grantforge-kafka/shared-classes}, one per
+ * release, named by the JDK and the class path. Only in the test JVMs, for the JDK they run on (not, say, an emulated
+ * arm64 one). {@code -Dgrantforge.it.sharedClasses=false} turns it off.
  */
 final class SharedClasses {
     /** In the test JVMs only (surefire's forks): the demo leaves a user's home alone. */
@@ -90,7 +91,7 @@ final class SharedClasses {
      * grow by an archive (tens of MB) with each new JDK or dependency. A JVM that maps one keeps it until it ends.
      */
     private static void forgetOtherArchives(KafkaDist dist, String name) {
-        try (java.nio.file.DirectoryStream<Path> archives = Files.newDirectoryStream(DIR, "kafka-" + dist.version() + "-*.{jsa,log}")) {
+        try (DirectoryStream<Path> archives = Files.newDirectoryStream(DIR, "kafka-" + dist.version() + "-*.{jsa,log}")) {
             for (Path archive : archives) {
                 if (!archive.getFileName().toString().startsWith(name + ".")) {
                     Files.deleteIfExists(archive);
