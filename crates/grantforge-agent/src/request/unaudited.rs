@@ -22,6 +22,10 @@ pub(crate) fn with_reflagged<'a, R>(
     reflag: impl Fn(usize, &Action<'a>) -> Action<'a>,
     decide: impl FnOnce(&[Action<'a>]) -> R,
 ) -> R {
+    // One action is nearly every call: no array of slots to fill on the request's path.
+    if let [action] = actions {
+        return decide(std::slice::from_ref(&reflag(0, action)));
+    }
     let n = actions.len();
     let (mut inline, mut heap) = ([Action::NONE; INLINE], Vec::new());
     let asked: &mut [Action<'a>] = if n <= INLINE {
