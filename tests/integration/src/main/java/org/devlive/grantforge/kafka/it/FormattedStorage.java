@@ -3,13 +3,17 @@ package org.devlive.grantforge.kafka.it;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -17,22 +21,21 @@ import java.util.stream.Stream;
 import org.apache.kafka.common.Uuid;
 
 /**
- * A node's storage, formatted by the release's own {@code StorageTool} once per test JVM for each
- * release, set of roles and feature settings, and copied for every further node of that kind.
+ * A node's storage, formatted by the release's own {@code StorageTool} once per run of the suite for each
+ * release, set of roles and feature settings, and copied for every further node of that kind, in every test JVM.
  *
  * <p>{@code StorageTool format} is a JVM of its own (about two seconds of a core), and what it writes
  * depends only on those: {@code bootstrap.checkpoint} (the release's default feature levels) and
  * {@code meta.properties}, whose node id, cluster id and directory id are this node's own in every
- * copy (a new directory id each time, as a format would make).
+ * copy (a new directory id each time, as a format would make). The first format of a kind is moved into
+ * the run's folder of templates whole (a rename), so a test JVM sees a template complete or not at all;
+ * two JVMs formatting the same kind at once keep the first one's.
  */
 final class FormattedStorage {
 
     /** Settings that change what a format writes: feature levels and the versions that set them. */
     private static final Pattern FEATURE_SETTING = Pattern.compile(".*(version|feature|unstable|kraft).*");
     private static final Set<String> IDENTITY = Set.of("node.id", "cluster.id", "directory.id");
-
-    /** Formatted storage to copy, by {@link #kind}. */
-    private static final Map<String, Path> TEMPLATES = new HashMap<>();
 
     private FormattedStorage() {
     }
@@ -50,19 +53,16 @@ final class FormattedStorage {
 
     /**
      * Makes {@code dataDir} formatted storage of node {@code nodeId} in cluster {@code clusterId}: a
-     * copy of the first storage of this kind, or, for the first, what {@code storageTool} formats there.
+     * copy of the first storage of this kind in {@code templatesRoot}, or, for the first, what {@code storageTool}
+     * formats there.
      */
     static synchronized void prepare(String kind, Path dataDir, int nodeId, String clusterId, Path templatesRoot,
                                      Runnable storageTool) {
         try {
-            Path template = TEMPLATES.get(kind);
-            if (template == null) {
+            Path template = templatesRoot.resolve(folderName(kind));
+            if (!Files.isDirectory(template)) {
                 storageTool.run();
-                template = Files.createTempDirectory(Files.createDirectories(templatesRoot), "storage-");
-                copy(dataDir, template);
-                Files.writeString(templatesRoot.resolve(template.getFileName() + ".kind"), kind + "\n",
-                        StandardCharsets.UTF_8);
-                TEMPLATES.put(kind, template);
+                keepAsTemplate(dataDir, template);
                 return;
             }
             copy(template, dataDir);
@@ -76,6 +76,62 @@ final class FormattedStorage {
             Files.write(meta, lines, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot prepare the storage in " + dataDir, e);
+        }
+    }
+
+    /**
+     * Runs the release's {@code StorageTool format} for cluster {@code clusterId} with the node's {@code propertiesFile},
+     * in {@code dir}: {@code javaCommand} is the JVM and class path to run it with.
+     */
+    static void format(List<String> javaCommand, String clusterId, Path propertiesFile, Path dir) {
+        List<String> cmd = new ArrayList<>(javaCommand);
+        cmd.addAll(List.of("kafka.tools.StorageTool", "format", "-t", clusterId, "-c", propertiesFile.toString()));
+        Path out = dir.resolve("format.out");
+        Process p = null;
+        try {
+            p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
+                    .redirectOutput(out.toFile()).start();
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IllegalStateException("StorageTool format did not finish in 120 s in " + dir + ":\n"
+                        + KafkaNode.read(out));
+            }
+            if (p.exitValue() != 0) {
+                throw new IllegalStateException("StorageTool format failed with exit code " + p.exitValue() + " in " + dir
+                        + ":\n" + KafkaNode.read(out) + "\n" + KafkaNode.tail(dir.resolve("storage.log"), 40));
+            }
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while formatting", e);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot run StorageTool in " + dir, e);
+        }
+    }
+
+    /** A folder's name for {@code kind}: its characters that are safe in a path, the rest as {@code _}. */
+    static String folderName(String kind) {
+        return kind.replaceAll("[^A-Za-z0-9.,=-]", "_");
+    }
+
+    private static void keepAsTemplate(Path formatted, Path template) throws IOException {
+        Path staging = Files.createTempDirectory(Files.createDirectories(template.getParent()), "staging-");
+        copy(formatted, staging);
+        try {
+            Files.move(staging, template, StandardCopyOption.ATOMIC_MOVE);
+        } catch (FileSystemException anotherJvmKeptOne) {
+            if (!Files.isDirectory(template)) {
+                throw anotherJvmKeptOne;
+            }
+            deleteTree(staging);
+        }
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path path : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {
+                Files.delete(path);
+            }
         }
     }
 

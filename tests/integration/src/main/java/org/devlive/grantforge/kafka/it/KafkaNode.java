@@ -197,10 +197,14 @@ public final class KafkaNode implements AutoCloseable {
     }
 
     List<String> javaCommand(String role, String classpath, List<String> jvmArgs) {
+        return javaCommand(config.javaHome, role, classpath, jvmArgs);
+    }
+
+    private List<String> javaCommand(Path javaHome, String role, String classpath, List<String> jvmArgs) {
         List<String> cmd = new ArrayList<>();
-        cmd.add(config.javaHome.resolve("bin").resolve("java").toString());
+        cmd.add(javaHome.resolve("bin").resolve("java").toString());
         if (classpath.startsWith(dist.classpath())) {
-            cmd.addAll(SharedClasses.jvmOptions(dist, config.javaHome, role.equals("server")));
+            cmd.addAll(SharedClasses.jvmOptions(dist, javaHome, role.equals("server")));
         }
         cmd.addAll(jvmArgs);
         cmd.add("-Djava.awt.headless=true");
@@ -234,8 +238,12 @@ public final class KafkaNode implements AutoCloseable {
             String cp = nodeClasspath();
             if (!formatted) {
                 writeFiles();
+                // on the test's own JVM, whatever the node's (emulated, another JDK): a format depends on the release alone
+                List<String> storageTool = javaCommand(Paths.get(System.getProperty("java.home")), "storage", cp,
+                        List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
                 FormattedStorage.prepare(FormattedStorage.kind(dist, serverProperties), dataDir, config.nodeId, clusterId,
-                        dir.getParent().resolve(".storage"), () -> format(cp));
+                        dir.getParent().resolve(".storage"), () -> FormattedStorage.format(storageTool, clusterId,
+                                propertiesFile, dir));
                 formatted = true;
             }
             logLengthAtLaunch = logText().length();
@@ -253,31 +261,6 @@ public final class KafkaNode implements AutoCloseable {
             return this;
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot launch the node in " + dir, e);
-        }
-    }
-
-    private void format(String cp) {
-        List<String> cmd = javaCommand("storage", cp, List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
-        cmd.addAll(List.of("kafka.tools.StorageTool", "format", "-t", clusterId, "-c", propertiesFile.toString()));
-        Path out = dir.resolve("format.out");
-        Process p = null;
-        try {
-            p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
-                    .redirectOutput(out.toFile()).start();
-            if (!p.waitFor(120, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new IllegalStateException("StorageTool format did not finish in 120 s in " + dir + ":\n" + read(out));
-            }
-            if (p.exitValue() != 0) {
-                throw new IllegalStateException("StorageTool format failed with exit code " + p.exitValue() + " in " + dir
-                        + ":\n" + read(out) + "\n" + tail(dir.resolve("storage.log"), 40));
-            }
-        } catch (InterruptedException e) {
-            p.destroyForcibly();
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("Interrupted while formatting", e);
-        } catch (IOException e) {
-            throw new UncheckedIOException("Cannot run StorageTool in " + dir, e);
         }
     }
 
@@ -430,7 +413,7 @@ public final class KafkaNode implements AutoCloseable {
         }
     }
 
-    private static String tail(Path file, int lines) {
+    static String tail(Path file, int lines) {
         String[] all = read(file).split("\\R");
         return String.join("\n", Arrays.asList(all).subList(Math.max(0, all.length - lines), all.length));
     }

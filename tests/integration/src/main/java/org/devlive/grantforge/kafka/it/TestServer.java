@@ -210,6 +210,9 @@ public final class TestServer implements AutoCloseable {
 
     @Override
     public void close() {
+        // as the nodes print theirs: what the suite's minutes are made of (docs/testing.md)
+        process.info().totalCpuDuration().ifPresent(cpu -> System.out.printf("TestServer[%s] used %.1f s of CPU%n", url,
+                cpu.toMillis() / 1000.0));
         process.destroy();
         try {
             if (!process.waitFor(5, TimeUnit.SECONDS)) {
