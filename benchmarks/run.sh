@@ -14,9 +14,9 @@
 #   broker-profile  where a broker's CPU goes with each authorizer: the same three nodes at size 0 and 200k,
 #            100 B acks=1, each node's process profiled by async-profiler over the counted rounds, the agent
 #            node on a build of the native library with symbols; tables by benchmarks/broker_profile.py (~25 min)
-#   broker-shadow  the shadow's cost: none, StandardAuthorizer, the agent and GrantForgeShadowAuthorizer at
-#            size 0 and 50k, profiled as in broker-profile, so the shadow's comparison is measured inside its own
-#            node beside StandardAuthorizer's call (~25 min)
+#   broker-shadow  the migration modes' cost: none, StandardAuthorizer, the agent, GrantForgeShadowAuthorizer and
+#            GrantForgeHybridAuthorizer at size 0 and 50k, profiled as in broker-profile, so the shadow's comparison
+#            is measured inside its own node beside StandardAuthorizer's call (~30 min; GF_SHADOW_ROUNDS=N for fewer)
 #   broker-audit-topic-sink  what the audit topic sink costs a broker: nodes in server mode with the agent's sinks
 #            grantforge and grantforge,topic beside one with no authorizer, the soak's traffic shape and a refusal
 #            flood, rounds interleaved and rotated (~15 min; GF_AUDIT_SINK_ARGS passes options to AuditSinkCost)
@@ -100,7 +100,8 @@ case "$stage" in
     if [ "$stage" = broker-profile ]; then
       subjects=none,standard,agent; runs=("0 11 150000" "200000 6 40000")
     else
-      subjects=none,standard,agent,shadow; runs=("0 11 100000" "50000 11 30000")
+      rounds="${GF_SHADOW_ROUNDS:-11}"
+      subjects=none,standard,agent,shadow,hybrid; runs=("0 $rounds 100000" "50000 $rounds 30000")
     fi
     dirs=()
     for run in "${runs[@]}"; do

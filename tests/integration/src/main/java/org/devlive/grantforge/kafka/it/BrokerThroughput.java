@@ -114,7 +114,8 @@ public final class BrokerThroughput {
         // The agent node's native library: another build of it (one with symbols, for a profile of its own code).
         String agentNativeLibrary = options.get("agent-native");
         // The nodes: none, standard and agent by default; shadow adds GrantForgeShadowAuthorizer (the ACLs decide, the
-        // agent is asked beside them).
+        // agent is asked beside them), hybrid GrantForgeHybridAuthorizer (the policies decide what they speak of, the
+        // ACLs the rest; the perf traffic is the policies').
         List<String> chosenSubjects = Arrays.asList(options.getOrDefault("subjects", "none,standard,agent").split(","));
         if (!SUBJECTS.containsAll(chosenSubjects) || !chosenSubjects.contains("none")) {
             throw new IllegalArgumentException("--subjects takes none (always) and any of " + SUBJECTS + ", not " + chosenSubjects);
@@ -179,10 +180,10 @@ public final class BrokerThroughput {
     }
 
     // ------------------------------------------------------------------------------------------
-    // the three nodes
+    // the nodes
 
     /** Every node there can be, in the report's order. */
-    static final List<String> SUBJECTS = List.of("none", "standard", "agent", "shadow");
+    static final List<String> SUBJECTS = List.of("none", "standard", "agent", "shadow", "hybrid");
 
     private static List<Subject> startNodes(List<String> chosen, String kafkaVersion, int size, Path out, String agentNativeLibrary)
             throws Exception {
@@ -198,13 +199,16 @@ public final class BrokerThroughput {
                 case "none" -> start(name, kafkaVersion, size, b -> b.noAuthorizer());
                 case "standard" -> start(name, kafkaVersion, size, b -> b.authorizer("org.apache.kafka.metadata.authorizer.StandardAuthorizer"));
                 case "agent" -> start(name, kafkaVersion, size, b -> agentSettings.apply(b.authorizer(KafkaNode.AUTHORIZER_CLASS)));
-                default -> start(name, kafkaVersion, size, b -> agentSettings.apply(b.authorizer(KafkaNode.SHADOW_AUTHORIZER_CLASS)));
+                case "shadow" -> start(name, kafkaVersion, size, b -> agentSettings.apply(b.authorizer(KafkaNode.SHADOW_AUTHORIZER_CLASS)));
+                case "hybrid" -> start(name, kafkaVersion, size, b -> agentSettings.apply(b.authorizer(KafkaNode.HYBRID_AUTHORIZER_CLASS)));
+                default -> throw new IllegalArgumentException("no node " + name);
             });
         }
         for (Subject subject : subjects) {
             try (Admin admin = subject.node().admin(KafkaNode.SUPER_USER)) {
                 admin.createTopics(Collections.singletonList(new NewTopic(TOPIC, 1, (short) 1))).all().get(2, TimeUnit.MINUTES);
-                if (subject.name().equals("standard") || subject.name().equals("shadow")) {
+                // the ACLs StandardAuthorizer decides by; the shadow compares them and hybrid mode keeps them beside
+                if (!subject.name().equals("none") && !subject.name().equals("agent")) {
                     loadAcls(admin, size);
                 }
             }

@@ -68,6 +68,7 @@ public final class KafkaNode implements AutoCloseable {
             "org.devlive.grantforge.kafka.agent.MonitorableGrantForgeKafkaAuthorizer";
     /** Shadow mode: Kafka's StandardAuthorizer decides, the agent is asked beside it. */
     public static final String SHADOW_AUTHORIZER_CLASS = "org.devlive.grantforge.kafka.agent.GrantForgeShadowAuthorizer";
+    public static final String HYBRID_AUTHORIZER_CLASS = "org.devlive.grantforge.kafka.agent.GrantForgeHybridAuthorizer";
     public static final String SUPER_USER = "admin";
     /** The PLAIN users every node knows, with their passwords. */
     public static final Map<String, String> USERS;
@@ -240,7 +241,7 @@ public final class KafkaNode implements AutoCloseable {
                 writeFiles();
                 // on the test's own JVM, whatever the node's (emulated, another JDK): a format depends on the release alone
                 List<String> storageTool = javaCommand(Paths.get(System.getProperty("java.home")), "storage", cp,
-                        List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
+                        NodeTools.SHORT_LIVED_JVM);
                 FormattedStorage.prepare(FormattedStorage.kind(dist, serverProperties), dataDir, config.nodeId, clusterId,
                         dir.getParent().resolve(".storage"), () -> FormattedStorage.format(storageTool, clusterId,
                                 propertiesFile, dir));

@@ -19,6 +19,12 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class NodeTools {
 
+    /**
+     * The JVM options of a JVM that lives seconds (a tool, a format): C1's code and the serial collector, as the
+     * nodes run, since C2's compiling and G1's threads would cost more CPU than they save.
+     */
+    static final List<String> SHORT_LIVED_JVM = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+
     /** Numbers each tool run's output files in the node's directory. */
     private static final AtomicLong RUNS = new AtomicLong();
 
@@ -38,8 +44,7 @@ final class NodeTools {
         List<String> withConnection = new ArrayList<>(List.of("--bootstrap-server", node.bootstrapServers(),
                 "--command-config", clientConfigFile(user).toString()));
         withConnection.addAll(args);
-        return runJava(mainClass, List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), withConnection,
-                Duration.ofSeconds(120));
+        return runJava(mainClass, SHORT_LIVED_JVM, withConnection, Duration.ofSeconds(120));
     }
 
     /** Writes {@code user}'s client settings ({@link KafkaNode#clientProps(String)}) to a file in the node's directory. */
@@ -69,8 +74,10 @@ final class NodeTools {
      * classes: the agent JAR's {@code Main} with the release's jars on the class path.
      */
     ToolRun runAgentCommand(List<String> jvmOptions, List<String> args) {
+        List<String> options = new ArrayList<>(SHORT_LIVED_JVM);
+        options.addAll(jvmOptions);
         return runJava(node.agentJar().toAbsolutePath() + File.pathSeparator + node.dist().classpath(),
-                "org.devlive.grantforge.kafka.agent.tools.Main", jvmOptions, args, Duration.ofSeconds(120));
+                "org.devlive.grantforge.kafka.agent.tools.Main", options, args, Duration.ofSeconds(120));
     }
 
     private ToolRun runJava(String classpath, String mainClass, List<String> jvmOptions, List<String> args, Duration timeout) {
