@@ -364,6 +364,7 @@ abstract class MigratedAcls {
     private Run migrateAcls(String... options) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(NodeTools.SHORT_LIVED_JVM);
         cmd.add("-cp");
         cmd.add(ItPaths.agentJar().toAbsolutePath() + File.pathSeparator + KafkaDist.of(version).classpath());
         cmd.add("org.devlive.grantforge.kafka.agent.tools.Main");

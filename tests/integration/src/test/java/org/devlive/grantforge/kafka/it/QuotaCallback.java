@@ -467,10 +467,12 @@ abstract class QuotaCallback {
                 props.store(out, null);
             }
             Path javaBin = Paths.get(System.getProperty("java.home"), "bin", "java");
-            ProcessBuilder builder = new ProcessBuilder(javaBin.toString(), "-cp",
-                    ItPaths.agentJar() + java.io.File.pathSeparator + node.dist().classpath(),
+            List<String> command = new ArrayList<>(List.of(javaBin.toString()));
+            command.addAll(NodeTools.SHORT_LIVED_JVM);
+            command.addAll(List.of("-cp", ItPaths.agentJar() + java.io.File.pathSeparator + node.dist().classpath(),
                     "org.devlive.grantforge.kafka.agent.tools.Main", "explain", "--quota", "--user", user, "--client-id", clientId,
-                    "--bootstrap-server", node.bootstrapServers(), "--command-config", config.toString());
+                    "--bootstrap-server", node.bootstrapServers(), "--command-config", config.toString()));
+            ProcessBuilder builder = new ProcessBuilder(command);
             builder.redirectErrorStream(true);
             Process process = builder.start();
             byte[] output = readAll(process);
@@ -510,8 +512,11 @@ abstract class QuotaCallback {
     /** {@code explain --quota --quota-file} in a JVM of its own, as docs/quotas.md runs it (the agent JAR alone). */
     private String explainQuotaFile(Path file, String clientId) throws IOException, InterruptedException {
         Path javaBin = Paths.get(System.getProperty("java.home"), "bin", "java");
-        Process process = new ProcessBuilder(javaBin.toString(), "-jar", ItPaths.agentJar().toString(), "explain", "--quota",
-                "--user", "alice", "--client-id", clientId, "--quota-file", file.toString()).redirectErrorStream(true).start();
+        List<String> command = new ArrayList<>(List.of(javaBin.toString()));
+        command.addAll(NodeTools.SHORT_LIVED_JVM);
+        command.addAll(List.of("-jar", ItPaths.agentJar().toString(), "explain", "--quota", "--user", "alice", "--client-id",
+                clientId, "--quota-file", file.toString()));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         byte[] output = readAll(process);
         assertTrue(process.waitFor(WAIT_S, TimeUnit.SECONDS), "explain ends");
         String text = new String(output, StandardCharsets.UTF_8);
