@@ -68,6 +68,7 @@ public final class KafkaNode implements AutoCloseable {
             "org.devlive.grantforge.kafka.agent.MonitorableGrantForgeKafkaAuthorizer";
     /** Shadow mode: Kafka's StandardAuthorizer decides, the agent is asked beside it. */
     public static final String SHADOW_AUTHORIZER_CLASS = "org.devlive.grantforge.kafka.agent.GrantForgeShadowAuthorizer";
+    /** Hybrid mode: GrantForge's policies decide what they speak of, Kafka's ACLs the rest. */
     public static final String HYBRID_AUTHORIZER_CLASS = "org.devlive.grantforge.kafka.agent.GrantForgeHybridAuthorizer";
     public static final String SUPER_USER = "admin";
     /** The PLAIN users every node knows, with their passwords. */
