@@ -29,13 +29,19 @@ import org.apache.kafka.common.Uuid;
  * {@code meta.properties}, whose node id, cluster id and directory id are this node's own in every
  * copy (a new directory id each time, as a format would make). The first format of a kind is moved into
  * the run's folder of templates whole (a rename), so a test JVM sees a template complete or not at all;
- * two JVMs formatting the same kind at once keep the first one's.
+ * two JVMs formatting the same kind at once keep the first one's. The run's folder is the one
+ * {@value #TEMPLATES_PROPERTY} names (Maven gives every test JVM of one build the same new folder), or
+ * else one of this JVM's own: a template never outlives the run that formatted it.
  */
 final class FormattedStorage {
 
     /** Settings that change what a format writes: feature levels and the versions that set them. */
     private static final Pattern FEATURE_SETTING = Pattern.compile(".*(version|feature|unstable|kraft).*");
     private static final Set<String> IDENTITY = Set.of("node.id", "cluster.id", "directory.id");
+    /** JVM system property: the folder of templates the test JVMs of one run share. */
+    static final String TEMPLATES_PROPERTY = "grantforge.it.storage.templates";
+    /** Without {@link #TEMPLATES_PROPERTY}: this JVM's own folder under the nodes' work folder. */
+    private static final String OWN_FOLDER = ".storage-" + Uuid.randomUuid();
 
     private FormattedStorage() {
     }
@@ -109,21 +115,33 @@ final class FormattedStorage {
         }
     }
 
-    /** A folder's name for {@code kind}: its characters that are safe in a path, the rest as {@code _}. */
+    /** The run's folder of templates: {@value #TEMPLATES_PROPERTY}, or this JVM's own in {@code work}. */
+    static Path templatesRoot(Path work) {
+        String shared = System.getProperty(TEMPLATES_PROPERTY);
+        return shared != null ? Path.of(shared) : work.resolve(OWN_FOLDER);
+    }
+
+    /**
+     * A folder's name for {@code kind}: its characters that are safe in a path, the rest as {@code _}, and a hash of
+     * the whole, so that kinds that differ only where {@code _} stands keep folders of their own.
+     */
     static String folderName(String kind) {
-        return kind.replaceAll("[^A-Za-z0-9.,=-]", "_");
+        return kind.replaceAll("[^A-Za-z0-9.,=-]", "_") + "-" + Integer.toHexString(kind.hashCode());
     }
 
     private static void keepAsTemplate(Path formatted, Path template) throws IOException {
         Path staging = Files.createTempDirectory(Files.createDirectories(template.getParent()), "staging-");
-        copy(formatted, staging);
         try {
+            copy(formatted, staging);
             Files.move(staging, template, StandardCopyOption.ATOMIC_MOVE);
         } catch (FileSystemException anotherJvmKeptOne) {
             if (!Files.isDirectory(template)) {
                 throw anotherJvmKeptOne;
             }
-            deleteTree(staging);
+        } finally {
+            if (Files.exists(staging)) {
+                deleteTree(staging);
+            }
         }
     }
 

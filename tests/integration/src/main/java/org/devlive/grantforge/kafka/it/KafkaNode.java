@@ -244,7 +244,7 @@ public final class KafkaNode implements AutoCloseable {
                 List<String> storageTool = javaCommand(Paths.get(System.getProperty("java.home")), "storage", cp,
                         NodeTools.SHORT_LIVED_JVM);
                 FormattedStorage.prepare(FormattedStorage.kind(dist, serverProperties), dataDir, config.nodeId, clusterId,
-                        dir.getParent().resolve(".storage"), () -> FormattedStorage.format(storageTool, clusterId,
+                        FormattedStorage.templatesRoot(dir.getParent()), () -> FormattedStorage.format(storageTool, clusterId,
                                 propertiesFile, dir));
                 formatted = true;
             }
@@ -252,8 +252,7 @@ public final class KafkaNode implements AutoCloseable {
             List<String> jvmArgs = new ArrayList<>();
             jvmArgs.add("-Xms64m");
             jvmArgs.add("-Xmx" + config.maxHeap);
-            jvmArgs.add("-XX:+UseSerialGC");
-            jvmArgs.add("-XX:TieredStopAtLevel=1");
+            jvmArgs.addAll(NodeTools.C1_AND_SERIAL_GC);
             jvmArgs.addAll(config.jvmArgs);
             List<String> cmd = javaCommand("server", cp, jvmArgs);
             cmd.add("kafka.Kafka");

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 
 /**
  * The JVMs a test runs beside a node: the release's command-line tools ({@code kafka-acls},
@@ -20,10 +21,13 @@ import java.util.concurrent.atomic.AtomicLong;
 final class NodeTools {
 
     /**
-     * The JVM options of a JVM that lives seconds (a tool, a format): C1's code and the serial collector, as the
-     * nodes run, since C2's compiling and G1's threads would cost more CPU than they save.
+     * C1's code and the serial collector: for the nodes, whose clients mostly wait, and every JVM that lives seconds,
+     * C2's compiling and G1's threads would cost more CPU than they save.
      */
-    static final List<String> SHORT_LIVED_JVM = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+    static final List<String> C1_AND_SERIAL_GC = List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+
+    /** The JVM options of a JVM that lives seconds (a tool, a format, the agent's commands). */
+    static final List<String> SHORT_LIVED_JVM = Stream.concat(Stream.of("-Xmx256m"), C1_AND_SERIAL_GC.stream()).toList();
 
     /** Numbers each tool run's output files in the node's directory. */
     private static final AtomicLong RUNS = new AtomicLong();
