@@ -208,7 +208,7 @@ public final class BrokerThroughput {
             try (Admin admin = subject.node().admin(KafkaNode.SUPER_USER)) {
                 admin.createTopics(Collections.singletonList(new NewTopic(TOPIC, 1, (short) 1))).all().get(2, TimeUnit.MINUTES);
                 // the ACLs StandardAuthorizer decides by; the shadow compares them and hybrid mode keeps them beside
-                if (!subject.name().equals("none") && !subject.name().equals("agent")) {
+                if (List.of("standard", "shadow", "hybrid").contains(subject.name())) {
                     loadAcls(admin, size);
                 }
             }

@@ -241,8 +241,7 @@ public final class KafkaNode implements AutoCloseable {
             if (!formatted) {
                 writeFiles();
                 // on the test's own JVM, whatever the node's (emulated, another JDK): a format depends on the release alone
-                List<String> storageTool = javaCommand(Paths.get(System.getProperty("java.home")), "storage", cp,
-                        NodeTools.SHORT_LIVED_JVM);
+                List<String> storageTool = javaCommand(NodeTools.HOST_JAVA_HOME, "storage", cp, NodeTools.SHORT_LIVED_JVM);
                 FormattedStorage.prepare(FormattedStorage.kind(dist, serverProperties), dataDir, config.nodeId, clusterId,
                         FormattedStorage.templatesRoot(dir.getParent()), () -> FormattedStorage.format(storageTool, clusterId,
                                 propertiesFile, dir));

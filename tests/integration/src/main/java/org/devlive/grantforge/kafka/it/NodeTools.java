@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,6 +30,9 @@ final class NodeTools {
     /** The JVM options of a JVM that lives seconds (a tool, a format, the agent's commands). */
     static final List<String> SHORT_LIVED_JVM = Stream.concat(Stream.of("-Xmx256m"), C1_AND_SERIAL_GC.stream()).toList();
 
+    /** The JDK the test runs on, which runs the JVMs whose work does not depend on the node's (formats, commands). */
+    static final Path HOST_JAVA_HOME = Paths.get(System.getProperty("java.home"));
+
     /** Numbers each tool run's output files in the node's directory. */
     private static final AtomicLong RUNS = new AtomicLong();
 
@@ -49,6 +53,17 @@ final class NodeTools {
                 "--command-config", clientConfigFile(user).toString()));
         withConnection.addAll(args);
         return runJava(mainClass, SHORT_LIVED_JVM, withConnection, Duration.ofSeconds(120));
+    }
+
+    /**
+     * The start of a command that runs a JVM of a few seconds on the test's own JDK ({@link #SHORT_LIVED_JVM}); the
+     * caller adds the class path or JAR and the arguments.
+     */
+    static List<String> shortLivedJava() {
+        List<String> command = new ArrayList<>();
+        command.add(HOST_JAVA_HOME.resolve("bin").resolve("java").toString());
+        command.addAll(SHORT_LIVED_JVM);
+        return command;
     }
 
     /** Writes {@code user}'s client settings ({@link KafkaNode#clientProps(String)}) to a file in the node's directory. */

@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -362,9 +361,7 @@ abstract class MigratedAcls {
 
     /** The command as an operator runs it: the agent JAR and Kafka's jars on the classpath of a JVM of its own. */
     private Run migrateAcls(String... options) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(NodeTools.SHORT_LIVED_JVM);
+        List<String> cmd = NodeTools.shortLivedJava();
         cmd.add("-cp");
         cmd.add(ItPaths.agentJar().toAbsolutePath() + File.pathSeparator + KafkaDist.of(version).classpath());
         cmd.add("org.devlive.grantforge.kafka.agent.tools.Main");

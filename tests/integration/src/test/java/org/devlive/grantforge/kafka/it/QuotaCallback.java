@@ -466,9 +466,7 @@ abstract class QuotaCallback {
             try (OutputStream out = Files.newOutputStream(config)) {
                 props.store(out, null);
             }
-            Path javaBin = Paths.get(System.getProperty("java.home"), "bin", "java");
-            List<String> command = new ArrayList<>(List.of(javaBin.toString()));
-            command.addAll(NodeTools.SHORT_LIVED_JVM);
+            List<String> command = NodeTools.shortLivedJava();
             command.addAll(List.of("-cp", ItPaths.agentJar() + java.io.File.pathSeparator + node.dist().classpath(),
                     "org.devlive.grantforge.kafka.agent.tools.Main", "explain", "--quota", "--user", user, "--client-id", clientId,
                     "--bootstrap-server", node.bootstrapServers(), "--command-config", config.toString()));
@@ -511,9 +509,7 @@ abstract class QuotaCallback {
 
     /** {@code explain --quota --quota-file} in a JVM of its own, as docs/quotas.md runs it (the agent JAR alone). */
     private String explainQuotaFile(Path file, String clientId) throws IOException, InterruptedException {
-        Path javaBin = Paths.get(System.getProperty("java.home"), "bin", "java");
-        List<String> command = new ArrayList<>(List.of(javaBin.toString()));
-        command.addAll(NodeTools.SHORT_LIVED_JVM);
+        List<String> command = NodeTools.shortLivedJava();
         command.addAll(List.of("-jar", ItPaths.agentJar().toString(), "explain", "--quota", "--user", "alice", "--client-id",
                 clientId, "--quota-file", file.toString()));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
